@@ -1,0 +1,41 @@
+"""The happy path end to end: coordinator and two participants as papermill jobs, 8 partitions, several commits."""
+from pathlib import Path
+import nbformat
+from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.reading import commit_log, coordinate_check, coordinates
+from hudi_kafka_nb.runtime import RoleProcess
+from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
+
+
+def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_params, tmp_path):
+    workdir = tmp_path / "jobs"
+    roles = [RoleProcess("coordinator", sink_params, workdir)]
+    roles += [RoleProcess("participant", sink_params, workdir, name=f"participant-{i}") for i in range(2)]
+    table_path = Path(sink_params["table_path"])
+    try:
+        for role in roles: role.start()
+        wait_until_ingesting(table_path, roles)
+        ends = {}
+        for burst in range(3):                      # three bursts, each longer apart than the commit interval
+            burst_ends = produce_orders(broker.bootstrap_servers, sink_params["topics"], 6_000, bad_every=1_000,
+                                        seed=burst, progress=False)
+            ends.update(burst_ends)
+            wait_until_committed(table_path, ends, roles, timeout_s=120)
+    finally:
+        for role in roles: role.stop()
+
+    produced = produced_coordinates(ends)
+    letters = read_dead_letters(broker.bootstrap_servers, sink_params["dead_letter_topic"], expected=18)
+    dead = {(h["hudi_kafka_nb.source.topic"], int(h["hudi_kafka_nb.source.partition"]), int(h["hudi_kafka_nb.source.offset"])) for h, _ in letters}
+    in_table = coordinates(table_path)
+    assert len(letters) == 18 and len(dead) == 18
+    assert in_table | dead == produced and not in_table & dead, "every record is in the table or dead-lettered, once"
+    check = coordinate_check(table_path)
+    assert check["duplicates"] == 0 and check["rows"] == len(produced) - 18
+    assert len(commit_log(table_path)) >= 3
+    assert assert_offsets_continue(table_path) == {f"{t}[{p}]": end for (t, p), end in ends.items()}
+    assert all(h["hudi_kafka_nb.error.reason"] for h, _ in letters)
+    # the executed role notebooks are kept, and ran without error
+    for role in roles:
+        notebook = nbformat.read(role.output, as_version=4)
+        assert not [o for c in notebook.cells for o in c.get("outputs", []) if o.get("output_type") == "error"], role.name
