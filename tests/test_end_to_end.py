@@ -2,7 +2,7 @@
 from pathlib import Path
 import nbformat
 from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
-from hudi_kafka_nb.reading import commit_log, coordinate_check, coordinates
+from hudi_kafka_nb.reading import commit_history, commit_log, coordinate_check, coordinates, coordinator_status
 from hudi_kafka_nb.runtime import RoleProcess
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
 
@@ -35,6 +35,12 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
     assert len(commit_log(table_path)) >= 3
     assert assert_offsets_continue(table_path) == {f"{t}[{p}]": end for (t, p), end in ends.items()}
     assert all(h["hudi_kafka_nb.error.reason"] for h, _ in letters)
+    # what observers see: the coordinator's published status and a plottable commit history
+    status = coordinator_status(table_path)
+    assert status["state"] == "STOPPED" and status["last_committed_instant"] == commit_log(table_path)[-1]["instant"]
+    assert set(status["partitions"]) == {f"{t}[{p}]" for t, p in ends} and all("lag" in v for v in status["partitions"].values())
+    history = commit_history(table_path)
+    assert history["total_records"].iloc[-1] == check["rows"] and history["committed_at"].is_monotonic_increasing
     # the executed role notebooks are kept, and ran without error
     for role in roles:
         notebook = nbformat.read(role.output, as_version=4)
