@@ -183,3 +183,16 @@ def test_chaos_fifteen_random_kills(tmp_path, broker):
     report = run_chaos(tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2)
     assert report["ok"], report
     assert sum(v for k, v in report["kills"].items() if k.endswith("_killed")) >= 15
+
+
+def test_rebalance_while_a_transaction_is_open(stack):
+    s = stack(participants=2, commit_interval_s=2.0).start()
+    s.kill("participant-1")                               # start with one participant owning all 8 partitions
+    s.produce(2_000); s.wait_committed()
+    s.start_producing(2_000)
+    coordinator = log_of(s, "coordinator")
+    while "state=WRITING" not in log_of(s, "coordinator")[len(coordinator):]: time.sleep(0.05)
+    s.restart("participant-1")                            # joins while an instant is open
+    wait_for(lambda: "participants=participant-0,participant-1" in log_of(s, "coordinator")[len(coordinator):], what="rebalance")
+    time.sleep(3); s.stop_producing()
+    finish(s)
