@@ -65,3 +65,16 @@ def test_files_of_a_pending_instant_stay_invisible(tmp_path):
     assert pending_files, "the pending instant did write files"
     assert read_snapshot(tmp_path / "t", ["kafka_offset"]).num_rows == 3_000
     assert not any(instants[-1] in f for f in spark_latest_files(tmp_path / "t"))
+
+
+def test_a_rolled_back_instant_leaves_a_hudi_rollback_instant_that_readers_accept(tmp_path, spark):
+    from hudi_kafka_nb.table import open_table
+    from hudi_kafka_nb.timeline import rollback_commit, timeline
+    config, instants = build_table(tmp_path / "t", "pyarrow", commits=2, leave_last_pending=True)
+    table = open_table(config)
+    deleted = rollback_commit(table, instants[-1], "write timeout")
+    assert deleted and not list((tmp_path / "t").rglob(f"*_{instants[-1]}.parquet"))
+    actions = [(i.action, i.state) for i in timeline(table)]
+    assert actions == [("commit", "completed"), ("rollback", "completed")]
+    assert read_snapshot(tmp_path / "t", ["kafka_offset"]).num_rows == 3_000
+    assert spark_read(spark, tmp_path / "t").count() == 3_000
