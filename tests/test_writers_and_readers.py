@@ -14,7 +14,9 @@ VOLATILE = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name"]
 
 @pytest.fixture(scope="module")
 def spark():
-    return spark_session("tests")
+    session = spark_session("tests")
+    yield session
+    session.stop()          # before interpreter exit, or py4j logs to closed streams
 
 
 @pytest.fixture(scope="module")
