@@ -5,7 +5,7 @@ VENV    := .venv
 PYTHON  := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test test-notebooks test-pytest readme benchmark clean
+.PHONY: setup demo test test-notebooks test-pytest readme benchmark chaos clean
 
 setup: $(INSTALLED)
 
@@ -39,6 +39,10 @@ readme: setup
 
 benchmark: setup
 	$(PYTHON) benchmarks/throughput.py
+
+# The long chaos run (pytest runs a 15-kill one): about 6 minutes on 2 cores.
+chaos: setup
+	$(PYTHON) scripts/chaos.py --kills 100
 
 clean:
 	rm -rf runs _docs _proc
