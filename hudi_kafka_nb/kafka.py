@@ -11,7 +11,8 @@ from .config import ConfigError, SinkConfig, client_settings, consumer_settings
 from .messages import ControlEvent, Hello, decode_event, encode_event
 
 # %% auto #0
-__all__ = ['log', 'admin_client', 'data_partitions', 'ensure_topic', 'ensure_sink_topics', 'earliest_offsets', 'ControlChannel']
+__all__ = ['log', 'admin_client', 'data_partitions', 'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics',
+           'earliest_offsets', 'ControlChannel']
 
 # %% ../nbs/06_kafka.ipynb #cb142fa2
 log = logging.getLogger(__name__)
@@ -34,6 +35,13 @@ def data_partitions(config: SinkConfig, admin: AdminClient | None = None) -> lis
     return sorted((t, p) for t in config.topics for p in topics[t].partitions)
 
 # %% ../nbs/06_kafka.ipynb #9ccc1bde
+def create_topic_if_missing(admin: AdminClient, name: str, partitions: int):
+    "Create topic `name`; one that already exists (another role was first) is fine."
+    futures = admin.create_topics([NewTopic(name, partitions, 1)])
+    try: futures[name].result(timeout=15)
+    except KafkaException as e:
+        if "TOPIC_ALREADY_EXISTS" not in str(e): raise
+
 def ensure_topic(admin: AdminClient, name: str, partitions: int, config: SinkConfig, exact: bool = False):
     "Create topic `name` if missing; with `exact`, refuse an existing one of another partition count."
     topics = _topic_metadata(admin, config)
@@ -42,10 +50,7 @@ def ensure_topic(admin: AdminClient, name: str, partitions: int, config: SinkCon
         if exact and found != partitions:
             raise ConfigError(f"topic {name!r} has {found} partitions but must have {partitions}; use another control_topic")
         return
-    futures = admin.create_topics([NewTopic(name, partitions, 1)])
-    try: futures[name].result(timeout=15)
-    except KafkaException as e:
-        if "TOPIC_ALREADY_EXISTS" not in str(e): raise
+    create_topic_if_missing(admin, name, partitions)
     log.info("created topic %s with %d partition(s)", name, partitions)
 
 def ensure_sink_topics(config: SinkConfig, admin: AdminClient | None = None):
