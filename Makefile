@@ -1,21 +1,32 @@
 # Two commands for a fresh machine:  `make demo`  and  `make test`.
-# Both set everything up first: Java from Debian's packages if missing (Spark needs it), a virtual
-# environment in .venv with the package and its pinned dependencies from PyPI.
+# Both set everything up first: Java and Maven from Debian's packages if missing, the pinned Maven artifacts
+# (Hudi's Spark bundle, Apache Kafka's broker) resolved by Maven from the poms in maven/ into .jars/, and a
+# virtual environment in .venv with the package, its pinned dependencies and the local-only extra (pyspark).
 VENV    := .venv
 PYTHON  := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
+JARS    := .jars/hudi/.resolved .jars/kafka/.resolved
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup demo test test-notebooks test-pytest readme benchmark chaos clean
+.PHONY: setup tools demo test test-notebooks test-pytest readme benchmark chaos clean
 
-setup: $(INSTALLED)
+setup: $(INSTALLED) $(JARS)
 
-$(INSTALLED): settings.ini setup.py
-	@command -v java >/dev/null 2>&1 || { echo "installing Java (openjdk-17-jre-headless) for Spark"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -q && \
-	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openjdk-17-jre-headless; }
+tools:
+	@command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { echo "installing Java 17 and Maven from Debian's packages"; \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	  openjdk-17-jre-headless maven; }
+
+# Each folder of .jars/ is what Maven resolves from one pom; it is resolved again only when the pom changes.
+.jars/%/.resolved: maven/%/pom.xml | tools
+	rm -rf .jars/$*
+	mvn -B -q -f $< dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.jars/$*
+	touch $@
+
+$(INSTALLED): settings.ini setup.py | tools
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install -q --upgrade pip
-	$(PYTHON) -m pip install -q -e ".[dev]"
+	$(PYTHON) -m pip install -q -e ".[dev,local]"
 	touch $(INSTALLED)
 
 demo: setup
@@ -32,7 +43,7 @@ test-notebooks: setup
 	$(VENV)/bin/nbdev_test --n_workers 2
 
 test-pytest: setup
-	$(PYTHON) -m pytest tests -q -p no:cacheprovider
+	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900
 
 readme: setup
 	$(PYTHON) tools/render_readme.py > README.md
@@ -45,4 +56,4 @@ chaos: setup
 	$(PYTHON) scripts/chaos.py --kills 100
 
 clean:
-	rm -rf runs _docs _proc
+	rm -rf runs _docs _proc .jars

@@ -6,11 +6,12 @@ cfg.read('settings.ini', encoding='utf-8')
 cfg = cfg['DEFAULT']
 requirements = shlex.split(cfg.get('requirements', ''))
 dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
+local_requirements = shlex.split(cfg.get('local_requirements', ''))
 setuptools.setup(
     name=cfg['lib_name'], version=cfg['version'], description=cfg['description'],
     license='Apache Software License 2.0', author=cfg['author'], author_email=cfg['author_email'],
     packages=setuptools.find_packages(include=['hudi_kafka_nb', 'hudi_kafka_nb.*']),
     include_package_data=True, install_requires=requirements,
-    extras_require={'dev': dev_requirements}, python_requires='>=' + cfg['min_python'],
+    extras_require={'dev': dev_requirements, 'local': local_requirements}, python_requires='>=' + cfg['min_python'],
     entry_points={'console_scripts': cfg.get('console_scripts', '').split(), 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     zip_safe=False)
