@@ -13,7 +13,7 @@ from .config import PROTOCOL_OWNED_KEYS, SinkConfig
 __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'record_key_fields', 'key_generator_class',
            'table_options', 'participant_options', 'bundle_jars', 'on_databricks', 'spark_session', 'hudi_version',
            'HudiJava', 'TableError', 'table_properties', 'check_table', 'create_or_open_table', 'HudiCommitter',
-           'WrittenFiles', 'HudiWriter', 'completed_commits', 'write_stats']
+           'WrittenFiles', 'HudiWriter', 'completion_times', 'completed_commits', 'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -273,12 +273,19 @@ class HudiWriter:
         for relative in files.paths: (Path(self.hudi.config.table_path) / relative).unlink(missing_ok=True)
 
 # %% ../nbs/02_hudi.ipynb #0b70078b
+def completion_times(table_path: str | Path) -> dict[str, str]:
+    "Instant → completion time of the completed commits (table version 8+ names them `<instant>_<completion>.commit`)."
+    folder = Path(table_path) / ".hoodie" / (table_properties(table_path) or {}).get("hoodie.timeline.path", "timeline")
+    names = [n for n in os.listdir(folder) if n.endswith(".commit") and "_" in n] if folder.exists() else []
+    return dict(n.removesuffix(".commit").split("_", 1) for n in names)
+
 def completed_commits(table_path: str | Path) -> list[dict]:
-    "Completed commits on the active timeline, oldest first: {'instant', 'completed_ms', 'metadata'}."
+    "Completed commits on the active timeline, oldest first: {'instant', 'completed', 'metadata'}."
     import hudi, json
     if table_properties(table_path) is None: return []
     timeline = hudi.HudiTableBuilder.from_base_uri(str(table_path)).build().get_timeline()
-    return [{"instant": i.timestamp, "completed_ms": i.epoch_mills, "metadata": json.loads(timeline.get_instant_metadata_in_json(i))}
+    completed = completion_times(table_path)
+    return [{"instant": i.timestamp, "completed": completed.get(i.timestamp), "metadata": json.loads(timeline.get_instant_metadata_in_json(i))}
             for i in timeline.get_completed_commits()]
 
 def write_stats(metadata: dict) -> list[dict]:

@@ -30,7 +30,7 @@ def read_snapshot(table_path: str | Path, columns: list[str] | None = None, as_o
     return pa.Table.from_batches(batches) if batches else pa.table({c: [] for c in columns or []})
 
 def read_incremental(table_path: str | Path, start: str, end: str) -> pa.Table:
-    "Rows committed after instant `start` up to and including `end`, read by hudi-rs."
+    "Rows of commits completed after `start` up to and including `end` (completion times, see `commit_log`), read by hudi-rs."
     import hudi
     options = hudi.HudiReadOptions().with_query_type(hudi.HudiQueryType.Incremental).with_start_timestamp(start).with_end_timestamp(end)
     batches = hudi_table(table_path).read(options)
@@ -44,7 +44,7 @@ def spark_read(spark, table_path: str | Path, as_of: str | None = None):
     return reader.load(str(table_path))
 
 def spark_read_incremental(spark, table_path: str | Path, start: str, end: str):
-    "Rows committed after instant `start` up to and including `end`, read by Spark's Hudi datasource."
+    "Rows of commits completed after `start` up to and including `end` (completion times), read by Spark's Hudi datasource."
     return (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
             .option("hoodie.datasource.read.begin.instanttime", start).option("hoodie.datasource.read.end.instanttime", end)
             .load(str(table_path)))
@@ -55,7 +55,7 @@ def commit_log(table_path: str | Path) -> list[dict]:
     entries = []
     for commit in completed_commits(table_path):
         checkpoint, stats = read_checkpoint(commit["metadata"]), write_stats(commit["metadata"])
-        entries.append({"instant": commit["instant"], "completed_ms": commit["completed_ms"], "epoch": checkpoint.epoch if checkpoint else None,
+        entries.append({"instant": commit["instant"], "completed": commit["completed"], "epoch": checkpoint.epoch if checkpoint else None,
                         "files": len(stats), "records": sum(s.get("numInserts") or 0 for s in stats), "paths": [s["path"] for s in stats],
                         "offsets": {f"{p.topic}[{p.partition}]": (p.start_offset, p.next_offset) for p in checkpoint.partitions} if checkpoint else {}})
     return entries
@@ -92,7 +92,7 @@ def coordinates(table_path: str | Path) -> set[tuple[str, int, int]]:
 def commit_history(table_path: str | Path):
     "Commits as a DataFrame: committed_at (UTC), instant, epoch, records, files, total_records."
     import pandas as pd
-    rows = [{"committed_at": pd.Timestamp(c["completed_ms"], unit="ms", tz="UTC"), **{k: c[k] for k in ("instant", "epoch", "records", "files")}}
+    rows = [{"committed_at": pd.to_datetime(c["completed"], format="%Y%m%d%H%M%S%f", utc=True), **{k: c[k] for k in ("instant", "epoch", "records", "files")}}
             for c in commit_log(table_path)]
     frame = pd.DataFrame(rows, columns=["committed_at", "instant", "epoch", "records", "files"])
     frame["total_records"] = frame["records"].cumsum()
