@@ -1,13 +1,13 @@
-"""Shared fixtures: one embedded broker per test session, on 127.0.0.1, and fresh topics per test."""
+"""Shared fixtures: one embedded Apache Kafka broker per test session, on 127.0.0.1, and fresh topics per test."""
 import uuid
 import pytest
-from hudi_kafka_nb.config import load_config
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.runtime import EmbeddedBroker, create_topic
 
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
-    with EmbeddedBroker(log_path=tmp_path_factory.mktemp("broker") / "broker.log") as running:
+    with EmbeddedBroker(tmp_path_factory.mktemp("broker")) as running:
         yield running
 
 
@@ -25,7 +25,7 @@ def sink_params(broker, topics, tmp_path):
     """Job parameters for a small, fast sink on the session broker."""
     return {"bootstrap_servers": broker.bootstrap_servers, **topics, "table_path": str(tmp_path / "table"),
             "table_name": "orders", "partition_field": "region", "commit_interval_s": 1.0, "write_timeout_s": 60.0,
-            "writer_engine": "pyarrow", "min_participants": 2, "heartbeat_interval_s": 0.5}
+            "value_schema": DEMO_VALUE_SCHEMA, "min_participants": 2, "heartbeat_interval_s": 0.5}
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
-from hudi_kafka_nb.coordinator import CRASH_POINTS, start_offsets
+from hudi_kafka_nb.coordinator import CRASH_POINTS
 from hudi_kafka_nb.reading import commit_log
 from hudi_kafka_nb.messages import EndCommit, StartCommit, PartitionStart, WriteStatus, encode_event
 
@@ -162,20 +162,11 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
                                        assignments={"participant-0": [PartitionStart(s.topic, 0, 0)]})),
               encode_event(EndCommit(sender="intruder", epoch=0, instant="20000101000000000")),
               encode_event(WriteStatus(sender="stranger", epoch=99, instant="20000101000000000", participant_id="stranger",
-                                       partitions=[], write_stats=[]))]
+                                       partitions=[]))]
     for payload in noise: producer.produce(control, payload, partition=0)
     producer.flush()
     time.sleep(3); s.stop_producing()
     finish(s)
-
-
-def test_fresh_start_on_a_truncated_topic_starts_at_its_earliest_offset():
-    # The embedded broker does not implement DeleteRecords, so retention cannot be simulated end to end;
-    # the decision itself is pure logic: a partition new to the table starts at the earliest offset
-    # the broker still has, and a committed offset already deleted by retention resumes there too.
-    earliest = {("t", 0): 500, ("t", 1): 0}
-    assert start_offsets([("t", 0), ("t", 1)], {}, earliest) == {("t", 0): 500, ("t", 1): 0}
-    assert start_offsets([("t", 0)], {("t", 0): 120}, earliest) == {("t", 0): 500}
 
 
 def test_chaos_fifteen_random_kills(tmp_path, broker):

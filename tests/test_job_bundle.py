@@ -20,7 +20,7 @@ def test_role_notebooks_expose_every_setting():
     for role in ("coordinator", "participant"):
         names = notebook_parameters(ROOT / "jobs" / f"{role}.ipynb")
         assert {"bootstrap_servers", "topics", "table_path", "table_name", "commit_interval_s", "write_timeout_s",
-                "writer_engine", "role_id", "stop_file"} <= names
+                "value_schema", "role_id", "stop_file"} <= names
         assert names <= set(SinkConfig.__struct_fields__) | set(JOB_CONTROLS), names - set(SinkConfig.__struct_fields__)
 
 

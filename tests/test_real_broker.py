@@ -1,0 +1,75 @@
+"""What only a real Kafka broker can show: the broker killed and restarted mid-transaction, a topic whose head
+retention deleted, partitions added while the sink runs, and consumer-group offsets that Kafka's own tools read."""
+import time
+from confluent_kafka import TopicPartition
+from confluent_kafka.admin import AdminClient, NewPartitions
+from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
+from hudi_kafka_nb.reading import committed_offsets, coordinates
+from hudi_kafka_nb.runtime import EmbeddedBroker
+
+
+def test_broker_killed_and_restarted_mid_transaction_loses_and_duplicates_nothing(tmp_path):
+    broker = EmbeddedBroker(tmp_path / "broker").start()
+    stack = LocalStack(tmp_path / "stack", participants=2, broker=broker).start()
+    try:
+        stack.produce(3_000); stack.wait_committed()
+        stack.produce(3_000)
+        time.sleep(1.5)                                   # mid-transaction
+        broker.kill()                                     # SIGKILL
+        time.sleep(2)
+        broker.start()                                    # same log directory, same ports
+        stack.produce(3_000)
+        stack.wait_committed(180)
+        assert set(stack.alive()) == set(stack.names), "every role survived the broker restart"
+    finally:
+        stack.stop(); broker.stop()
+    report = verify_table(stack.table_path, stack.ends)
+    assert verdict_ok(report) and report["in_table"] == 9_000, report
+
+
+def test_fresh_start_on_a_truncated_topic_starts_at_its_earliest_offset(broker, tmp_path):
+    stack = LocalStack(tmp_path / "stack", participants=1, broker=broker)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    from hudi_kafka_nb.runtime import create_topic
+    create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
+    stack.produce(4_000)
+    deleted = {tp: min(100, end) for tp, end in stack.ends.items()}
+    futures = admin.delete_records([TopicPartition(t, p, o) for (t, p), o in deleted.items()])
+    for future in futures.values(): future.result(timeout=30)          # as retention would: the head is gone
+    for name in stack.names: stack.restart(name)
+    try: stack.wait_committed(180)
+    finally: stack.stop()
+    expected = {(t, p, o) for (t, p), end in stack.ends.items() for o in range(deleted[(t, p)], end)}
+    assert coordinates(stack.table_path) == expected
+    assert "starting at its earliest available offset 100" in (stack.workdir / "coordinator.log").read_text()
+
+
+def test_partitions_added_while_the_sink_runs_are_picked_up_without_a_restart(broker, tmp_path):
+    stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker).start()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    try:
+        stack.produce(2_000); stack.wait_committed()
+        admin.create_partitions([NewPartitions(stack.topic, 8)])[stack.topic].result(timeout=30)
+        time.sleep(1)                                     # the producer's metadata must see them too
+        stack.produce(4_000)
+        assert {p for _, p in stack.ends} == set(range(8)), "records went to the new partitions"
+        stack.wait_committed(120)
+        assert "PARTITIONS_CHANGED" in (stack.workdir / "coordinator.log").read_text()
+    finally:
+        stack.stop()
+    assert verdict_ok(verify_table(stack.table_path, stack.ends))
+
+
+def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    stack = LocalStack(tmp_path / "stack", participants=2, broker=broker, consumer_group=f"lag-{tmp_path.name}").start()
+    try:
+        stack.produce(3_000); stack.wait_committed()
+        time.sleep(3)                                     # the ACK reaches the participants after the commit
+    finally:
+        stack.stop()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    request = ConsumerGroupTopicPartitions(stack.params["consumer_group"], [TopicPartition(t, p) for t, p in stack.ends])
+    group = admin.list_consumer_group_offsets([request])[request.group_id].result(timeout=30)
+    in_group = {(tp.topic, tp.partition): tp.offset for tp in group.topic_partitions}
+    assert in_group == committed_offsets(stack.table_path) == stack.ends
