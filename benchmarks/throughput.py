@@ -1,17 +1,17 @@
 """Throughput benchmark: run on demand (`make benchmark`), never as a test.
 
-In one run on the embedded broker it measures
+In one run on the embedded Apache Kafka broker it measures
   (a) the raw rate of a confluent-kafka consumer reading the records with the sink's fetch settings,
   (b) the sink's committed-records rate with 1 and 2 participants (real role notebooks under papermill),
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
-log) and the peak resident memory of a participant's process tree (papermill, kernel, Spark JVM).
+log) and the peak resident memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
 """
 import argparse, re, statistics, tempfile, threading, time, uuid
 from datetime import datetime
 from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
-from hudi_kafka_nb.config import load_config, consumer_settings
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config, consumer_settings
 from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinate_check
 from hudi_kafka_nb.runtime import EmbeddedBroker, RoleProcess, create_topic
@@ -40,11 +40,11 @@ def commit_latencies(log_path):
     return latencies
 
 
-def sink_rate(broker, topic, ends, participants, engine, commit_interval_s, max_buffered, workdir):
+def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered, workdir):
     """Committed records per second draining the topic's backlog, plus latencies and peak participant memory."""
     params = {"bootstrap_servers": broker.bootstrap_servers, "topics": topic, "table_path": str(workdir / "table"),
               "table_name": "bench", "partition_field": "region", "commit_interval_s": commit_interval_s,
-              "write_timeout_s": 300.0, "writer_engine": engine, "min_participants": participants,
+              "write_timeout_s": 300.0, "value_schema": DEMO_VALUE_SCHEMA, "min_participants": participants,
               "max_buffered_records": max_buffered,
               "control_topic": f"control-{uuid.uuid4().hex[:6]}"}
     roles = [RoleProcess("coordinator", params, workdir)]
@@ -72,13 +72,13 @@ def sink_rate(broker, topic, ends, participants, engine, commit_interval_s, max_
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=300_000)
-    parser.add_argument("--engine", choices=["spark", "pyarrow"], default="spark")
     parser.add_argument("--commit-interval", type=float, default=3.0)
     parser.add_argument("--max-buffered", type=int, default=60_000, help="records a participant buffers per instant")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
-    with EmbeddedBroker(log_path=root / "broker.log") as broker:
-        config = load_config(bootstrap_servers=broker.bootstrap_servers, topics=["x"], table_path="/unused", table_name="x")
+    with EmbeddedBroker(root / "broker") as broker:
+        config = load_config(bootstrap_servers=broker.bootstrap_servers, topics=["x"], table_path="/unused", table_name="x",
+                             value_schema=DEMO_VALUE_SCHEMA)
         topic = f"bench-{uuid.uuid4().hex[:6]}"
         create_topic(broker.bootstrap_servers, topic, 8)
         print(f"producing {args.records:,} order events to 8 partitions …")
@@ -86,9 +86,9 @@ def main():
         raw = raw_consumer_rate(broker.bootstrap_servers, topic, ends, config)
         print(f"(a) raw confluent-kafka consumer, same fetch settings: {raw:,.0f} records/s")
         for participants in (1, 2):
-            rate, latencies, peak = sink_rate(broker, topic, ends, participants, args.engine, args.commit_interval,
+            rate, latencies, peak = sink_rate(broker, topic, ends, participants, args.commit_interval,
                                                args.max_buffered, root / f"p{participants}")
-            print(f"(b) sink, {participants} participant(s), {args.engine} engine: {rate:,.0f} committed records/s "
+            print(f"(b) sink, {participants} participant(s), Hudi's writer: {rate:,.0f} committed records/s "
                   f"= {rate / raw:.1%} of raw; commit latency END_COMMIT→ACK median {statistics.median(latencies):.2f}s "
                   f"max {max(latencies):.2f}s over {len(latencies)} commits; peak participant memory {peak / 2**20:,.0f} MiB")
     print(f"work folder (logs, executed notebooks): {root}")

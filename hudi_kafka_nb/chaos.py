@@ -47,19 +47,26 @@ from fastcore.basics import patch
 
 @patch
 def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess:
-    "(Re)start role `name` (`coordinator` or `participant-<i>`); `env` e.g. injects a crash point."
+    "(Re)start role `name` (`coordinator`, `participant-<i>`, or `broker` on its log directory); `env` e.g. injects a crash point."
+    if name == "broker": self.broker.start(); return None
     role = "coordinator" if name.startswith("coordinator") else "participant"
     self.roles[name] = RoleProcess(role, self.role_params(), self.workdir, name=name, direct=True, env=env).start()
     return self.roles[name]
 
 @patch
 def kill(self: LocalStack, name: str):
-    "SIGKILL role `name` and everything it started."
-    self.roles[name].kill()
+    "SIGKILL role `name` and everything it started, or the broker (`broker`)."
+    if name == "broker": self.broker.kill()
+    else: self.roles[name].kill()
 
 @patch
 def alive(self: LocalStack) -> list[str]:
+    "The roles whose processes are running (not the broker)."
     return [n for n, r in self.roles.items() if r.running()]
+
+@patch
+def broker_alive(self: LocalStack) -> bool:
+    return self.broker.process is not None and self.broker.process.poll() is None
 
 # %% ../nbs/12_chaos.ipynb #efef8137
 @patch
@@ -142,31 +149,33 @@ def verdict_ok(report: dict) -> bool:
 
 # %% ../nbs/12_chaos.ipynb #c9f52b63
 def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_every_s: tuple = (2.0, 5.0),
-              restart_after_s: tuple = (0.5, 3.0), produce_per_second: int = 2_000, seed: int = 1, drain_timeout_s: float = 180,
-              broker: EmbeddedBroker | None = None) -> dict:
-    "Run the stack while killing random roles; the verdict with kill counts and drain time."
+              restart_after_s: tuple = (0.5, 3.0), produce_per_second: int = 2_000, seed: int = 1, drain_timeout_s: float = 300,
+              broker: EmbeddedBroker | None = None, broker_kills: bool = True) -> dict:
+    "Run the stack while killing random roles (and the broker); the verdict with kill counts and drain time."
     rng, stack = random.Random(seed), LocalStack(workdir, participants=participants, broker=broker)
     counts, pending_restarts, events = collections.Counter(), [], []
+    total = lambda: sum(v for k, v in counts.items() if k.endswith("_killed"))
     stack.start()
     try:
         stack.produce(2_000); stack.start_producing(produce_per_second)
-        while counts["coordinator_killed"] + counts["participant_killed"] < kills:
+        while total() < kills:
             time.sleep(rng.uniform(*kill_every_s))
             now = time.monotonic()
-            for due, name in [r for r in pending_restarts if r[0] <= now]:
-                stack.restart(name); pending_restarts.remove((due, name))
+            # the broker comes back first; roles are restarted only while it is up (a role refuses to start without it)
+            for due, name in sorted(r for r in pending_restarts if r[0] <= now and (r[1] == "broker" or stack.broker_alive())):
+                if name == "broker" or stack.broker_alive(): stack.restart(name); pending_restarts.remove((due, name))
             for name in set(stack.names) - set(stack.alive()) - {n for _, n in pending_restarts}:
                 log.error("chaos: %s exited by itself; restarting it (see %s/%s.log)", name, stack.workdir, name)
                 counts["exited_by_itself"] += 1; stack.restart(name)
-            victims = stack.alive()
+            victims = stack.alive() + (["broker"] if broker_kills and stack.broker_alive() else [])
             if not victims: continue
             victim = rng.choice(victims)
             stack.kill(victim); counts[victim.split("-")[0] + "_killed"] += 1
             events.append({"at": time.time(), "killed": victim})
             pending_restarts.append((now + rng.uniform(*restart_after_s), victim))
-            log.info("chaos: killed %s (%d kills so far)", victim, counts["coordinator_killed"] + counts["participant_killed"])
+            log.info("chaos: killed %s (%d kills so far)", victim, total())
         stack.stop_producing()
-        for _, name in pending_restarts: stack.restart(name)
+        for _, name in sorted(pending_restarts, key=lambda r: r[1] != "broker"): stack.restart(name)
         drain = stack.wait_committed(drain_timeout_s)
     finally:
         stack.stop()

@@ -42,7 +42,8 @@ def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: f
                    seed: int = 7, progress: bool = True) -> dict[tuple[str, int], int]:
     "Produce `count` order events (at most `rate_per_s` a second); the next offset of each partition written."
     producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20, "batch.num.messages": 10_000,
-                         "queue.buffering.max.messages": 500_000, "acks": "all"})
+                         "queue.buffering.max.messages": 500_000, "acks": "all",
+                         "enable.idempotence": True})      # a broker restart never makes a retried record a second one
     ends, failures = {}, []
     def delivered(err, msg):
         if err: failures.append(err)
@@ -61,7 +62,9 @@ def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: f
             if rate_per_s:
                 ahead = (start + chunk) / rate_per_s - (time.monotonic() - started)
                 if ahead > 0: time.sleep(ahead)
-        producer.flush(60)
+        deadline = time.monotonic() + 300           # wait out a broker restart rather than drop what is queued
+        while producer.flush(5) and time.monotonic() < deadline: pass
+        if len(producer): raise RuntimeError(f"{len(producer)} records still undelivered after 300 s")
     if failures: raise RuntimeError(f"{len(failures)} records not delivered, first: {failures[0]}")
     return ends
 

@@ -152,8 +152,9 @@ class FencedTable:
         return self.committer.start_instant()
 
     def rollback(self, instant: str):
+        "Roll back `instant` if it is still pending (an eager rollback at another start may have done it already)."
         check_epoch(self.path, self.epoch)
-        self.committer.rollback(instant)
+        if instant in self.committer.pending_instants(): self.committer.rollback(instant)
 
     def commit(self, instant: str, checkpoint, write_statuses: list[bytes], coordinator_id: str, before_hudi=lambda: None):
         "Decide and complete `instant`; `CommitConflict` if the table moved on, `Fenced` if a newer epoch owns the chain."

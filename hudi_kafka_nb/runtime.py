@@ -142,7 +142,11 @@ def run_job(role: str, params: dict) -> dict:
     should_stop = _stop_condition(controls.get("stop_file", ""), controls.get("max_runtime_s", 0))
     if role == "coordinator":
         from hudi_kafka_nb.coordinator import open_coordinator
-        worker = open_coordinator(config, controls.get("role_id") or None)
+        from hudi_kafka_nb.fencing import Fenced
+        try: worker = open_coordinator(config, controls.get("role_id") or None)
+        except Fenced as e:                  # another coordinator started at the same time and won: nothing to do
+            log.warning("coordinator %s steps down at start: %s", controls.get("role_id") or "", e)
+            return {"state": "STOPPED", "reason": str(e)}
         worker.run(should_stop)
         return worker.status()
     if role == "participant":
