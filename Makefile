@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 JARS    := .jars/hudi/.resolved .jars/kafka/.resolved
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools demo test test-notebooks test-pytest readme benchmark chaos clean
+.PHONY: setup tools demo test test-notebooks test-pytest readme benchmark benchmark-ingest chaos clean
 
 setup: $(INSTALLED) $(JARS)
 
@@ -50,6 +50,10 @@ readme: setup
 
 benchmark: setup
 	$(PYTHON) benchmarks/throughput.py
+
+# Which way into Spark is faster: confluent-kafka → Arrow, or Spark's own Kafka source (needs spark-sql-kafka).
+benchmark-ingest: setup .jars/spark-kafka/.resolved
+	$(PYTHON) benchmarks/ingest_paths.py
 
 # The long chaos run (pytest runs a 15-kill one): about 6 minutes on 2 cores.
 chaos: setup

@@ -75,14 +75,14 @@ def bundle_jars() -> list[str]:
 
 def on_databricks() -> bool: return bool(os.environ.get("DATABRICKS_RUNTIME_VERSION"))
 
-def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None):
-    "The process's SparkSession, with Hudi's bundle, Kryo and Hudi's SQL extensions."
+def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None, extra_jars: list[str] = ()):
+    "The process's SparkSession, with Hudi's bundle (and `extra_jars`), Kryo and Hudi's SQL extensions."
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
     builder = SparkSession.builder.appName(app_name)
     if not on_databricks():
         builder = (builder.master(master or os.environ.get("HUDI_KAFKA_NB_SPARK_MASTER", "local[2]"))
-                   .config("spark.jars", ",".join(bundle_jars()))
+                   .config("spark.jars", ",".join(bundle_jars() + list(extra_jars)))
                    .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
                    .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
     session = (builder.config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
@@ -242,9 +242,12 @@ class HudiWriter:
         return True
 
     def write(self, rows: pa.Table, instant: str) -> WrittenFiles:
-        "Write `rows` into `instant` with Hudi's row writer; nothing is committed."
+        "Write Arrow `rows` into `instant` with Hudi's row writer; nothing is committed."
+        return self.write_frame(self.hudi.spark.createDataFrame(rows.to_pandas(), self.hudi.struct), instant)
+
+    def write_frame(self, frame, instant: str) -> WrittenFiles:
+        "Write a Spark DataFrame of the table's data schema into `instant` with Hudi's row writer; nothing is committed."
         H, jvm = self.hudi.H, self.hudi.jvm
-        frame = self.hudi.spark.createDataFrame(rows.to_pandas(), self.hudi.struct)
         table = H.table.HoodieSparkTable.create(self.write_config, self.hudi.engine_context())
         partitioner = H.execution.bulkinsert.BulkInsertInternalPartitionerWithRowsFactory.get(self.write_config, self.partitioned)
         prepared = H.HoodieDatasetBulkInsertHelper.prepareForBulkInsert(

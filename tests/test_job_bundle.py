@@ -13,7 +13,9 @@ def notebook_parameters(path):
     """Names assigned in the notebook's cell tagged `parameters` (there must be exactly one)."""
     cells = [c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.metadata.get("tags", [])]
     assert len(cells) == 1, f"{path} needs exactly one cell tagged parameters"
-    return {t.id for node in ast.parse(cells[0].source).body if isinstance(node, ast.Assign) for t in node.targets}
+    body = ast.parse(cells[0].source).body
+    assert all(isinstance(node, ast.AnnAssign) for node in body), "every parameter is typed, so papermill --help-notebook documents it"
+    return {node.target.id for node in body}
 
 
 def test_role_notebooks_expose_every_setting():
