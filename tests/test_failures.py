@@ -1,6 +1,6 @@
 """Exactly-once under failure: each invariant of shared/design/protocol.md and each failure our
 competitors shipped (shared/design/anchors.md) as a named test, against the real broker."""
-import os, random, signal, time
+import os, random, re, signal, time
 import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -84,12 +84,12 @@ def test_two_coordinators_started_at_once_commit_exactly_once(stack):
 
 
 def test_lost_participant_partitions_move_and_return_when_it_comes_back(stack):
-    s = stack(participants=2, write_timeout_s=3.0, participant_timeout_s=2.0).start()
+    s = stack(participants=2, write_timeout_s=10.0, participant_timeout_s=2.0).start()
     s.produce(3_000); s.wait_committed()
     s.kill("participant-1")
     s.produce(3_000); s.wait_committed(60)                # only possible if participant-1's partitions moved
     coordinator = log_of(s, "coordinator")
-    assert "participants=participant-0 " in coordinator or coordinator.rstrip().endswith("participants=participant-0")
+    assert re.search(r"participants=participant-0$", coordinator, re.M), "participant-1's partitions moved to participant-0"
     mark = len(coordinator)
     s.restart("participant-1")
     wait_for(lambda: "participants=participant-0,participant-1" in log_of(s, "coordinator")[mark:], what="rebalance back")
@@ -98,7 +98,7 @@ def test_lost_participant_partitions_move_and_return_when_it_comes_back(stack):
 
 
 def test_late_write_status_for_an_aborted_instant_is_ignored(stack):
-    s = stack(participants=2, write_timeout_s=2.0).start()
+    s = stack(participants=2, write_timeout_s=8.0).start()
     s.produce(2_000); s.wait_committed()
     participant = s.roles["participant-1"]
     os.kill(participant.process.pid, signal.SIGSTOP)      # it misses the write timeout…
