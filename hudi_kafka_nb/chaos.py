@@ -200,11 +200,11 @@ def plot_run(report: dict, ax=None):
     history = commit_history(report["table_path"])
     ax = ax or plt.subplots(figsize=(10, 4))[1]
     ax.step(history["committed_at"], history["total_records"], where="post", color="tab:blue", label="records committed")
+    styles = {"coordinator": ("tab:red", "-"), "participant": ("0.6", "--"), "broker": ("black", ":")}
     for kill in report["events"]:
-        coordinator = kill["killed"].startswith("coordinator")
-        ax.axvline(datetime.fromtimestamp(kill["at"], timezone.utc), color="tab:red" if coordinator else "0.6",
-                   linestyle="-" if coordinator else "--", linewidth=1)
-    ax.plot([], [], color="tab:red", label="coordinator killed"); ax.plot([], [], color="0.6", linestyle="--", label="participant killed")
+        color, line = styles[kill["killed"].split("-")[0]]
+        ax.axvline(datetime.fromtimestamp(kill["at"], timezone.utc), color=color, linestyle=line, linewidth=1)
+    for kind, (color, line) in styles.items(): ax.plot([], [], color=color, linestyle=line, label=f"{kind} killed")
     ax.set_xlabel("time (UTC)"); ax.set_ylabel("records committed"); ax.legend(loc="upper left")
     ax.set_title(f"{report['in_table']:,} of {report['produced']:,} records, {report['duplicates']} duplicates, {sum(report['kills'].values())} kills")
     return ax

@@ -41,6 +41,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     fetch_max_bytes: int = 52_428_800
     max_partition_fetch_bytes: int = 10_485_760
     fetch_wait_max_ms: int = 10
+    broker_wait_s: float = 60.0                 # a role starting while no broker answers waits this long, then refuses
 
     @property
     def dead_letters(self) -> str: return self.dead_letter_topic or f"{self.table_name}-dead-letters"
@@ -67,14 +68,18 @@ def _unknown_key_error(key: str) -> ConfigError:
     return ConfigError(f"unknown setting {key!r}: {hint}")
 
 # %% ../nbs/00_config.ipynb #3a21a2d9
+def _option_text(value) -> str:
+    "An option value as Kafka's and Hudi's configs spell it: 40 → '40', True → 'true'."
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
 def _coerce_text(key: str, value):
-    "Turn a string parameter into the list or mapping the setting expects."
-    if not isinstance(value, str): return value
-    if key == "topics": return [t.strip() for t in value.split(",") if t.strip()]
-    if key in ("value_schema", "kafka", "hudi_options"):
-        try: return json.loads(value) if value.strip() else {}
+    "Turn a string parameter into the list or mapping the setting expects; option values into their text form."
+    if isinstance(value, str) and key == "topics": return [t.strip() for t in value.split(",") if t.strip()]
+    if isinstance(value, str) and key in ("value_schema", "kafka", "hudi_options"):
+        try: value = json.loads(value) if value.strip() else {}
         except json.JSONDecodeError as e:
             raise ConfigError(f"setting {key!r} must be a JSON object, got {value!r} ({e})") from None
+    if key in ("kafka", "hudi_options") and isinstance(value, dict): return {k: _option_text(v) for k, v in value.items()}
     return value
 
 # %% ../nbs/00_config.ipynb #4d5d65e4
