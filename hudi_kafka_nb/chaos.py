@@ -72,7 +72,7 @@ def broker_alive(self: LocalStack) -> bool:
 @patch
 def produce(self: LocalStack, count: int, seed: int | None = None):
     "Produce `count` order events now."
-    ends = produce_orders(self.broker.bootstrap_servers, self.topic, count, seed=seed if seed is not None else random.randrange(1 << 30), progress=False)
+    ends = produce_orders(self.broker.bootstrap_servers, self.topic, count, seed=seed if seed is not None else random.randrange(1 << 30), progress=False, quiet=True)
     with self._lock:
         for tp, end in ends.items(): self.ends[tp] = max(self.ends.get(tp, 0), end)
 

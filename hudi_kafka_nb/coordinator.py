@@ -112,6 +112,8 @@ def step(self: Coordinator):
             # min_participants gates only the first instant; after a commit, whoever is alive carries on
             live = self.live_participants()
             if len(live) >= self.config.min_participants or (self.counts["commits"] and live): self.start_instant()
+        elif self.txn and (lost := self._lost_participants()):
+            self.abort(f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s")
         elif self.state is CoordinatorState.WRITING and now >= self.txn.end_at:
             if self._worth_ending(): self.end_instant()
             else: self.txn.end_at = now + self.config.commit_interval_s
@@ -131,6 +133,13 @@ def run(self: Coordinator, should_stop: Callable[[], bool]):
 def live_participants(self: Coordinator) -> list[str]:
     horizon = self.clock() - self.config.participant_timeout_s
     return sorted(p for p, seen in self.participants.items() if seen >= horizon)
+
+@patch
+def _lost_participants(self: Coordinator) -> list[str]:
+    "Participants of the open instant that have not reported and stopped heartbeating: the instant cannot complete."
+    if self.state not in (CoordinatorState.WRITING, CoordinatorState.COLLECTING): return []
+    live = set(self.live_participants())
+    return sorted(p for p in self.txn.assignment if p not in self.txn.statuses and p not in live)
 
 @patch
 def _worth_ending(self: Coordinator) -> bool:

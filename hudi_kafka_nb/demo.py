@@ -39,11 +39,12 @@ def sample_orders(start: int, count: int, rng: random.Random, bad_every: int = 0
 
 # %% ../nbs/11_demo.ipynb #13349121
 def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: float = 0, bad_every: int = 0,
-                   seed: int = 7, progress: bool = True) -> dict[tuple[str, int], int]:
+                   seed: int = 7, progress: bool = True, quiet: bool = False) -> dict[tuple[str, int], int]:
     "Produce `count` order events (at most `rate_per_s` a second); the next offset of each partition written."
     producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20, "batch.num.messages": 10_000,
                          "queue.buffering.max.messages": 500_000, "acks": "all",
-                         "enable.idempotence": True})      # a broker restart never makes a retried record a second one
+                         "enable.idempotence": True,       # a broker restart never makes a retried record a second one
+                         "log_level": 2 if quiet else 6})  # quiet: no line per refused connection while a broker is down
     ends, failures = {}, []
     def delivered(err, msg):
         if err: failures.append(err)

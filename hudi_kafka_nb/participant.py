@@ -54,7 +54,7 @@ class Participant:
         self.schema = data_schema(config)
         self.state, self.epoch, self.instant = ParticipantState.IDLE, 0, None
         self.progress: dict[tuple[str, int], Progress] = {}
-        self.batches, self.last_heartbeat, self.buffered = [], -1e9, 0
+        self.batches, self.last_heartbeat, self.buffered, self._heartbeats = [], -1e9, 0, None
         self.stats = {"records_written": 0, "records_dead_lettered": 0, "instants_acked": 0}
         self._transition(ParticipantState.IDLE)
 
@@ -67,7 +67,7 @@ class Participant:
 @patch
 def step(self: Participant):
     now = self.clock()
-    if now - self.last_heartbeat >= self.config.heartbeat_interval_s:
+    if self._heartbeats is None and now - self.last_heartbeat >= self.config.heartbeat_interval_s:
         self.channel.send(Heartbeat(participant_id=self.id)); self.last_heartbeat = now
     for event in self.channel.receive(timeout_s=0 if self.state is ParticipantState.WRITING else 0.1):
         self.on_event(event)
@@ -80,6 +80,17 @@ def run(self: Participant, should_stop: Callable[[], bool]):
     try:
         while not should_stop(): self.step()
     finally: self.close()
+
+@patch
+def heartbeat_in_background(self: Participant):
+    "Heartbeat from a thread, so that the coordinator hears from this participant while Hudi writes (which blocks `step`)."
+    import threading
+    stop = threading.Event()
+    def beat():
+        while not stop.wait(self.config.heartbeat_interval_s): self.channel.send(Heartbeat(participant_id=self.id))
+    self.channel.send(Heartbeat(participant_id=self.id))
+    self._heartbeats = stop
+    threading.Thread(target=beat, name=f"heartbeat-{self.id}", daemon=True).start()
 
 @patch
 def on_event(self: Participant, event: ControlEvent):
@@ -186,6 +197,7 @@ def _commit_offsets(self: Participant):
 @patch
 def close(self: Participant):
     self._settle_previous_instant()   # committed while we waited for the ACK → commit the offsets
+    if self._heartbeats: self._heartbeats.set()
     self.channel.close(); self.consumer.close(); self.dead_letters.flush(10)
     log.info(transition_line("participant", self.id, "STOPPED", **self.stats))
 
@@ -199,6 +211,8 @@ def open_participant(config: SinkConfig, participant_id: str | None = None, spar
     participant_id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
     ensure_sink_topics(config)          # participants may start before the coordinator has created them
     writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}"), config))
-    return Participant(config, ControlChannel(config, participant_id),
-                       Consumer(consumer_settings(config, config.group_id, **{"client.id": participant_id})),
-                       Producer(client_settings(config, **{"acks": "all", "linger.ms": 5})), writer, participant_id=participant_id)
+    participant = Participant(config, ControlChannel(config, participant_id),
+                              Consumer(consumer_settings(config, config.group_id, **{"client.id": participant_id})),
+                              Producer(client_settings(config, **{"acks": "all", "linger.ms": 5})), writer, participant_id=participant_id)
+    participant.heartbeat_in_background()
+    return participant

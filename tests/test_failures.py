@@ -103,7 +103,7 @@ def test_late_write_status_for_an_aborted_instant_is_ignored(stack):
     participant = s.roles["participant-1"]
     os.kill(participant.process.pid, signal.SIGSTOP)      # it misses the write timeout…
     s.produce(2_000)
-    wait_for(lambda: "write_timeout" in log_of(s, "coordinator"), what="an abort")
+    wait_for(lambda: "aborted=" in log_of(s, "coordinator"), what="an abort")
     os.kill(participant.process.pid, signal.SIGCONT)      # …and answers late
     s.produce(2_000)
     finish(s)
