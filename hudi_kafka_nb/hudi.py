@@ -271,9 +271,13 @@ class HudiWriter:
         timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
         return any(i.requestedTime() == instant for i in timeline.getInstants())
 
-    def delete(self, files: WrittenFiles):
-        "Delete files written for an instant that was rolled back meanwhile (never for a reported instant)."
-        for relative in files.paths: (Path(self.hudi.config.table_path) / relative).unlink(missing_ok=True)
+    def delete_instant(self, instant: str):
+        "Delete every data file and marker of an instant that was rolled back (neither pending nor completed any more)."
+        root = Path(self.hudi.config.table_path)
+        for path in root.rglob(f"*_{instant}.parquet"):
+            if path.relative_to(root).parts[0] != ".hoodie": path.unlink(missing_ok=True)
+        import shutil
+        shutil.rmtree(root / ".hoodie" / ".temp" / instant, ignore_errors=True)
 
 # %% ../nbs/02_hudi.ipynb #0b70078b
 def completion_times(table_path: str | Path) -> dict[str, str]:

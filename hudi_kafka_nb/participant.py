@@ -154,10 +154,13 @@ def _count(self: Participant, rows, dead):
 def on_end_commit(self: Participant, event: EndCommit):
     if self.state is not ParticipantState.WRITING or event.instant != self.instant: return
     started = self.clock()
-    written = self.writer.write(pa.Table.from_batches(self.batches, schema=self.schema), self.instant) if self.buffered else None
+    try: written = self.writer.write(pa.Table.from_batches(self.batches, schema=self.schema), self.instant) if self.buffered else None
+    except Exception:
+        if self.writer.is_inflight(self.instant): raise          # a real write error on an open instant: let the job fail
+        written = None                                           # the rollback deleted files under Hudi's writer
     write_s = round(self.clock() - started, 2)
-    if written is not None and not self.writer.is_inflight(self.instant):
-        self.writer.delete(written); self.batches = []
+    if self.buffered and not self.writer.is_inflight(self.instant):
+        self.writer.delete_instant(self.instant); self.batches = []
         self._transition(ParticipantState.IDLE, reason="instant_rolled_back_while_writing"); return
     undelivered = self.dead_letters.flush(30)
     if undelivered:
