@@ -105,8 +105,9 @@ def wait_committed(self: LocalStack, timeout_s: float = 120) -> float:
 def stop(self: LocalStack):
     "Stop producing, stop every role (coordinator first), then the broker if this stack started it."
     self.stop_producing()
-    for name in self.names:
-        if name in self.roles and self.roles[name].running(): self.roles[name].stop(timeout_s=30)
+    # every role this stack ever started (a test may add a second coordinator), coordinators first
+    for name in sorted(self.roles, key=lambda n: not n.startswith("coordinator")):
+        if self.roles[name].running(): self.roles[name].stop(timeout_s=30)
     if self.own_broker: self.broker.stop()
 
 # %% ../nbs/12_chaos.ipynb #16a0771c
