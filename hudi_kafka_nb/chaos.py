@@ -12,8 +12,8 @@ from .reading import commit_log, committed_offsets, coordinates, has_committed
 from .runtime import EmbeddedBroker, RoleProcess, create_topic
 
 # %% auto #0
-__all__ = ['log', 'LocalStack', 'pending_instants', 'orphan_files', 'verify_table', 'verdict_ok', 'run_chaos', 'print_report',
-           'plot_run']
+__all__ = ['log', 'LocalStack', 'protocol_log_tail', 'pending_instants', 'orphan_files', 'verify_table', 'verdict_ok',
+           'run_chaos', 'print_report', 'plot_run']
 
 # %% ../nbs/12_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
@@ -99,7 +99,14 @@ def wait_committed(self: LocalStack, timeout_s: float = 120) -> float:
     while time.monotonic() - started < timeout_s:
         if has_committed(self.table_path, self.ends): return time.monotonic() - started
         time.sleep(0.25)
-    raise TimeoutError(f"not committed after {timeout_s}s: committed {committed_offsets(self.table_path)} vs produced {self.ends}; logs in {self.workdir}")
+    raise TimeoutError(f"not committed after {timeout_s}s: committed {committed_offsets(self.table_path)} vs produced {self.ends}; "
+                       f"logs in {self.workdir}; the coordinator's last lines:\n{protocol_log_tail(self.workdir / 'coordinator.log')}")
+
+def protocol_log_tail(path: Path, lines: int = 20) -> str:
+    "The last `lines` lines our roles logged to `path` (Spark's and Kafka's own lines left out), for an error message a CI log shows."
+    if not path.exists(): return f"({path} does not exist)"
+    ours = [l for l in path.read_text(errors="replace").splitlines() if " hudi_kafka_nb." in l]
+    return "\n".join(ours[-lines:])
 
 @patch
 def stop(self: LocalStack):

@@ -148,7 +148,8 @@ def _worth_ending(self: Coordinator) -> bool:
        or set(self.live_participants()) - set(self.txn.assignment): return True
     if self.broker.partitions() != self.partitions: return True
     ends = self.broker.end_offsets(self.partitions)
-    return any(ends.get((s.topic, s.partition), 0) > s.offset for owned in self.txn.assignment.values() for s in owned)
+    # an end that could not be read may hide records: only a proven-idle instant stays open
+    return any(ends.get((s.topic, s.partition), s.offset + 1) > s.offset for owned in self.txn.assignment.values() for s in owned)
 
 # %% ../nbs/08_coordinator.ipynb #3ed83a19
 @patch

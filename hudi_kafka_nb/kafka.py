@@ -5,8 +5,8 @@
 # %% ../nbs/06_kafka.ipynb #9e9747f0
 from __future__ import annotations
 import logging, time, uuid
-from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_END, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_END, KafkaException, KafkaError, IsolationLevel
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 from .config import ConfigError, SinkConfig, client_settings, consumer_settings
 from .messages import ControlEvent, Hello, decode_event, encode_event
 
@@ -133,7 +133,6 @@ class BrokerView:
     "Partitions and watermarks of the data topics, from the broker."
     def __init__(self, config: SinkConfig):
         self.config, self.admin = config, admin_client(config)
-        self.consumer = Consumer(consumer_settings(config, f"{config.group_id}-watermarks"))
         self._partitions = data_partitions(config, self.admin)      # refuses missing topics before anything starts
         self._earliest, self._ends = {}, {}
 
@@ -142,12 +141,30 @@ class BrokerView:
         except Exception as e: log.warning("could not read the data topics' partitions: %s", e)
         return self._partitions
 
-    def _watermarks(self, partitions, index: int, cache: dict) -> dict[tuple[str, int], int]:
-        for t, p in partitions:
-            try: cache[(t, p)] = self.consumer.get_watermark_offsets(TopicPartition(t, p), timeout=5, cached=False)[index]
-            except Exception as e: log.warning("could not read the watermarks of %s[%d]: %s", t, p, e)
+    def _list_offsets(self, partitions, spec: OffsetSpec) -> dict:
+        "Each partition's offset for `spec`, or the exception that its look-up raised."
+        try: futures = self.admin.list_offsets({TopicPartition(t, p): spec for t, p in partitions}, request_timeout=5,
+                                               isolation_level=IsolationLevel.READ_COMMITTED)
+        except Exception as e: return {tp: e for tp in partitions}
+        answers = {}
+        for tp, future in futures.items():
+            try: answers[(tp.topic, tp.partition)] = future.result().offset
+            except Exception as e: answers[(tp.topic, tp.partition)] = e
+        return answers
+
+    def _watermarks(self, partitions, spec: OffsetSpec, cache: dict) -> dict[tuple[str, int], int]:
+        answers = self._list_offsets(partitions, spec) if partitions else {}
+        unknown = [tp for tp, a in answers.items() if isinstance(a, KafkaException) and a.args[0].code() == KafkaError._UNKNOWN_PARTITION]
+        if unknown:                      # added since the client last looked: a look-up of the topic refreshes its cache
+            for topic in {t for t, _ in unknown}: self.admin.list_topics(topic=topic, timeout=5)
+            answers.update(self._list_offsets(unknown, spec))
+        failed = {}                      # one line per distinct error, not one per partition, while a broker is down
+        for (t, p), answer in answers.items():
+            if isinstance(answer, Exception): failed.setdefault(str(answer), []).append(f"{t}[{p}]")
+            else: cache[(t, p)] = answer
+        for error, where in failed.items(): log.warning("could not read the watermarks of %s: %s", ",".join(where), error)
         return {tp: cache[tp] for tp in partitions if tp in cache}
 
-    def earliest_offsets(self, partitions) -> dict[tuple[str, int], int]: return self._watermarks(partitions, 0, self._earliest)
-    def end_offsets(self, partitions) -> dict[tuple[str, int], int]: return self._watermarks(partitions, 1, self._ends)
-    def close(self): self.consumer.close()
+    def earliest_offsets(self, partitions) -> dict[tuple[str, int], int]: return self._watermarks(partitions, OffsetSpec.earliest(), self._earliest)
+    def end_offsets(self, partitions) -> dict[tuple[str, int], int]: return self._watermarks(partitions, OffsetSpec.latest(), self._ends)
+    def close(self): pass

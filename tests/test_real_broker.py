@@ -1,5 +1,5 @@
 """What only a real Kafka broker can show: the broker killed and restarted mid-transaction, a topic whose head
-retention deleted, partitions added while the sink runs, and consumer-group offsets that Kafka's own tools read."""
+retention deleted, partitions added while the sink runs (and their watermarks), and consumer-group offsets that Kafka's own tools read."""
 import time
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions
@@ -73,3 +73,21 @@ def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):
     group = admin.list_consumer_group_offsets([request])[request.group_id].result(timeout=30)
     in_group = {(tp.topic, tp.partition): tp.offset for tp in group.topic_partitions}
     assert in_group == committed_offsets(stack.table_path) == stack.ends
+
+
+def test_the_coordinators_view_reads_watermarks_of_partitions_added_after_it_opened(broker, sink_config):
+    from confluent_kafka import Producer
+    from hudi_kafka_nb.kafka import BrokerView
+    view = BrokerView(sink_config)
+    topic = sink_config.topics[0]
+    assert view.end_offsets(view.partitions()) == {(topic, p): 0 for p in range(8)}
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    admin.create_partitions([NewPartitions(topic, 12)])[topic].result(timeout=30)
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    deadline = time.monotonic() + 30
+    while len(view.partitions()) < 12 and time.monotonic() < deadline: time.sleep(0.2)
+    producer.produce(topic, b"x", partition=11); producer.flush(30)
+    partitions = view.partitions()
+    assert len(partitions) == 12
+    assert view.end_offsets(partitions) == {**{(topic, p): 0 for p in range(11)}, (topic, 11): 1}
+    assert view.earliest_offsets(partitions) == {(topic, p): 0 for p in range(12)}
