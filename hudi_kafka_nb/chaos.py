@@ -133,10 +133,10 @@ def orphan_files(table_path: str | Path) -> list[str]:
     return [str(p.relative_to(root)) for p in on_disk
             if str(p.relative_to(root)) not in listed and p.stem.rsplit("_", 1)[-1] not in pending]
 
-def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int]) -> dict:
-    "Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1)."
+def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_lettered: set = frozenset()) -> dict:
+    "Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1) less what was dead-lettered."
     from hudi_kafka_nb.reading import read_snapshot
-    produced = {(t, p, o) for (t, p), end in ends.items() for o in range(end)}
+    produced = {(t, p, o) for (t, p), end in ends.items() for o in range(end)} - set(dead_lettered)
     rows = read_snapshot(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"])
     in_table = coordinates(table_path)
     broken, previous, commits = [], {}, commit_log(table_path)

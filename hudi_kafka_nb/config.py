@@ -8,8 +8,8 @@ import difflib, json, os
 import msgspec
 
 # %% auto #0
-__all__ = ['DEMO_VALUE_SCHEMA', 'PROTOCOL_OWNED_KEYS', 'ARROW_TYPES', 'SinkConfig', 'ConfigError', 'load_config',
-           'client_settings', 'consumer_settings']
+__all__ = ['DEMO_VALUE_SCHEMA', 'PROTOCOL_OWNED_KEYS', 'ARROW_TYPES', 'SinkConfig', 'ConfigError', 'unknown_setting_error',
+           'load_config', 'client_settings', 'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
 DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
@@ -23,8 +23,9 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     table_name: str                             # hoodie.table.name
     value_schema: dict[str, str]                # record fields and their Arrow types, e.g. {"order_id": "string"}
     database_name: str = "default"              # hoodie.database.name
-    control_topic: str = "hudi-control-topic"   # one partition; carries the protocol
+    control_topic: str = ""                     # one partition, this table's only; "" means "hudi-control-<table_name>"
     dead_letter_topic: str = ""                 # bad records go here; "" means "<table_name>-dead-letters"
+    dead_letter_max_bytes: int = 262_144        # a larger letter keeps the first bytes of its value (the record stays in its topic)
     consumer_group: str = ""                    # offsets are committed here for lag tools; "" means "hudi-kafka-nb-<table_name>"
     partition_field: str = ""                   # "" means a non-partitioned table
     hive_style_partitioning: bool = False       # region=eu rather than eu
@@ -44,6 +45,12 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     broker_wait_s: float = 60.0                 # a role starting while no broker answers waits this long, then refuses
 
     @property
+    def control(self) -> str: return self.control_topic or f"hudi-control-{self.table_name}"
+    @property
+    def table_identity(self) -> str:
+        "What every control message names, so that roles of two tables sharing a control topic never mix."
+        return f"{self.database_name}.{self.table_name}@{self.table_path.rstrip('/')}"
+    @property
     def dead_letters(self) -> str: return self.dead_letter_topic or f"{self.table_name}-dead-letters"
     @property
     def group_id(self) -> str: return self.consumer_group or f"hudi-kafka-nb-{self.table_name}"
@@ -61,8 +68,9 @@ PROTOCOL_OWNED_KEYS = {"hoodie.base.path", "hoodie.table.name", "hoodie.metadata
 ARROW_TYPES = {"string", "large_string", "int32", "int64", "double", "float", "bool",
                "timestamp[ms]", "timestamp[us]", "date32", "binary"}
 
-def _unknown_key_error(key: str) -> ConfigError:
-    known = list(SinkConfig.__struct_fields__)
+def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
+    "The error for a setting nobody knows, with the closest known name."
+    known = list(SinkConfig.__struct_fields__) + list(extra_names)
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
     return ConfigError(f"unknown setting {key!r}: {hint}")
@@ -102,7 +110,7 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.participant_timeout_s > config.heartbeat_interval_s, "participant_timeout_s", "must be longer than heartbeat_interval_s")
     need(config.min_participants >= 1, "min_participants", "must be at least 1")
     need(config.max_buffered_records >= config.max_batch_records, "max_buffered_records", "must be at least max_batch_records")
-    need(config.control_topic not in config.topics, "control_topic", "must not be one of the data topics")
+    need(config.control not in config.topics, "control_topic", "must not be one of the data topics")
     for key in config.hudi_options:
         need(key.startswith("hoodie."), "hudi_options", f"holds {key!r}, which is not a Hudi setting (hoodie.*)")
         need(key not in PROTOCOL_OWNED_KEYS, "hudi_options", f"sets {key!r}, which the sink itself must control; remove it")
@@ -114,7 +122,7 @@ def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkC
     if isinstance(settings, SinkConfig): settings = msgspec.structs.asdict(settings)
     merged = {**(settings or {}), **overrides}
     for key in merged:
-        if key not in SinkConfig.__struct_fields__: raise _unknown_key_error(key)
+        if key not in SinkConfig.__struct_fields__: raise unknown_setting_error(key)
     merged = {k: _coerce_text(k, v) for k, v in merged.items() if v is not None}
     try: config = msgspec.convert(merged, SinkConfig, strict=False)
     except msgspec.ValidationError as e:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import glob, logging, os, sys
 from pathlib import Path
 import pyarrow as pa
-from .config import PROTOCOL_OWNED_KEYS, SinkConfig
+from .config import PROTOCOL_OWNED_KEYS, ConfigError, SinkConfig
 
 # %% auto #0
 __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'record_key_fields', 'key_generator_class',
            'table_options', 'participant_options', 'bundle_jars', 'on_databricks', 'spark_session', 'hudi_version',
-           'HudiJava', 'TableError', 'table_properties', 'check_table', 'create_or_open_table', 'HudiCommitter',
-           'WrittenFiles', 'HudiWriter', 'completion_times', 'completed_commits', 'write_stats']
+           'HudiJava', 'TableError', 'table_properties', 'check_table', 'create_or_open_table', 'check_table_folder',
+           'HudiCommitter', 'WrittenFiles', 'HudiWriter', 'completion_times', 'completed_commits', 'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -179,6 +179,18 @@ def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
         props = table_properties(path)
     check_table(config, props)
     return props
+
+def check_table_folder(config: SinkConfig):
+    "Refuse, before anything starts, a `table_path` this process cannot use (`ConfigError` naming the setting and the fix)."
+    if "://" in config.table_path or config.table_path.startswith("dbfs:"): return    # object stores: Hudi's storage layer checks
+    path = Path(config.table_path)
+    existing = next(p for p in [path, *path.parents] if p.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"setting 'table_path': {existing} is a file, not a folder; point table_path at the folder of the Hudi table (created if absent)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"setting 'table_path': cannot write under {existing} (read-only or no permission); give this job write access there or choose another folder")
+    props = table_properties(path)
+    if props is not None: check_table(config, props)
 
 # %% ../nbs/02_hudi.ipynb #238b56f9
 class HudiCommitter:

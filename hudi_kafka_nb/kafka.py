@@ -4,15 +4,17 @@
 
 # %% ../nbs/06_kafka.ipynb #9e9747f0
 from __future__ import annotations
-import logging, time, uuid
+import collections, logging, time, uuid
+from typing import Callable
 from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_END, KafkaException, KafkaError, IsolationLevel
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 from .config import ConfigError, SinkConfig, client_settings, consumer_settings
 from .messages import ControlEvent, Hello, decode_event, encode_event
+from .records import DeadLetter, dead_letter_message
 
 # %% auto #0
 __all__ = ['log', 'admin_client', 'data_partitions', 'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics',
-           'ControlChannel', 'InMemoryChannel', 'BrokerView']
+           'ForeignEvents', 'ControlChannel', 'InMemoryChannel', 'BrokerView', 'DeadLetterQueue']
 
 # %% ../nbs/06_kafka.ipynb #09eb307a
 log = logging.getLogger(__name__)
@@ -62,14 +64,32 @@ def ensure_topic(admin: AdminClient, name: str, partitions: int, config: SinkCon
 def ensure_sink_topics(config: SinkConfig, admin: AdminClient | None = None):
     "Create the control and dead-letter topics when missing."
     admin = admin or admin_client(config)
-    ensure_topic(admin, config.control_topic, 1, config, exact=True)
+    ensure_topic(admin, config.control, 1, config, exact=True)
     ensure_topic(admin, config.dead_letters, 1, config)
+
+# %% ../nbs/06_kafka.ipynb #f0e1a002
+class ForeignEvents:
+    "Tells this table's control events from another's; warns about the others, once per `every_s` and sender."
+    def __init__(self, table: str, topic: str, every_s: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self.table, self.topic, self.every_s, self.clock = table, topic, every_s, clock
+        self.ignored, self._warned_at = collections.Counter(), {}
+
+    def ours(self, event: ControlEvent) -> bool:
+        if event.table == self.table: return True
+        key = (event.table, event.sender)
+        self.ignored[key] += 1
+        if self.clock() - self._warned_at.get(key, -float("inf")) >= self.every_s:
+            self._warned_at[key] = self.clock()
+            log.warning("control topic %s is shared with another table: ignored %d event(s) of %s from %r (this role's table is %s); "
+                        "give each table its own control_topic", self.topic, self.ignored[key], event.table or "(unnamed)", event.sender, self.table)
+        return False
 
 # %% ../nbs/06_kafka.ipynb #5781c831
 class ControlChannel:
     "Send and receive control events on the one-partition control topic."
     def __init__(self, config: SinkConfig, sender: str):
-        self.topic, self.sender, self.backlog = config.control_topic, sender, []
+        self.topic, self.sender, self.backlog = config.control, sender, []
+        self.table, self.foreign = config.table_identity, ForeignEvents(config.table_identity, config.control)
         # A control event is worth sending only while it is fresh: bound how long one may wait for delivery,
         # so that a broker restart cannot leave a role blocked behind an undeliverable event.
         self.producer = Producer(client_settings(config, **{"linger.ms": 0, "acks": "all", "message.timeout.ms": 10_000,
@@ -93,7 +113,7 @@ class ControlChannel:
     def send(self, event: ControlEvent):
         "Publish `event` and wait until the broker has it."
         import msgspec
-        stamped = msgspec.structs.replace(event, sender=self.sender)
+        stamped = msgspec.structs.replace(event, sender=self.sender, table=self.table)
         self.producer.produce(self.topic, encode_event(stamped), partition=0)
         if self.producer.flush(15): log.warning("control event %s not delivered yet", type(event).__name__)
 
@@ -103,7 +123,7 @@ class ControlChannel:
         for message in self.consumer.consume(max_events, timeout=timeout_s):
             if message.error(): log.warning("control topic error: %s", message.error()); continue
             event = decode_event(message.value(), where=f"at {self.topic}[0]@{message.offset()}")
-            if event is not None: events.append(event)
+            if event is not None and self.foreign.ours(event): events.append(event)
         return events
 
     def close(self):
@@ -112,19 +132,19 @@ class ControlChannel:
 # %% ../nbs/06_kafka.ipynb #b9cac005
 class InMemoryChannel:
     "A control channel over a shared in-memory list, for driving the roles without a broker."
-    def __init__(self, bus: list, sender: str):
-        self.bus, self.sender, self.position = bus, sender, len(bus)
+    def __init__(self, bus: list, sender: str, table: str = ""):
+        self.bus, self.sender, self.position, self.table, self.foreign = bus, sender, len(bus), table, ForeignEvents(table, "in-memory")
 
     @staticmethod
     def bus() -> list: return []
 
     def send(self, event: ControlEvent):
         import msgspec
-        self.bus.append(encode_event(msgspec.structs.replace(event, sender=self.sender)))
+        self.bus.append(encode_event(msgspec.structs.replace(event, sender=self.sender, table=self.table)))
 
     def receive(self, timeout_s: float = 0.0, max_events: int = 500) -> list[ControlEvent]:
         payloads, self.position = self.bus[self.position:self.position + max_events], min(len(self.bus), self.position + max_events)
-        return [e for e in (decode_event(p) for p in payloads) if e is not None]
+        return [e for e in (decode_event(p) for p in payloads) if e is not None and self.foreign.ours(e)]
 
     def close(self): pass
 
@@ -168,3 +188,47 @@ class BrokerView:
     def earliest_offsets(self, partitions) -> dict[tuple[str, int], int]: return self._watermarks(partitions, OffsetSpec.earliest(), self._earliest)
     def end_offsets(self, partitions) -> dict[tuple[str, int], int]: return self._watermarks(partitions, OffsetSpec.latest(), self._ends)
     def close(self): pass
+
+# %% ../nbs/06_kafka.ipynb #d1e7a002
+class DeadLetterQueue:
+    "Letters for records the sink cannot store, sent so that they always fit; `flush` says how many were not delivered."
+    def __init__(self, producer, topic: str, participant_id: str, max_bytes: int):
+        self.producer, self.topic, self.participant_id, self.max_bytes = producer, topic, participant_id, max_bytes
+        self.failed = 0
+
+    @classmethod
+    def for_config(cls, config: SinkConfig, participant_id: str) -> "DeadLetterQueue":
+        # one letter per batch: the broker judges each letter alone, so one that is too large never takes others down with it
+        producer = Producer(client_settings(config, **{"acks": "all", "linger.ms": 5, "batch.num.messages": 1}))
+        return cls(producer, config.dead_letters, participant_id, config.dead_letter_max_bytes)
+
+    def send(self, letter: DeadLetter):
+        self._produce(*dead_letter_message(letter, self.participant_id, self.max_bytes))
+
+    def _produce(self, key, value, headers):
+        delivered = lambda error, message: self._delivered(error, key, value, headers)   # reports do not carry the headers
+        try: self.producer.produce(self.topic, key=key, value=value, headers=headers, on_delivery=delivered)
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError.MSG_SIZE_TOO_LARGE or value is None: raise
+            self._without_value(key, value, headers, e.args[0])
+        except BufferError:
+            self.producer.poll(1); self._produce(key, value, headers)     # queue full: let deliveries drain, then retry
+
+    def _delivered(self, error, key, value, headers):
+        if error is None: return
+        if error.code() == KafkaError.MSG_SIZE_TOO_LARGE and value is not None: return self._without_value(key, value, headers, error)
+        self.failed += 1
+        log.error("dead letter for offset %s not delivered to %s: %s", dict(headers).get("hudi_kafka_nb.source.offset"), self.topic, error)
+
+    def _without_value(self, key, value, headers, error):
+        log.warning("dead-letter topic %s refused a %d-byte letter (%s); sending its headers only", self.topic, len(value), error)
+        headers = [h for h in headers if h[0] != "hudi_kafka_nb.value.truncated"] + [("hudi_kafka_nb.value.truncated", b"value left out: too large for the topic")]
+        self._produce(key[:1024] if key else key, None, headers)
+
+    def poll(self): self.producer.poll(0)
+
+    def flush(self, timeout_s: float) -> int:
+        "Wait for every letter; the number not delivered (still queued or refused) since the last flush."
+        left = self.producer.flush(timeout_s)
+        failed, self.failed = self.failed, 0
+        return left + failed

@@ -14,7 +14,7 @@ __all__ = ['PROTOCOL_VERSION', 'log', 'ANY_EVENT', 'CHECKPOINT_KEY', 'PartitionS
            'read_checkpoint', 'transition_line']
 
 # %% ../nbs/01_messages.ipynb #f2a54df4
-PROTOCOL_VERSION = 2         # 2: WRITE_STATUS carries Hudi's own write statuses
+PROTOCOL_VERSION = 3         # 2: WRITE_STATUS carries Hudi's own write statuses; 3: every event names its table
 log = logging.getLogger(__name__)
 
 class PartitionStart(msgspec.Struct, frozen=True):
@@ -33,9 +33,10 @@ class PartitionProgress(msgspec.Struct, frozen=True):
     records_dead_lettered: int = 0
 
 class ControlEvent(msgspec.Struct, tag_field="type", kw_only=True, frozen=True):
-    "Base of every control event; `version` is the protocol version of the sender."
+    "Base of every control event; `version` is the protocol version of the sender, `table` the table it is about."
     version: int = PROTOCOL_VERSION
     sender: str = ""
+    table: str = ""           # SinkConfig.table_identity: roles ignore events of another table on a shared control topic
 
 # %% ../nbs/01_messages.ipynb #411326e0
 class Heartbeat(ControlEvent, tag="HEARTBEAT"):

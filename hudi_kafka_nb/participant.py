@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     StartCommit, WriteStatus, transition_line)
-from .records import RawRecord, decode_records, dead_letter_headers
+from .records import RawRecord, decode_records
 from .hudi import data_schema
 
 # %% auto #0
@@ -135,10 +135,8 @@ def _consume_batch(self: Participant):
     rows, dead = decode_records(records, self.config)
     if rows.num_rows: self.batches.extend(rows.to_batches()); self.buffered += rows.num_rows
     self._count(rows, dead)
-    for letter in dead:
-        self.dead_letters.produce(self.config.dead_letters, key=letter.record.key, value=letter.record.value,
-                                  headers=dead_letter_headers(letter, self.id))
-    self.dead_letters.poll(0)
+    for letter in dead: self.dead_letters.send(letter)
+    self.dead_letters.poll()
     advance(self.progress, records)
 
 @patch
@@ -207,15 +205,16 @@ def close(self: Participant):
 # %% ../nbs/07_participant.ipynb #6336eb48
 def open_participant(config: SinkConfig, participant_id: str | None = None, spark=None) -> Participant:
     "A participant on the real broker and table: Kafka channel and consumer, dead-letter producer, Hudi writer in Spark."
-    from confluent_kafka import Consumer, Producer
-    from hudi_kafka_nb.config import client_settings, consumer_settings
-    from hudi_kafka_nb.kafka import ControlChannel, ensure_sink_topics
-    from hudi_kafka_nb.hudi import HudiJava, HudiWriter, spark_session
+    from confluent_kafka import Consumer
+    from hudi_kafka_nb.config import consumer_settings
+    from hudi_kafka_nb.kafka import ControlChannel, DeadLetterQueue, ensure_sink_topics
+    from hudi_kafka_nb.hudi import HudiJava, HudiWriter, check_table_folder, spark_session
     participant_id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
+    check_table_folder(config)          # a participant of the wrong table would stall every commit of the right one
     ensure_sink_topics(config)          # participants may start before the coordinator has created them
     writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}"), config))
     participant = Participant(config, ControlChannel(config, participant_id),
                               Consumer(consumer_settings(config, config.group_id, **{"client.id": participant_id})),
-                              Producer(client_settings(config, **{"acks": "all", "linger.ms": 5})), writer, participant_id=participant_id)
+                              DeadLetterQueue.for_config(config, participant_id), writer, participant_id=participant_id)
     participant.heartbeat_in_background()
     return participant

@@ -14,7 +14,8 @@ from .config import SinkConfig
 from .hudi import KAFKA_COLUMNS
 
 # %% auto #0
-__all__ = ['RawRecord', 'raw_records', 'DeadLetter', 'value_schema', 'decode_records', 'dead_letter_headers']
+__all__ = ['RawRecord', 'raw_records', 'DeadLetter', 'value_schema', 'decode_records', 'dead_letter_headers',
+           'dead_letter_message']
 
 # %% ../nbs/04_records.ipynb #c1021291
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,7 @@ def _coordinates(records: list[RawRecord]) -> list[pa.Array]:
 def decode_records(records: list[RawRecord], config: SinkConfig) -> tuple[pa.Table, list[DeadLetter]]:
     "Arrow rows (value fields + Kafka coordinates) for the good records, and the dead letters."
     good, table, dead = _split_good_bad(records, value_schema(config))
-    missing = pa.array([False] * table.num_rows)
+    missing = pa.array([False] * table.num_rows, pa.bool_())   # typed: an empty list would make a null array
     for field in _required_fields(config):
         missing = pc.or_(missing, pc.is_null(table[field]))
     if pc.any(missing).as_py():
@@ -116,4 +117,16 @@ def dead_letter_headers(dead: DeadLetter, participant_id: str) -> list[tuple[str
     r = dead.record
     return [("hudi_kafka_nb.error.reason", dead.reason.encode()), ("hudi_kafka_nb.source.topic", r.topic.encode()),
             ("hudi_kafka_nb.source.partition", str(r.partition).encode()), ("hudi_kafka_nb.source.offset", str(r.offset).encode()),
-            ("hudi_kafka_nb.participant", participant_id.encode())]
+            ("hudi_kafka_nb.source.value.bytes", str(len(r.value or b"")).encode()), ("hudi_kafka_nb.participant", participant_id.encode())]
+
+def dead_letter_message(dead: DeadLetter, participant_id: str, max_bytes: int) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]:
+    "Key, value and headers of the letter for `dead`, cut so that together they stay within `max_bytes`."
+    headers = dead_letter_headers(dead, participant_id)
+    key, value = dead.record.key, dead.record.value
+    room = max_bytes - sum(len(k) + len(v) for k, v in headers) - 64          # 64: the truncation header itself
+    if key is not None and len(key) > room // 4: key = key[:room // 4]        # keys are small; never let one crowd out the value
+    room -= len(key or b"")
+    if value is not None and len(value) > room:
+        value = value[:max(room, 0)]
+        headers.append(("hudi_kafka_nb.value.truncated", f"first {len(value)} of {len(dead.record.value)} bytes".encode()))
+    return key, value, headers

@@ -7,11 +7,11 @@ from __future__ import annotations
 import logging, os, signal, socket, subprocess, sys, time
 from pathlib import Path
 import yaml
-from .config import SinkConfig, load_config
+from .config import SinkConfig, load_config, unknown_setting_error
 
 # %% auto #0
-__all__ = ['log', 'JOB_CONTROLS', 'free_port', 'kafka_classpath', 'broker_properties', 'EmbeddedBroker', 'create_topic',
-           'job_parameters', 'run_job', 'jobs_dir', 'RoleProcess']
+__all__ = ['log', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'free_port', 'kafka_classpath', 'broker_properties', 'EmbeddedBroker',
+           'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'RoleProcess']
 
 # %% ../nbs/10_runtime.ipynb #983b62d3
 log = logging.getLogger(__name__)
@@ -109,10 +109,14 @@ def create_topic(bootstrap_servers: str, name: str, partitions: int):
 
 # %% ../nbs/10_runtime.ipynb #40cfac9d
 JOB_CONTROLS = ("role_id", "stop_file", "max_runtime_s", "log_level")
+NOTEBOOK_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}   # what IPython itself puts in a notebook's namespace
 
 def job_parameters(namespace: dict) -> dict:
     "The job's parameters: the settings and controls in `namespace`, overridden by Databricks widgets if present."
     names = set(SinkConfig.__struct_fields__) | set(JOB_CONTROLS)
+    for key, value in namespace.items():            # papermill -p adds any name it is given: refuse a misspelt one
+        plain = isinstance(value, (str, int, float, bool, list, dict, type(None)))
+        if plain and key not in names and not key.startswith("_") and key not in NOTEBOOK_NAMES: raise unknown_setting_error(key, JOB_CONTROLS)
     params = {k: v for k, v in namespace.items() if k in names}
     try:
         from databricks.sdk.runtime import dbutils          # only on Databricks

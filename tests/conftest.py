@@ -1,8 +1,54 @@
 """Shared fixtures: one embedded Apache Kafka broker per test session, on 127.0.0.1, and fresh topics per test."""
-import uuid
+import os, uuid
+import psutil
 import pytest
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.runtime import EmbeddedBroker, create_topic
+
+
+# Every process a test starts inherits this variable, set to the session's and then the test's own mark, so processes
+# can be found and killed by it even after their parent died and they were re-parented to init.
+MARK = "HUDI_KAFKA_NB_TEST_RUN"
+SESSION = uuid.uuid4().hex[:12]
+
+
+def marked_processes(prefix):
+    "Live processes (not this one, nor the Spark JVM this process talks to) whose mark starts with `prefix`."
+    found = []
+    for process in psutil.process_iter(["pid", "ppid", "cmdline"]):
+        if process.pid == os.getpid(): continue
+        if process.info["ppid"] == os.getpid() and "pyspark-shell" in " ".join(process.info["cmdline"] or []): continue
+        try:
+            if (process.environ().get(MARK) or "").startswith(prefix): found.append(process)
+        except psutil.Error: continue
+    return found
+
+
+def kill_and_describe(processes):
+    described = [f"{p.pid}: {' '.join(p.info['cmdline'] or [])[:160]}" for p in processes]
+    for process in processes:
+        try: process.kill()
+        except psutil.Error: pass
+    psutil.wait_procs(processes, timeout=10)
+    return described
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_outlives_the_suite():
+    os.environ[MARK] = SESSION
+    yield
+    survivors = marked_processes(SESSION)
+    assert not survivors, f"processes outlived the test suite (now killed): {kill_and_describe(survivors)}"
+
+
+@pytest.fixture(autouse=True)
+def no_process_outlives_its_test(request):
+    mark = f"{SESSION}/{request.node.nodeid}"
+    os.environ[MARK] = mark
+    yield
+    os.environ[MARK] = SESSION
+    survivors = marked_processes(mark)
+    assert not survivors, f"{request.node.nodeid} left processes running (now killed): {kill_and_describe(survivors)}"
 
 
 @pytest.fixture(scope="session")

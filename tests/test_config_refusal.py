@@ -31,3 +31,33 @@ def test_wrong_type_names_the_key(sink_params):
 def test_unreachable_broker_is_named(sink_params):
     from hudi_kafka_nb.runtime import free_port
     assert "cannot reach Kafka" in refusal({**sink_params, "bootstrap_servers": f"127.0.0.1:{free_port()}", "broker_wait_s": 2})
+
+
+def test_a_misspelt_papermill_parameter_stops_the_job_with_the_packages_message(sink_params, tmp_path):
+    import papermill
+    from hudi_kafka_nb.runtime import jobs_dir
+    with pytest.raises(papermill.PapermillExecutionError) as caught:
+        papermill.execute_notebook(str(jobs_dir() / "coordinator.ipynb"), str(tmp_path / "out.ipynb"), progress_bar=False,
+                                   parameters={**{k: str(v) for k, v in sink_params.items() if k != "value_schema"},
+                                               "comit_interval_s": 1})
+    assert "unknown setting 'comit_interval_s': did you mean 'commit_interval_s'?" in str(caught.value)
+
+
+@pytest.mark.parametrize("role", ["coordinator", "participant"])
+def test_a_table_path_that_is_a_file_is_refused_naming_the_setting(sink_params, tmp_path, role):
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(ConfigError, match="setting 'table_path': .* is a file, not a folder"):
+        run_job(role, {**sink_params, "table_path": str(tmp_path / "a-file")})
+
+
+def test_a_table_path_on_a_read_only_disk_is_refused_naming_the_setting(sink_params):
+    with pytest.raises(ConfigError, match="setting 'table_path': cannot write under /proc/sys"):
+        run_job("participant", {**sink_params, "table_path": "/proc/sys/orders"})
+
+
+def test_a_participant_pointed_at_another_table_refuses_to_start(sink_params, tmp_path):
+    other = tmp_path / "customers"
+    (other / ".hoodie").mkdir(parents=True)
+    (other / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=customers\nhoodie.table.type=COPY_ON_WRITE\n")
+    with pytest.raises(Exception, match="hoodie.table.name='customers'"):
+        run_job("participant", {**sink_params, "table_path": str(other)})

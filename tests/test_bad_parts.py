@@ -1,0 +1,63 @@
+"""One bad part never stalls the table (issue 10): each case on the real broker and Hudi, the stream committing again
+within a few commit intervals, and exactly-once checked as in the other suites."""
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigEntry, AlterConfigOpType
+from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
+from hudi_kafka_nb.kafka import DeadLetterQueue
+from hudi_kafka_nb.records import DeadLetter, RawRecord
+from hudi_kafka_nb.runtime import create_topic
+from helpers import read_dead_letters
+
+
+def set_topic_config(bootstrap_servers, topic, **values):
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry(k.replace("_", "."), str(v), incremental_operation=AlterConfigOpType.SET) for k, v in values.items()])
+    admin.incremental_alter_configs([resource])[resource].result(timeout=30)
+
+
+def produce_raw(bootstrap_servers, topic, records):
+    "Produce (partition, value) pairs; the next offset of each partition written to."
+    ends = {}
+    def delivered(error, message):
+        assert error is None, error
+        ends[(message.topic(), message.partition())] = message.offset() + 1
+    producer = Producer({"bootstrap.servers": bootstrap_servers, "message.max.bytes": 8_000_000, "acks": "all"})
+    for partition, value in records: producer.produce(topic, value=value, partition=partition, on_delivery=delivered)
+    assert producer.flush(30) == 0
+    return ends
+
+
+def test_a_letter_the_dead_letter_topic_refuses_is_sent_again_with_its_headers_only(broker, sink_config):
+    topic = sink_config.dead_letters
+    create_topic(broker.bootstrap_servers, topic, 1)
+    set_topic_config(broker.bootstrap_servers, topic, max_message_bytes=20_000)
+    queue = DeadLetterQueue.for_config(sink_config, "p-1")
+    queue.send(DeadLetter(RawRecord("orders", 3, 42, 0, b"k", b"x" * 100_000), "not valid JSON"))
+    queue.send(DeadLetter(RawRecord("orders", 3, 43, 0, b"k", b"y" * 100), "not valid JSON"))
+    assert queue.flush(30) == 0, "every letter reached the topic"
+    letters = sorted(read_dead_letters(broker.bootstrap_servers, topic, expected=2), key=lambda l: l[0]["hudi_kafka_nb.source.offset"])
+    (big, big_value), (small, small_value) = letters
+    assert (big["hudi_kafka_nb.source.offset"], big["hudi_kafka_nb.source.value.bytes"], big_value) == ("42", "100000", None)
+    assert "too large" in big["hudi_kafka_nb.value.truncated"]
+    assert small_value == b"y" * 100 and "hudi_kafka_nb.value.truncated" not in small
+
+
+def test_poison_records_alone_in_a_fetch_or_larger_than_the_dead_letter_topic_never_stop_the_stream(broker, tmp_path):
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=2, broker=broker)
+    stack.start()
+    set_topic_config(broker.bootstrap_servers, stack.topic, max_message_bytes=8_000_000)
+    try:
+        stack.produce(1_000); stack.wait_committed()
+        poison = produce_raw(broker.bootstrap_servers, stack.topic, [(0, b"{" + b"x" * 5_000_000), (1, b"not json")])
+        stack.ends.update(poison)                  # each poison record is the last of its partition
+        stack.wait_committed(90)
+    finally:
+        stack.stop()
+    letters = read_dead_letters(broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=2)
+    by_offset = {(h["hudi_kafka_nb.source.partition"], h["hudi_kafka_nb.source.offset"]): (h, v) for h, v in letters}
+    big_headers, big_value = by_offset[("0", str(poison[(stack.topic, 0)] - 1))]
+    assert big_headers["hudi_kafka_nb.source.value.bytes"] == "5000001" and len(big_value) < 262_144
+    assert by_offset[("1", str(poison[(stack.topic, 1)] - 1))][1] == b"not json"
+    dead = {(stack.topic, int(p), int(o)) for p, o in by_offset}
+    assert verdict_ok(verify_table(stack.table_path, stack.ends, dead_lettered=dead))
