@@ -34,6 +34,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     write_timeout_s: float = 60.0               # END_COMMIT → all WRITE_STATUS, else the instant is aborted
     heartbeat_interval_s: float = 1.0           # participants announce themselves this often
     participant_timeout_s: float = 10.0         # silent this long → partitions move to live participants
+    participant_quarantine_s: float = 300.0     # a participant that fails two instants in a row sits out this long
     min_participants: int = 1                   # the coordinator waits for this many before the first instant
     max_batch_records: int = 20_000             # records per consume() call
     max_buffered_records: int = 500_000         # a participant stops reading until END_COMMIT beyond this (bounds memory)

@@ -15,8 +15,8 @@ from .messages import (AbortCommit, AckCommit, Checkpoint, ControlEvent, EndComm
 from .fencing import CommitConflict, Fenced
 
 # %% auto #0
-__all__ = ['log', 'CRASH_POINTS', 'assign_partitions', 'start_offsets', 'check_statuses', 'crash_point', 'CoordinatorState',
-           'Transaction', 'Coordinator', 'status_file', 'open_coordinator']
+__all__ = ['log', 'CRASH_POINTS', 'assign_partitions', 'start_offsets', 'check_statuses', 'crash_point', 'ParticipantHealth',
+           'CoordinatorState', 'Transaction', 'Coordinator', 'status_file', 'open_coordinator']
 
 # %% ../nbs/08_coordinator.ipynb #5a96611f
 log = logging.getLogger(__name__)
@@ -62,6 +62,31 @@ def crash_point(name: str):
     if os.environ.get("HUDI_KAFKA_NB_CRASH_AT") == name:
         log.warning("crash injected at %s", name); logging.shutdown(); os._exit(137)
 
+# %% ../nbs/08_coordinator.ipynb #a9e1b002
+class ParticipantHealth:
+    "Consecutive failures per participant; `limit` in a row quarantine it for `quarantine_s`."
+    def __init__(self, quarantine_s: float, clock: Callable[[], float], limit: int = 2):
+        self.quarantine_s, self.clock, self.limit = quarantine_s, clock, limit
+        self.failures: dict[str, int] = {}
+        self._until: dict[str, tuple[float, str]] = {}      # participant → (end of its quarantine, why)
+
+    def failed(self, participant: str, reason: str) -> bool:
+        "Count a failure; True if it has just put the participant in quarantine."
+        self.failures[participant] = self.failures.get(participant, 0) + 1
+        if self.failures[participant] < self.limit or participant in self._until: return False
+        self._until[participant] = (self.clock() + self.quarantine_s, reason)
+        return True
+
+    def succeeded(self, participant: str): self.failures.pop(participant, None)
+
+    def quarantined(self) -> dict[str, str]:
+        "Participants in quarantine now, with why; those whose time is up get one more chance."
+        for participant, (until, _) in list(self._until.items()):
+            if until <= self.clock():
+                del self._until[participant]; self.failures[participant] = self.limit - 1
+                log.info("participant %s is back from quarantine", participant)
+        return {p: reason for p, (_, reason) in self._until.items()}
+
 # %% ../nbs/08_coordinator.ipynb #8ab2db7d
 class CoordinatorState(Enum):
     WAITING = "WAITING"; WRITING = "WRITING"; COLLECTING = "COLLECTING"; STOPPED = "STOPPED"
@@ -84,6 +109,7 @@ class Coordinator:
         self.participants: dict[str, float] = {}            # participant id → when last heard
         self.txn: Transaction | None = None
         self.counts = {"commits": 0, "aborts": 0, "empty": 0}
+        self.health = ParticipantHealth(self.config.participant_quarantine_s, clock)
         self.epoch = self.table.take_over(self.id)
         self.last_committed_instant, checkpoint = self.table.latest()
         self.committed = checkpoint.next_offsets() if checkpoint else {}
@@ -109,9 +135,11 @@ def step(self: Coordinator):
         if self.state is CoordinatorState.STOPPED: return
         now = self.clock()
         if self.state is CoordinatorState.WAITING:
-            # min_participants gates only the first instant; after a commit, whoever is alive carries on
+            # min_participants gates only the first instant (quarantined participants count as joined);
+            # after a commit, whoever is alive carries on
             live = self.live_participants()
-            if len(live) >= self.config.min_participants or (self.counts["commits"] and live): self.start_instant()
+            joined = len(live) + len(self.health.quarantined())
+            if live and (joined >= self.config.min_participants or self.counts["commits"]): self.start_instant()
         elif self.txn and (lost := self._lost_participants()):
             self.abort(f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s")
         elif self.state is CoordinatorState.WRITING and now >= self.txn.end_at:
@@ -119,6 +147,7 @@ def step(self: Coordinator):
             else: self.txn.end_at = now + self.config.commit_interval_s
         elif self.state is CoordinatorState.COLLECTING and now >= self.txn.collect_until:
             missing = sorted(set(self.txn.assignment) - set(self.txn.statuses))
+            for participant in missing: self._participant_failed(participant, f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}")
             self.abort(f"write timeout: no WRITE_STATUS from {missing}")
     except Fenced as e: self.step_down(str(e))
 
@@ -131,8 +160,9 @@ def run(self: Coordinator, should_stop: Callable[[], bool]):
 
 @patch
 def live_participants(self: Coordinator) -> list[str]:
-    horizon = self.clock() - self.config.participant_timeout_s
-    return sorted(p for p, seen in self.participants.items() if seen >= horizon)
+    "Participants heard from lately, less those in quarantine."
+    horizon, quarantined = self.clock() - self.config.participant_timeout_s, self.health.quarantined()
+    return sorted(p for p, seen in self.participants.items() if seen >= horizon and p not in quarantined)
 
 @patch
 def _lost_participants(self: Coordinator) -> list[str]:
@@ -170,7 +200,16 @@ def on_write_status(self: Coordinator, event: WriteStatus):
         log.info("coordinator %s ignored WRITE_STATUS for instant %s (epoch %d) from %s", self.id, event.instant, event.epoch, event.participant_id)
         return
     self.txn.statuses[event.participant_id] = event
+    if event.error:
+        self._participant_failed(event.participant_id, event.error)
+        return self.abort(f"participant {event.participant_id} could not write: {event.error}")
     if self.state is CoordinatorState.COLLECTING: self.try_commit()
+
+@patch
+def _participant_failed(self: Coordinator, participant: str, reason: str):
+    if self.health.failed(participant, reason):
+        log.warning(transition_line("coordinator", self.id, "PARTICIPANT_QUARANTINED", participant=participant,
+                                    seconds=self.config.participant_quarantine_s, reason=reason.replace(" ", "_")[:300]))
 
 @patch
 def step_down(self: Coordinator, reason: str):
@@ -243,6 +282,7 @@ def on_committed(self: Coordinator, checkpoint: Checkpoint):
     self.committed.update(checkpoint.next_offsets())
     self.last_committed_instant = self.txn.instant
     self.counts["commits"] += 1
+    for participant in self.txn.statuses: self.health.succeeded(participant)
     crash_point("after_publish")
     self.channel.send(AckCommit(epoch=self.epoch, instant=self.txn.instant))
     self._next(committed=self.txn.instant, records=sum(p.records_written for p in checkpoint.partitions))
@@ -272,6 +312,7 @@ def status(self: Coordinator) -> dict:
                   for t, p in self.partitions}
     return {"coordinator": self.id, "state": self.state.value, "epoch": self.epoch, "instant": self.instant,
             "last_committed_instant": self.last_committed_instant, "live_participants": self.live_participants(),
+            "quarantined_participants": self.health.quarantined(),
             "partitions": partitions, "updated_at": time.time(), **self.counts}
 
 @patch

@@ -120,12 +120,9 @@ class FencedTable:
     def hudi_version(self) -> str: return self.committer.hudi.version
 
     def latest(self):
-        "(latest commit instant, its Checkpoint) of our commits; (None, None) before the first."
-        from hudi_kafka_nb.messages import read_checkpoint
-        for commit in reversed(self.read_commits(self.path)):
-            checkpoint = read_checkpoint(commit["metadata"])
-            if checkpoint is not None: return commit["instant"], checkpoint
-        return None, None
+        "(latest commit instant, its Checkpoint) of our commits, by epoch then instant; (None, None) before the first."
+        from hudi_kafka_nb.messages import latest_checkpoint
+        return latest_checkpoint(self.read_commits(self.path))
 
     def _slot(self) -> Slot:
         instant, checkpoint = self.latest()

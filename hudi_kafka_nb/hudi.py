@@ -13,7 +13,8 @@ from .config import PROTOCOL_OWNED_KEYS, ConfigError, SinkConfig
 __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'record_key_fields', 'key_generator_class',
            'table_options', 'participant_options', 'bundle_jars', 'on_databricks', 'spark_session', 'hudi_version',
            'HudiJava', 'TableError', 'table_properties', 'check_table', 'create_or_open_table', 'check_table_folder',
-           'HudiCommitter', 'WrittenFiles', 'HudiWriter', 'completion_times', 'completed_commits', 'write_stats']
+           'HudiCommitter', 'error_summary', 'WrittenFiles', 'HudiWriter', 'completion_times', 'completed_commits',
+           'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -231,6 +232,18 @@ class HudiCommitter:
         return any(i.requestedTime() == instant for i in timeline.getInstants())
 
     def close(self): self.client.close()
+
+# %% ../nbs/02_hudi.ipynb #b2f0e002
+def error_summary(error: BaseException, limit: int = 500) -> str:
+    "One line saying what went wrong; for a Java exception behind py4j, its root cause rather than py4j's wrapper."
+    java, text = getattr(error, "java_exception", None), f"{type(error).__name__}: {error}"
+    if java is not None:
+        try:
+            while java.getCause() is not None and not java.getCause().equals(java): java = java.getCause()
+            text = java.toString()
+        except Exception: pass                       # the JVM is gone: py4j's own text is all there is
+    lines = text.strip().splitlines()
+    return (lines[0] if lines else type(error).__name__)[:limit]
 
 # %% ../nbs/02_hudi.ipynb #1f11bd1f
 class WrittenFiles:

@@ -11,7 +11,7 @@ import msgspec
 __all__ = ['PROTOCOL_VERSION', 'log', 'ANY_EVENT', 'CHECKPOINT_KEY', 'PartitionStart', 'PartitionProgress', 'ControlEvent',
            'Heartbeat', 'StartCommit', 'EndCommit', 'WriteStatus', 'AckCommit', 'AbortCommit', 'Hello', 'encode_event',
            'decode_event', 'streamer_checkpoint', 'connect_sink_offsets', 'Checkpoint', 'extra_metadata',
-           'read_checkpoint', 'transition_line']
+           'read_checkpoint', 'latest_checkpoint', 'transition_line']
 
 # %% ../nbs/01_messages.ipynb #f2a54df4
 PROTOCOL_VERSION = 3         # 2: WRITE_STATUS carries Hudi's own write statuses; 3: every event names its table
@@ -62,6 +62,7 @@ class WriteStatus(ControlEvent, tag="WRITE_STATUS"):
     partitions: list[PartitionProgress]
     hudi_version: str = ""            # the Hudi jar that serialized the statuses: they are only readable by the same
     write_statuses: bytes = b""       # Hudi's List<WriteStatus>, Kryo-serialized as Hudi's Kafka Connect sink sends it
+    error: str = ""                   # why this participant could not write the instant ("" when it could)
 
 class AckCommit(ControlEvent, tag="ACK_COMMIT"):
     "The instant is complete in the table; commit offsets to the consumer group."
@@ -138,6 +139,14 @@ def read_checkpoint(metadata: dict) -> Checkpoint | None:
     "Our checkpoint inside a commit's metadata, or None for commits another writer made."
     raw = (metadata.get("extraMetadata") or {}).get(CHECKPOINT_KEY)
     return msgspec.json.decode(raw, type=Checkpoint) if raw else None
+
+def latest_checkpoint(commits: list[dict]) -> tuple[str | None, Checkpoint | None]:
+    "(instant, Checkpoint) of our latest commit among `commits` ({'instant', 'metadata'}), by epoch then instant time."
+    ours = [(checkpoint.epoch, commit["instant"], checkpoint) for commit in commits
+            if (checkpoint := read_checkpoint(commit["metadata"])) is not None]
+    if not ours: return None, None
+    _, instant, checkpoint = max(ours, key=lambda mine: mine[:2])
+    return instant, checkpoint
 
 # %% ../nbs/01_messages.ipynb #bd9722c8
 def transition_line(role: str, role_id: str, state: str, **fields) -> str:

@@ -14,7 +14,7 @@ from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     StartCommit, WriteStatus, transition_line)
 from .records import RawRecord, decode_records
-from .hudi import data_schema
+from .hudi import data_schema, error_summary
 
 # %% auto #0
 __all__ = ['log', 'ParticipantState', 'Progress', 'fresh_records', 'advance', 'Participant', 'open_participant']
@@ -97,16 +97,19 @@ def on_event(self: Participant, event: ControlEvent):
     handler = {StartCommit: self.on_start_commit, EndCommit: self.on_end_commit,
                AckCommit: self.on_ack_commit, AbortCommit: self.on_abort_commit}.get(type(event))
     if handler is None: return                    # heartbeats and WRITE_STATUS are for the coordinator
-    if event.epoch < self.epoch:
-        log.info("participant %s ignored %s of old epoch %d < %d", self.id, type(event).__name__, event.epoch, self.epoch); return
+    if event.epoch < self.epoch:                  # a zombie coordinator's: worth a WARNING when it tries to start an instant
+        log.log(logging.WARNING if isinstance(event, StartCommit) else logging.INFO, "participant %s ignored %s %s of old epoch %d < %d",
+                self.id, type(event).__name__, event.instant, event.epoch, self.epoch); return
     handler(event)
 
 # %% ../nbs/07_participant.ipynb #dd7b23c0
 @patch
 def on_start_commit(self: Participant, event: StartCommit):
-    if self.instant is not None and event.instant <= self.instant and event.epoch == self.epoch: return   # duplicate or replayed
+    if self.instant is not None and event.instant <= self.instant and event.epoch == self.epoch:
+        log.warning("participant %s ignored START_COMMIT %s of epoch %d: repeated or stale (it had %s)", self.id, event.instant, event.epoch, self.instant); return
     if not self.writer.is_inflight(event.instant):
-        log.info("participant %s ignored START_COMMIT %s: not inflight on the table", self.id, event.instant); return
+        log.warning("participant %s ignored START_COMMIT %s: not inflight in the table at table_path=%s (is it the coordinator's?)",
+                    self.id, event.instant, self.config.table_path); return
     self._settle_previous_instant()
     self.epoch, self.instant, self.batches, self.buffered = event.epoch, event.instant, [], 0
     mine = event.assignments.get(self.id, [])
@@ -153,17 +156,16 @@ def on_end_commit(self: Participant, event: EndCommit):
     if self.state is not ParticipantState.WRITING or event.instant != self.instant: return
     started = self.clock()
     try: written = self.writer.write(pa.Table.from_batches(self.batches, schema=self.schema), self.instant) if self.buffered else None
-    except Exception:
-        if self.writer.is_inflight(self.instant): raise          # a real write error on an open instant: let the job fail
+    except Exception as e:
+        if self.writer.is_inflight(self.instant):                # a real write error: tell the coordinator, which aborts
+            return self._report_failure(f"Hudi write failed: {error_summary(e)}")
         written = None                                           # the rollback deleted files under Hudi's writer
     write_s = round(self.clock() - started, 2)
     if self.buffered and not self.writer.is_inflight(self.instant):
         self.writer.delete_instant(self.instant); self.batches = []
         self._transition(ParticipantState.IDLE, reason="instant_rolled_back_while_writing"); return
     undelivered = self.dead_letters.flush(30)
-    if undelivered:
-        log.error("participant %s: %d dead letters not delivered; not reporting instant %s", self.id, undelivered, self.instant)
-        self._transition(ParticipantState.IDLE, reason="dead-letter topic unavailable"); return
+    if undelivered: return self._report_failure(f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}")
     reports = [p.report() for p in self.progress.values()]
     self.channel.send(WriteStatus(epoch=self.epoch, instant=self.instant, participant_id=self.id, partitions=reports,
                                   hudi_version=self.writer.version, write_statuses=written.statuses if written else b""))
@@ -172,6 +174,15 @@ def on_end_commit(self: Participant, event: EndCommit):
                      records=sum(r.records_written for r in reports), write_s=write_s)
 
 # %% ../nbs/07_participant.ipynb #42181f30
+@patch
+def _report_failure(self: Participant, error: str):
+    "Tell the coordinator this instant failed here, and why; it rolls the instant back and may quarantine us."
+    log.error("participant %s could not write instant %s: %s", self.id, self.instant, error)
+    self.channel.send(WriteStatus(epoch=self.epoch, instant=self.instant, participant_id=self.id, partitions=[p.report() for p in self.progress.values()],
+                                  hudi_version=self.writer.version, error=error))
+    self.batches = []
+    self._transition(ParticipantState.IDLE, reason="write_failed")
+
 @patch
 def on_ack_commit(self: Participant, event: AckCommit):
     if self.state is not ParticipantState.AWAITING_ACK or event.instant != self.instant: return

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 import pyarrow as pa
 from .hudi import completed_commits, write_stats
-from .messages import read_checkpoint
+from .messages import latest_checkpoint, read_checkpoint
 
 # %% auto #0
 __all__ = ['hudi_table', 'read_snapshot', 'read_incremental', 'spark_read', 'spark_read_incremental', 'commit_log',
@@ -51,21 +51,19 @@ def spark_read_incremental(spark, table_path: str | Path, start: str, end: str):
 
 # %% ../nbs/09_reading.ipynb #98515ee1
 def commit_log(table_path: str | Path) -> list[dict]:
-    "One entry per completed commit: instant, completion time, epoch, records, files, and offsets per partition."
+    "One entry per completed commit, in commit order (epoch, then instant): instant, completion time, epoch, records, files, offsets."
     entries = []
     for commit in completed_commits(table_path):
         checkpoint, stats = read_checkpoint(commit["metadata"]), write_stats(commit["metadata"])
         entries.append({"instant": commit["instant"], "completed": commit["completed"], "epoch": checkpoint.epoch if checkpoint else None,
                         "files": len(stats), "records": sum(s.get("numInserts") or 0 for s in stats), "paths": [s["path"] for s in stats],
                         "offsets": {f"{p.topic}[{p.partition}]": (p.start_offset, p.next_offset) for p in checkpoint.partitions} if checkpoint else {}})
-    return entries
+    return sorted(entries, key=lambda e: (e["epoch"] or 0, e["instant"]))
 
 def committed_offsets(table_path: str | Path) -> dict[tuple[str, int], int]:
     "The next offset of each partition per the latest commit; {} before the first."
-    for commit in reversed(completed_commits(table_path)):
-        checkpoint = read_checkpoint(commit["metadata"])
-        if checkpoint is not None: return checkpoint.next_offsets()
-    return {}
+    _, checkpoint = latest_checkpoint(completed_commits(table_path))
+    return checkpoint.next_offsets() if checkpoint else {}
 
 def has_committed(table_path: str | Path, ends: dict[tuple[str, int], int]) -> bool:
     "Whether the table has committed every partition up to `ends`."

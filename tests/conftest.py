@@ -12,8 +12,8 @@ MARK = "HUDI_KAFKA_NB_TEST_RUN"
 SESSION = uuid.uuid4().hex[:12]
 
 
-def marked_processes(prefix):
-    "Live processes (not this one, nor the Spark JVM this process talks to) whose mark starts with `prefix`."
+def marked_processes(prefix, grace_s=15):
+    "Processes (not this one, nor its own Spark JVM) marked with `prefix` still alive after `grace_s` to exit on their own."
     found = []
     for process in psutil.process_iter(["pid", "ppid", "cmdline"]):
         if process.pid == os.getpid(): continue
@@ -21,7 +21,8 @@ def marked_processes(prefix):
         try:
             if (process.environ().get(MARK) or "").startswith(prefix): found.append(process)
         except psutil.Error: continue
-    return found
+    _, alive = psutil.wait_procs(found, timeout=grace_s)      # a stopped role's Spark JVM exits a moment after the role
+    return alive
 
 
 def kill_and_describe(processes):

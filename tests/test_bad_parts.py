@@ -1,5 +1,6 @@
 """One bad part never stalls the table (issue 10): each case on the real broker and Hudi, the stream committing again
 within a few commit intervals, and exactly-once checked as in the other suites."""
+import json
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigEntry, AlterConfigOpType
 from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
@@ -61,3 +62,58 @@ def test_poison_records_alone_in_a_fetch_or_larger_than_the_dead_letter_topic_ne
     assert by_offset[("1", str(poison[(stack.topic, 1)] - 1))][1] == b"not json"
     dead = {(stack.topic, int(p), int(o)) for p, o in by_offset}
     assert verdict_ok(verify_table(stack.table_path, stack.ends, dead_lettered=dead))
+
+
+def coordinator_log(stack):
+    return (stack.workdir / "coordinator.log").read_text(errors="replace")
+
+
+def test_a_participant_whose_writes_fail_is_quarantined_and_the_others_carry_on(broker, tmp_path):
+    from hudi_kafka_nb.coordinator import status_file
+    from hudi_kafka_nb.runtime import RoleProcess
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker, min_participants=2,
+                       participant_quarantine_s=600).start()
+    # a misconfigured participant: Hudi refuses its parquet codec on every write
+    broken = {**stack.role_params(), "hudi_options": {"hoodie.parquet.compression.codec": "no-such-codec"}}
+    stack.roles["participant-broken"] = RoleProcess("participant", broken, stack.workdir, name="participant-broken", direct=True).start()
+    try:
+        stack.produce(3_000)
+        stack.wait_committed(180)
+    finally:
+        stack.stop()
+    assert "state=PARTICIPANT_QUARANTINED participant=participant-broken" in coordinator_log(stack)
+    status = json.loads(status_file(stack.table_path).read_text())
+    assert "participant-broken" not in status["live_participants"]
+    assert "CompressionCodecName.NO-SUCH-CODEC" in status["quarantined_participants"]["participant-broken"]
+    assert verdict_ok(verify_table(stack.table_path, stack.ends))
+
+
+def test_two_sinks_left_on_one_control_topic_both_commit_and_say_why_they_ignore_each_other(broker, tmp_path):
+    shared = {"control_topic": f"shared-control-{tmp_path.name[-12:]}"}
+    orders = LocalStack(tmp_path / "orders", participants=1, partitions=2, broker=broker, **shared)
+    customers = LocalStack(tmp_path / "customers", participants=1, partitions=2, broker=broker, table_name="customers", **shared)
+    try:
+        orders.start(); customers.start()
+        orders.produce(1_000); customers.produce(1_000)
+        orders.wait_committed(180); customers.wait_committed(180)
+    finally:
+        orders.stop(); customers.stop()
+    assert verdict_ok(verify_table(orders.table_path, orders.ends)) and verdict_ok(verify_table(customers.table_path, customers.ends))
+    assert "give each table its own control_topic" in coordinator_log(orders)
+
+
+def test_a_coordinator_restarted_an_hour_behind_the_table_resumes_from_the_latest_commit(broker, tmp_path):
+    from hudi_kafka_nb.reading import commit_log
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=2, broker=broker).start()
+    try:
+        stack.produce(1_000); stack.wait_committed()
+        stack.kill("coordinator")
+        # Hudi takes instant times from the JVM's clock in its time zone: one an hour west is an hour behind
+        stack.restart("coordinator", env={"JAVA_TOOL_OPTIONS": "-Duser.timezone=Etc/GMT+1"})
+        for _ in range(3):
+            stack.produce(500); stack.wait_committed(120)
+    finally:
+        stack.stop()
+    instants = [c["instant"] for c in commit_log(stack.table_path)]
+    assert len(instants) >= 3 and min(instants[1:]) < instants[0], f"the restarted coordinator's instants are behind the first: {instants}"
+    assert verdict_ok(verify_table(stack.table_path, stack.ends))
