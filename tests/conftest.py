@@ -10,13 +10,14 @@ from hudi_kafka_nb.runtime import EmbeddedBroker, create_topic
 # can be found and killed by it even after their parent died and they were re-parented to init.
 MARK = "HUDI_KAFKA_NB_TEST_RUN"
 SESSION = uuid.uuid4().hex[:12]
+SESSION_BROKERS = []        # a test may kill and restart the session's broker: its new process is the session's, not the test's
 
 
 def marked_processes(prefix, grace_s=15):
     "Processes (not this one, nor its own Spark JVM) marked with `prefix` still alive after `grace_s` to exit on their own."
     found = []
     for process in psutil.process_iter(["pid", "ppid", "cmdline"]):
-        if process.pid == os.getpid(): continue
+        if process.pid == os.getpid() or process.pid in {b.process.pid for b in SESSION_BROKERS if b.process}: continue
         if process.info["ppid"] == os.getpid() and "pyspark-shell" in " ".join(process.info["cmdline"] or []): continue
         try:
             if (process.environ().get(MARK) or "").startswith(prefix): found.append(process)
@@ -55,7 +56,9 @@ def no_process_outlives_its_test(request):
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
     with EmbeddedBroker(tmp_path_factory.mktemp("broker")) as running:
+        SESSION_BROKERS.append(running)
         yield running
+        SESSION_BROKERS.remove(running)
 
 
 @pytest.fixture
