@@ -4,12 +4,13 @@
 
 # %% ../nbs/00_config.ipynb #9e5c4ad5
 from __future__ import annotations
-import difflib, json, os
+import difflib, json, os, re
 import msgspec
 
 # %% auto #0
-__all__ = ['DEMO_VALUE_SCHEMA', 'PROTOCOL_OWNED_KEYS', 'ARROW_TYPES', 'SinkConfig', 'ConfigError', 'unknown_setting_error',
-           'load_config', 'client_settings', 'consumer_settings']
+__all__ = ['DEMO_VALUE_SCHEMA', 'PROTOCOL_OWNED_KEYS', 'ARROW_TYPES', 'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'SinkConfig',
+           'ConfigError', 'unknown_setting_error', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config',
+           'client_settings', 'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
 DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
@@ -76,6 +77,35 @@ def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
     hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
     return ConfigError(f"unknown setting {key!r}: {hint}")
 
+# %% ../nbs/00_config.ipynb #c5e0a002
+SECRET_KEY_PATTERN = re.compile(r"password|secret|\.key\.pem$|^ssl_key$|oauthbearer\.config$|jaas")
+SECRET_REFERENCE = re.compile(r"\$\{(env|file):([^}]+)\}")
+
+def is_secret_key(key: str) -> bool:
+    "Whether a librdkafka setting holds a secret (its value must be a reference and is never shown)."
+    return bool(SECRET_KEY_PATTERN.search(key))
+
+def resolve_secret(key: str, value: str) -> str:
+    "The value a `${env:…}` or `${file:…}` reference stands for; other values as they are."
+    match = SECRET_REFERENCE.fullmatch(value)
+    if not match: return value
+    provider, where = match.groups()
+    if provider == "env":
+        if where not in os.environ: raise ConfigError(f"setting 'kafka': {key!r} refers to ${{env:{where}}}, which is not set in this process")
+        return os.environ[where]
+    path, _, prop = where.rpartition(":") if ":" in where else (where, "", "")
+    try: text = open(path).read()
+    except OSError as e: raise ConfigError(f"setting 'kafka': {key!r} refers to ${{file:{where}}}, which cannot be read ({e.strerror})") from None
+    if not prop: return text.rstrip("\n")
+    for line in text.splitlines():
+        name, sep, found = line.partition("=")
+        if sep and name.strip() == prop: return found.strip()
+    raise ConfigError(f"setting 'kafka': {key!r} refers to ${{file:{where}}}, but {path} has no key {prop!r}")
+
+def redacted(settings: dict[str, str]) -> dict[str, str]:
+    "`settings` fit to print: every secret's value hidden."
+    return {k: "[redacted]" if is_secret_key(k) else v for k, v in settings.items()}
+
 # %% ../nbs/00_config.ipynb #3a21a2d9
 def _option_text(value) -> str:
     "An option value as Kafka's and Hudi's configs spell it: 40 → '40', True → 'true'."
@@ -87,7 +117,8 @@ def _coerce_text(key: str, value):
     if isinstance(value, str) and key in ("value_schema", "kafka", "hudi_options"):
         try: value = json.loads(value) if value.strip() else {}
         except json.JSONDecodeError as e:
-            raise ConfigError(f"setting {key!r} must be a JSON object, got {value!r} ({e})") from None
+            # never echo the text: a kafka setting may hold a password, and this message lands in logs and notebooks
+            raise ConfigError(f"setting {key!r} must be a JSON object; the {len(value)} characters given are not one ({e})") from None
     if key in ("kafka", "hudi_options") and isinstance(value, dict): return {k: _option_text(v) for k, v in value.items()}
     return value
 
@@ -112,6 +143,10 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.min_participants >= 1, "min_participants", "must be at least 1")
     need(config.max_buffered_records >= config.max_batch_records, "max_buffered_records", "must be at least max_batch_records")
     need(config.control not in config.topics, "control_topic", "must not be one of the data topics")
+    for key, value in config.kafka.items():
+        need(not is_secret_key(key) or SECRET_REFERENCE.fullmatch(value), "kafka",
+             f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
+             f"give it as ${{env:VARIABLE}} or ${{file:/path/to/file}} (see `resolve_secret`)")
     for key in config.hudi_options:
         need(key.startswith("hoodie."), "hudi_options", f"holds {key!r}, which is not a Hudi setting (hoodie.*)")
         need(key not in PROTOCOL_OWNED_KEYS, "hudi_options", f"sets {key!r}, which the sink itself must control; remove it")
@@ -137,8 +172,8 @@ def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkC
 
 # %% ../nbs/00_config.ipynb #76ea6f7c
 def client_settings(config: SinkConfig, **extra) -> dict:
-    "librdkafka settings shared by every client of this sink."
-    return {"bootstrap.servers": config.bootstrap_servers, **config.kafka, **extra}
+    "librdkafka settings shared by every client of this sink, secrets resolved (never log these: see `redacted`)."
+    return {"bootstrap.servers": config.bootstrap_servers, **{k: resolve_secret(k, v) for k, v in config.kafka.items()}, **extra}
 
 def consumer_settings(config: SinkConfig, group_id: str, **extra) -> dict:
     "Settings for a consumer that reads in large batches and never auto-commits."

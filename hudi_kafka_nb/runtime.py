@@ -6,12 +6,12 @@
 from __future__ import annotations
 import logging, os, signal, socket, subprocess, sys, time
 from pathlib import Path
-import yaml
-from .config import SinkConfig, load_config, unknown_setting_error
+import msgspec, yaml
+from .config import SinkConfig, load_config, redacted, unknown_setting_error
 
 # %% auto #0
 __all__ = ['log', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'free_port', 'kafka_classpath', 'broker_properties', 'EmbeddedBroker',
-           'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'RoleProcess']
+           'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'owner_only', 'RoleProcess']
 
 # %% ../nbs/10_runtime.ipynb #983b62d3
 log = logging.getLogger(__name__)
@@ -143,6 +143,8 @@ def run_job(role: str, params: dict) -> dict:
     import faulthandler
     faulthandler.register(signal.SIGUSR1, all_threads=True)    # `kill -USR1 <pid>` prints where a role is stuck
     config = load_config(params)
+    shown = {**msgspec.structs.asdict(config), "kafka": redacted(config.kafka)}
+    log.info("%s %s starts with settings %s", role, controls.get("role_id") or "", msgspec.json.encode(shown).decode())
     should_stop = _stop_condition(controls.get("stop_file", ""), controls.get("max_runtime_s", 0))
     if role == "coordinator":
         from hudi_kafka_nb.coordinator import open_coordinator
@@ -165,6 +167,11 @@ def jobs_dir() -> Path:
     "The repository's `jobs/` folder (role notebooks)."
     return Path(__file__).resolve().parent.parent / "jobs"
 
+def owner_only(path: Path) -> Path:
+    "Create `path` (if absent) readable and writable by its owner only: a role's files may hold its settings."
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)); os.chmod(path, 0o600)
+    return path
+
 class RoleProcess:
     "One role in a separate process: its notebook under papermill, or (`direct`) `run_job` in plain Python."
     def __init__(self, role: str, params: dict, workdir: str | Path, name: str | None = None, direct: bool = False, env: dict | None = None):
@@ -179,7 +186,8 @@ class RoleProcess:
     def start(self) -> "RoleProcess":
         self.stop_file.unlink(missing_ok=True)
         params_file = self.workdir / f"{self.name}.params.yaml"
-        params_file.write_text(yaml.safe_dump(self.params))
+        owner_only(params_file).write_text(yaml.safe_dump(self.params))
+        for path in (self.output, self.log_path): owner_only(path)    # papermill and the log keep the mode they find
         if self.direct:
             command = [sys.executable, "-c", "import sys, yaml; from hudi_kafka_nb.runtime import run_job; "
                        f"run_job({self.role!r}, yaml.safe_load(open(sys.argv[1])))", str(params_file)]
