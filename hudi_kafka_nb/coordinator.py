@@ -73,19 +73,17 @@ class ParticipantHealth:
     def failed(self, participant: str, reason: str) -> bool:
         "Count a failure; True if it has just put the participant in quarantine."
         self.failures[participant] = self.failures.get(participant, 0) + 1
-        if self.failures[participant] < self.limit or participant in self._until: return False
+        # after its quarantine the count stays at the limit, so one more failure sends it straight back
+        if self.failures[participant] < self.limit or participant in self.quarantined(): return False
         self._until[participant] = (self.clock() + self.quarantine_s, reason)
         return True
 
     def succeeded(self, participant: str): self.failures.pop(participant, None)
 
     def quarantined(self) -> dict[str, str]:
-        "Participants in quarantine now, with why; those whose time is up get one more chance."
-        for participant, (until, _) in list(self._until.items()):
-            if until <= self.clock():
-                del self._until[participant]; self.failures[participant] = self.limit - 1
-                log.info("participant %s is back from quarantine", participant)
-        return {p: reason for p, (_, reason) in self._until.items()}
+        "Participants in quarantine now, with why."
+        now = self.clock()
+        return {p: reason for p, (until, reason) in self._until.items() if until > now}
 
 # %% ../nbs/08_coordinator.ipynb #8ab2db7d
 class CoordinatorState(Enum):

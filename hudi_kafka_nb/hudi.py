@@ -165,8 +165,7 @@ def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
     "Create the table if the folder has none (it must then be empty or absent); its properties."
     config = hudi.config
     path = Path(config.table_path)
-    if path.exists() and not path.is_dir():
-        raise TableError(f"table_path={config.table_path!r} is a file, not a folder; give the folder of the Hudi table")
+    check_table_folder(config)
     props = table_properties(path)
     if props is None:
         if path.exists() and any(path.iterdir()):

@@ -187,7 +187,6 @@ class BrokerView:
 
     def earliest_offsets(self, partitions) -> dict[tuple[str, int], int]: return self._watermarks(partitions, OffsetSpec.earliest(), self._earliest)
     def end_offsets(self, partitions) -> dict[tuple[str, int], int]: return self._watermarks(partitions, OffsetSpec.latest(), self._ends)
-    def close(self): pass
 
 # %% ../nbs/06_kafka.ipynb #d1e7a002
 class DeadLetterQueue:

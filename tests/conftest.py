@@ -15,9 +15,9 @@ SESSION_BROKERS = []        # a test may kill and restart the session's broker: 
 
 def marked_processes(prefix, grace_s=15):
     "Processes (not this one, nor its own Spark JVM) marked with `prefix` still alive after `grace_s` to exit on their own."
-    found = []
+    found, session_brokers = [], {b.process.pid for b in SESSION_BROKERS if b.process}
     for process in psutil.process_iter(["pid", "ppid", "cmdline"]):
-        if process.pid == os.getpid() or process.pid in {b.process.pid for b in SESSION_BROKERS if b.process}: continue
+        if process.pid == os.getpid() or process.pid in session_brokers: continue
         if process.info["ppid"] == os.getpid() and "pyspark-shell" in " ".join(process.info["cmdline"] or []): continue
         try:
             if (process.environ().get(MARK) or "").startswith(prefix): found.append(process)

@@ -1,5 +1,5 @@
 """Secrets stay secret: a Kafka password given by reference reaches the clients and no file the roles write."""
-import os, stat, uuid
+import stat, uuid
 from pathlib import Path
 import pytest
 from hudi_kafka_nb.config import ConfigError, load_config
