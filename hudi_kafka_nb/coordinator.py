@@ -341,13 +341,12 @@ def _status_writer(table_path):
 
 def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spark=None) -> Coordinator:
     "A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing."
-    from hudi_kafka_nb.kafka import BrokerView, ControlChannel, ensure_sink_topics
+    from hudi_kafka_nb.kafka import BrokerView, ControlChannel, preflight
     from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, check_table_folder, spark_session
     from hudi_kafka_nb.fencing import FencedTable
     coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
     check_table_folder(config)                        # a file, a read-only folder, another table: refused before Spark starts
-    broker = BrokerView(config)                       # refuses missing topics before anything starts
-    ensure_sink_topics(config)
+    broker = BrokerView(config, preflight(config, "coordinator"))   # credentials, topics, rights: refused before anything starts
     table = FencedTable(config.table_path, HudiCommitter(HudiJava(spark or spark_session(coordinator_id), config)))
     return Coordinator(config, ControlChannel(config, coordinator_id), table, broker, coordinator_id=coordinator_id,
                        publish_status=_status_writer(config.table_path))

@@ -5,32 +5,59 @@
 # %% ../nbs/06_kafka.ipynb #9e9747f0
 from __future__ import annotations
 import collections, logging, time, uuid
-from typing import Callable
-from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_END, KafkaException, KafkaError, IsolationLevel
-from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+from typing import Callable, NamedTuple
+from confluent_kafka import Consumer, Producer, TopicPartition, TopicCollection, OFFSET_END, KafkaException, KafkaError, IsolationLevel
+from confluent_kafka.admin import (AdminClient, NewTopic, OffsetSpec, AclBinding, AclOperation, AclPermissionType,
+                                  ResourceType, ResourcePatternType)
 from .config import ConfigError, SinkConfig, client_settings, consumer_settings
 from .messages import ControlEvent, Hello, decode_event, encode_event
 from .records import DeadLetter, dead_letter_message
 
 # %% auto #0
-__all__ = ['log', 'admin_client', 'data_partitions', 'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics',
-           'ForeignEvents', 'ControlChannel', 'InMemoryChannel', 'BrokerView', 'DeadLetterQueue']
+__all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'admin_client', 'data_partitions', 'TopicNotVisible',
+           'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics', 'Right', 'control_group', 'required_rights',
+           'sink_acls', 'missing_rights', 'refuse_missing_rights', 'preflight', 'ForeignEvents', 'ControlChannel',
+           'InMemoryChannel', 'BrokerView', 'DeadLetterQueue']
 
 # %% ../nbs/06_kafka.ipynb #09eb307a
 log = logging.getLogger(__name__)
 
+SECURITY_KEYS = ("security.protocol", "sasl.mechanism", "sasl.username", "sasl.password", "ssl.ca.location",
+                 "ssl.certificate.location", "ssl.key.location")
+
+def security_summary(config: SinkConfig) -> str:
+    "Which security settings the sink was given (names only, never values: some are secrets)."
+    given = [k for k in SECURITY_KEYS if k in config.kafka]
+    protocol = config.kafka.get("security.protocol", "PLAINTEXT (the default)")
+    return f"security.protocol={protocol}; kafka settings given: {given or 'none'}; not given: {[k for k in SECURITY_KEYS if k not in given]}"
+
 def admin_client(config: SinkConfig) -> AdminClient:
-    return AdminClient(client_settings(config))
+    "An admin client with the sink's settings; it keeps the broker's refusals (bad credentials, untrusted certificate) in `.refusals`."
+    refusals = []
+    def on_error(error: KafkaError):
+        if error.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL): refusals.append(error)
+    try: admin = AdminClient(client_settings(config, error_cb=on_error))
+    except KafkaException as e: raise ConfigError(f"setting 'kafka': librdkafka refuses it: {e.args[0].str()}") from None
+    admin.refusals = refusals
+    return admin
+
+def _refused(admin: AdminClient, config: SinkConfig):
+    admin.poll(0)                                  # serves the error callback
+    if getattr(admin, "refusals", None):
+        raise ConfigError(f"Kafka at {config.bootstrap_servers} refuses this sink's connection: {admin.refusals[-1].str()}. "
+                          f"Check the security settings in 'kafka' ({security_summary(config)})")
 
 def _topic_metadata(admin: AdminClient, config: SinkConfig):
     "The cluster's topics; waits up to `broker_wait_s` for a broker that does not answer (one restarting, say)."
     deadline = time.monotonic() + config.broker_wait_s
     while True:
-        try: return admin.list_topics(timeout=min(15, max(1, config.broker_wait_s))).topics
+        try: return admin.list_topics(timeout=min(2, max(1, config.broker_wait_s))).topics
         except KafkaException as e:
+            _refused(admin, config)
             if time.monotonic() >= deadline:
                 raise ConfigError(f"cannot reach Kafka at bootstrap_servers={config.bootstrap_servers!r} "
-                                  f"(waited {config.broker_wait_s:.0f}s, see broker_wait_s): {e}") from None
+                                  f"(waited {config.broker_wait_s:.0f}s, see broker_wait_s): {e}. If the broker is up, its "
+                                  f"listener may expect other security settings ({security_summary(config)})") from None
             time.sleep(1)
 
 def data_partitions(config: SinkConfig, admin: AdminClient | None = None) -> list[tuple[str, int]]:
@@ -43,12 +70,21 @@ def data_partitions(config: SinkConfig, admin: AdminClient | None = None) -> lis
     return sorted((t, p) for t in config.topics for p in topics[t].partitions)
 
 # %% ../nbs/06_kafka.ipynb #b55afb45
+class TopicNotVisible(ConfigError):
+    "A topic the sink's user can neither see nor create."
+
 def create_topic_if_missing(admin: AdminClient, name: str, partitions: int):
     "Create topic `name`; one that already exists (another role was first) is fine."
     futures = admin.create_topics([NewTopic(name, partitions, 1)])
     try: futures[name].result(timeout=15)
     except KafkaException as e:
-        if "TOPIC_ALREADY_EXISTS" not in str(e): raise
+        code = e.args[0].code()
+        if code == KafkaError.TOPIC_ALREADY_EXISTS: return
+        if code in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
+            raise TopicNotVisible(f"topic {name!r} is not visible to this sink's Kafka user (missing, or no DESCRIBE right on it) "
+                              f"and the user may not create it: create it with {partitions} partition(s) and grant the "
+                              f"rights `sink_acls` lists, or grant CREATE on it") from None
+        raise
 
 def ensure_topic(admin: AdminClient, name: str, partitions: int, config: SinkConfig, exact: bool = False):
     "Create topic `name` if missing; with `exact`, refuse an existing one of another partition count."
@@ -61,11 +97,96 @@ def ensure_topic(admin: AdminClient, name: str, partitions: int, config: SinkCon
     create_topic_if_missing(admin, name, partitions)
     log.info("created topic %s with %d partition(s)", name, partitions)
 
-def ensure_sink_topics(config: SinkConfig, admin: AdminClient | None = None):
-    "Create the control and dead-letter topics when missing."
-    admin = admin or admin_client(config)
+def ensure_sink_topics(config: SinkConfig, admin: AdminClient, role: str):
+    "Create the topics `role` uses when missing: the control topic, and for participants the dead-letter topic."
     ensure_topic(admin, config.control, 1, config, exact=True)
-    ensure_topic(admin, config.dead_letters, 1, config)
+    if role == "participant": ensure_topic(admin, config.dead_letters, 1, config)
+
+# %% ../nbs/06_kafka.ipynb #180743be
+class Right(NamedTuple):
+    "One operation on one topic or consumer group, and why the sink needs it."
+    resource: str          # "topic" or "group"
+    name: str
+    operation: str         # Kafka's ACL operation: READ, WRITE, DESCRIBE
+    why: str
+
+def control_group(config: SinkConfig) -> str: return f"{config.group_id}-control"
+
+def required_rights(config: SinkConfig, role: str) -> list[Right]:
+    "What `role` does on the cluster."
+    rights = [Right("topic", config.control, "READ", "reads control events"), Right("topic", config.control, "WRITE", "sends control events"),
+              Right("group", control_group(config), "READ", "its control consumer's group")]
+    if role == "coordinator":
+        return rights + [Right("topic", t, "DESCRIBE", "reads partitions and watermarks") for t in config.topics]
+    return rights + [Right("topic", t, "READ", "consumes records") for t in config.topics] + [
+        Right("topic", config.dead_letters, "WRITE", "sends dead letters"),
+        Right("group", config.group_id, "READ", "commits consumer offsets")]
+
+def sink_acls(config: SinkConfig, principal: str) -> list[AclBinding]:
+    "The ACL bindings that let `principal` (e.g. 'User:sink') run both roles: literal names, nothing more."
+    wanted = {(r.resource, r.name, r.operation) for role in ("coordinator", "participant") for r in required_rights(config, role)}
+    wanted -= {(res, name, "DESCRIBE") for res, name, op in wanted if op in ("READ", "WRITE")}    # either implies DESCRIBE
+    kinds = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP}
+    return [AclBinding(kinds[res], name, ResourcePatternType.LITERAL, principal, "*", AclOperation[op], AclPermissionType.ALLOW)
+            for res, name, op in sorted(wanted)]
+
+# %% ../nbs/06_kafka.ipynb #111ca0dd
+def _granted(futures: dict) -> dict:
+    "Each resource's authorized operations (names), the error that its description raised, or None when the broker does not say."
+    answers = {}
+    for name, future in futures.items():
+        try:
+            ops = future.result().authorized_operations
+            answers[name] = None if ops is None else {op.name for op in ops}
+        except KafkaException as e: answers[name] = e.args[0]
+    return answers
+
+def missing_rights(admin: AdminClient, config: SinkConfig, role: str) -> list[str]:
+    "What `role` needs and the broker says this sink's user lacks, one line each."
+    rights = required_rights(config, role)
+    topics = sorted({r.name for r in rights if r.resource == "topic"})
+    groups = sorted({r.name for r in rights if r.resource == "group"})
+    answers = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.UNKNOWN_TOPIC_OR_PART)
+    deadline = time.monotonic() + config.broker_wait_s
+    while True:     # a broker that has just started answers "coordinator load in progress" for a while: ask again
+        granted = {("topic", k): v for k, v in _granted(admin.describe_topics(TopicCollection(topics), request_timeout=15,
+                                                                               include_authorized_operations=True)).items()}
+        granted |= {("group", k): v for k, v in _granted(admin.describe_consumer_groups(groups, request_timeout=15,
+                                                                                        include_authorized_operations=True)).items()}
+        unanswered = {k: v for k, v in granted.items() if isinstance(v, KafkaError) and v.code() not in answers}
+        if not unanswered or time.monotonic() >= deadline: break
+        time.sleep(1)
+    for (kind, name), error in unanswered.items():
+        log.warning("could not check this sink's rights on %s %r: %s; going on", kind, name, error)
+    missing = []
+    for r in rights:
+        ops = granted[(r.resource, r.name)]
+        if ops is None or (r.resource, r.name) in unanswered: continue
+        if isinstance(ops, KafkaError):
+            if ops.code() == KafkaError.UNKNOWN_TOPIC_OR_PART: continue       # `data_partitions` says so, with the fix
+            gone = ", or it does not exist and the user may not create it" if r.resource == "topic" else ""
+            missing.append(f"{r.operation} on {r.resource} {r.name!r} ({r.why}; the user may not even describe it{gone}: {ops.name()})")
+        elif r.operation not in ops and "ALL" not in ops:
+            missing.append(f"{r.operation} on {r.resource} {r.name!r} ({r.why})")
+    return list(dict.fromkeys(missing))
+
+def refuse_missing_rights(admin: AdminClient, config: SinkConfig, role: str):
+    "`ConfigError` naming every right `role` lacks."
+    missing = missing_rights(admin, config, role)
+    if missing:
+        user = config.kafka.get("sasl.username", "(no sasl.username: the listener's default principal)")
+        raise ConfigError(f"the {role} cannot start: Kafka user {user!r} lacks {len(missing)} right(s): " + "; ".join(missing)
+                          + ". Grant what `kafka.sink_acls` lists (README, 'Running against a secured cluster')")
+
+def preflight(config: SinkConfig, role: str) -> AdminClient:
+    "Before a role starts: reach the broker with the sink's settings, create the sink's own topics, check every right."
+    admin = admin_client(config)
+    _topic_metadata(admin, config)                 # refuses bad credentials and certificates at once
+    try: ensure_sink_topics(config, admin, role)
+    except TopicNotVisible: pass                   # the rights check names every right missing on it, and the rest
+    refuse_missing_rights(admin, config, role)
+    data_partitions(config, admin)                 # refuses missing data topics
+    return admin
 
 # %% ../nbs/06_kafka.ipynb #f0e1a002
 class ForeignEvents:
@@ -113,15 +234,24 @@ class ControlChannel:
     def send(self, event: ControlEvent):
         "Publish `event` and wait until the broker has it."
         import msgspec
-        stamped = msgspec.structs.replace(event, sender=self.sender, table=self.table)
-        self.producer.produce(self.topic, encode_event(stamped), partition=0)
+        stamped, refused = msgspec.structs.replace(event, sender=self.sender, table=self.table), []
+        self.producer.produce(self.topic, encode_event(stamped), partition=0,
+                              on_delivery=lambda error, _: error is not None and refused.append(error))
         if self.producer.flush(15): log.warning("control event %s not delivered yet", type(event).__name__)
+        for error in refused: self._refuse_if_unauthorised(error)
+
+    def _refuse_if_unauthorised(self, error: KafkaError):
+        # a right revoked while the role runs: going on would only hide it behind timeouts
+        if error.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED):
+            raise ConfigError(f"control topic {self.topic}: {error.str()}; the sink's Kafka user lacks a right it needs "
+                              f"(see `required_rights`)")
+        log.warning("control topic %s: %s", self.topic, error)
 
     def receive(self, timeout_s: float = 0.1, max_events: int = 500) -> list[ControlEvent]:
         "Events that arrived since the last call (malformed ones logged and skipped)."
         events, self.backlog = self.backlog, []
         for message in self.consumer.consume(max_events, timeout=timeout_s):
-            if message.error(): log.warning("control topic error: %s", message.error()); continue
+            if message.error(): self._refuse_if_unauthorised(message.error()); continue
             event = decode_event(message.value(), where=f"at {self.topic}[0]@{message.offset()}")
             if event is not None and self.foreign.ours(event): events.append(event)
         return events
@@ -151,8 +281,8 @@ class InMemoryChannel:
 # %% ../nbs/06_kafka.ipynb #257bf38c
 class BrokerView:
     "Partitions and watermarks of the data topics, from the broker."
-    def __init__(self, config: SinkConfig):
-        self.config, self.admin = config, admin_client(config)
+    def __init__(self, config: SinkConfig, admin: AdminClient | None = None):
+        self.config, self.admin = config, admin or admin_client(config)
         self._partitions = data_partitions(config, self.admin)      # refuses missing topics before anything starts
         self._earliest, self._ends = {}, {}
 

@@ -218,11 +218,11 @@ def open_participant(config: SinkConfig, participant_id: str | None = None, spar
     "A participant on the real broker and table: Kafka channel and consumer, dead-letter producer, Hudi writer in Spark."
     from confluent_kafka import Consumer
     from hudi_kafka_nb.config import consumer_settings
-    from hudi_kafka_nb.kafka import ControlChannel, DeadLetterQueue, ensure_sink_topics
+    from hudi_kafka_nb.kafka import ControlChannel, DeadLetterQueue, preflight
     from hudi_kafka_nb.hudi import HudiJava, HudiWriter, check_table_folder, spark_session
     participant_id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
     check_table_folder(config)          # a participant of the wrong table would stall every commit of the right one
-    ensure_sink_topics(config)          # participants may start before the coordinator has created them
+    preflight(config, "participant")    # credentials, topics (created if missing: it may start first), every right
     writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}"), config))
     participant = Participant(config, ControlChannel(config, participant_id),
                               Consumer(consumer_settings(config, config.group_id, **{"client.id": participant_id})),

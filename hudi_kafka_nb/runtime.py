@@ -10,8 +10,8 @@ import msgspec, yaml
 from .config import SinkConfig, load_config, redacted, unknown_setting_error
 
 # %% auto #0
-__all__ = ['log', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'free_port', 'kafka_classpath', 'broker_properties', 'EmbeddedBroker',
-           'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'owner_only', 'RoleProcess']
+__all__ = ['log', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'free_port', 'kafka_classpath', 'broker_properties', 'write_tls_files',
+           'EmbeddedBroker', 'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'owner_only', 'RoleProcess']
 
 # %% ../nbs/10_runtime.ipynb #983b62d3
 log = logging.getLogger(__name__)
@@ -28,9 +28,9 @@ def kafka_classpath() -> str:
         raise FileNotFoundError(f"no Kafka broker jars in {folder}: run `make setup` (Maven resolves maven/kafka/pom.xml)")
     return str(folder / "*")
 
-def broker_properties(data_dir: Path, port: int, controller_port: int) -> str:
-    "server.properties of a single combined KRaft node on loopback, sized for a 2-core machine."
-    return "\n".join([
+def broker_properties(data_dir: Path, port: int, controller_port: int, secure_port: int | None = None, tls_dir: Path | None = None) -> str:
+    "server.properties of a single combined KRaft node on loopback, sized for a 2-core machine; with `secure_port`, a SASL_SSL listener too."
+    plain = "\n".join([
         "process.roles=broker,controller", "node.id=1", f"controller.quorum.voters=1@127.0.0.1:{controller_port}",
         f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
         f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}", "controller.listener.names=CONTROLLER",
@@ -40,19 +40,90 @@ def broker_properties(data_dir: Path, port: int, controller_port: int) -> str:
         "transaction.state.log.min.isr=1", "share.coordinator.state.topic.replication.factor=1",
         "group.initial.rebalance.delay.ms=0", "num.network.threads=2", "num.io.threads=2", "log.flush.interval.messages=1",
         "message.max.bytes=10485760", ""])
+    if secure_port is None: return plain
+    # The PLAINTEXT listener stays for the broker itself and the cluster's operator (the tests): its principal,
+    # ANONYMOUS, is the super user. Clients of the sink get SASL_SSL only, and only what ACLs grant them.
+    plain = (plain.replace(f"listeners=PLAINTEXT://127.0.0.1:{port},", f"listeners=PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{secure_port},")
+                  .replace(f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}", f"advertised.listeners=PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{secure_port}")
+                  .replace("CONTROLLER:PLAINTEXT", "CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL"))
+    return plain + "\n".join([
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users=User:ANONYMOUS",
+        "allow.everyone.if.no.acl.found=false", "sasl.enabled.mechanisms=SCRAM-SHA-512",
+        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        "ssl.keystore.type=PEM", f"ssl.keystore.location={tls_dir / 'broker.pem'}",
+        "ssl.truststore.type=PEM", f"ssl.truststore.location={tls_dir / 'ca.pem'}", ""])
+
+def write_tls_files(folder: Path, days: int = 30):
+    "A CA (`ca.pem`) and a broker certificate for 127.0.0.1 signed by it, with its key (`broker.pem`), made with `cryptography`."
+    import datetime, ipaddress
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    now = datetime.datetime.now(datetime.timezone.utc)
+    def certificate(subject, issuer, key, signing_key, is_ca, names=()):
+        builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=days))
+                   .add_extension(x509.BasicConstraints(ca=is_ca, path_length=None), critical=True))
+        if names: builder = builder.add_extension(x509.SubjectAlternativeName(list(names)), critical=False)
+        return builder.sign(signing_key, hashes.SHA256())
+    ca_key, broker_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hudi-kafka-nb embedded broker CA")])
+    ca = certificate(ca_name, ca_name, ca_key, ca_key, True)
+    broker = certificate(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]), ca_name, broker_key, ca_key, False,
+                         [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")])
+    pem = lambda cert: cert.public_bytes(serialization.Encoding.PEM)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "ca.pem").write_bytes(pem(ca))
+    key = broker_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    (folder / "broker.pem").write_bytes(key + pem(broker) + pem(ca)); os.chmod(folder / "broker.pem", 0o600)
 
 # %% ../nbs/10_runtime.ipynb #edd201b9
 class EmbeddedBroker:
     "Apache Kafka (one KRaft node) on free loopback ports, for development and tests; restartable on the same log directory."
-    def __init__(self, workdir: str | Path | None = None, log_path: str | Path | None = None, port: int | None = None):
+    def __init__(self, workdir: str | Path | None = None, log_path: str | Path | None = None, port: int | None = None,
+                 secured: bool = False):
         import tempfile
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-broker-"))
         self.log_path = Path(log_path) if log_path else self.workdir / "broker.log"
         self.port, self.controller_port = port or free_port(), free_port()
+        self.secure_port = free_port() if secured else None
         self.process = None
 
     @property
     def bootstrap_servers(self) -> str: return f"127.0.0.1:{self.port}"
+    @property
+    def secure_bootstrap_servers(self) -> str: return f"127.0.0.1:{self.secure_port}"
+    @property
+    def ca_file(self) -> Path: return self.workdir / "tls" / "ca.pem"
+
+    def _admin(self):
+        from confluent_kafka.admin import AdminClient
+        return AdminClient({"bootstrap.servers": self.bootstrap_servers})
+
+    def add_user(self, name: str, password: str):
+        "A SCRAM-SHA-512 user of the SASL_SSL listener (created or given a new password)."
+        from confluent_kafka.admin import UserScramCredentialUpsertion, ScramCredentialInfo, ScramMechanism
+        upsert = UserScramCredentialUpsertion(name, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), password.encode())
+        admin = self._admin()                # must outlive its futures
+        for future in admin.alter_user_scram_credentials([upsert]).values(): future.result()
+
+    def grant(self, acls):
+        "Create ACL bindings (`confluent_kafka.admin.AclBinding`), e.g. those of `kafka.sink_acls`."
+        admin = self._admin()
+        for future in admin.create_acls(list(acls)).values(): future.result()
+
+    def revoke(self, acls):
+        from confluent_kafka.admin import AclBindingFilter
+        filters = [AclBindingFilter(a.restype, a.name, a.resource_pattern_type, a.principal, a.host, a.operation, a.permission_type) for a in acls]
+        admin = self._admin()
+        for future in admin.delete_acls(filters).values(): future.result()
+
+    def client_settings(self, user: str, password: str) -> dict[str, str]:
+        "The `kafka` setting a sink needs to reach the SASL_SSL listener as `user` (`password` as given, ideally a reference)."
+        return {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": user,
+                "sasl.password": password, "ssl.ca.location": str(self.ca_file)}
 
     def _java(self, *args) -> list[str]:
         return ["java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:ActiveProcessorCount=2",
@@ -69,7 +140,8 @@ class EmbeddedBroker:
     def start(self, timeout_s: float = 60) -> "EmbeddedBroker":
         self.workdir.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "server.properties"
-        config.write_text(broker_properties(self.workdir / "data", self.port, self.controller_port))
+        if self.secure_port and not self.ca_file.exists(): write_tls_files(self.ca_file.parent)
+        config.write_text(broker_properties(self.workdir / "data", self.port, self.controller_port, self.secure_port, self.ca_file.parent))
         self._format(config)
         self.process = subprocess.Popen(self._java("kafka.Kafka", str(config)), stdout=open(self.log_path, "ab"),
                                         stderr=subprocess.STDOUT, start_new_session=True)
