@@ -79,17 +79,18 @@ def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
 
 # %% ../nbs/00_config.ipynb #c5e0a002
 SECRET_KEY_PATTERN = re.compile(r"password|secret|\.key\.pem$|^ssl_key$|oauthbearer\.config$|jaas")
-SECRET_REFERENCE = re.compile(r"\$\{(env|file):([^}]+)\}")
+SECRET_REFERENCE = re.compile(r"\$\{(env|file|secrets):([^}]+)\}")
 
 def is_secret_key(key: str) -> bool:
     "Whether a librdkafka setting holds a secret (its value must be a reference and is never shown)."
     return bool(SECRET_KEY_PATTERN.search(key))
 
 def resolve_secret(key: str, value: str) -> str:
-    "The value a `${env:…}` or `${file:…}` reference stands for; other values as they are."
+    "The value a `${env:…}`, `${file:…}` or `${secrets:scope/key}` reference stands for; other values as they are."
     match = SECRET_REFERENCE.fullmatch(value)
     if not match: return value
     provider, where = match.groups()
+    if provider == "secrets": return _databricks_secret(key, where)
     if provider == "env":
         if where not in os.environ: raise ConfigError(f"setting 'kafka': {key!r} refers to ${{env:{where}}}, which is not set in this process")
         return os.environ[where]
@@ -101,6 +102,17 @@ def resolve_secret(key: str, value: str) -> str:
         name, sep, found = line.partition("=")
         if sep and name.strip() == prop: return found.strip()
     raise ConfigError(f"setting 'kafka': {key!r} refers to ${{file:{where}}}, but {path} has no key {prop!r}")
+
+def _databricks_secret(key: str, where: str) -> str:
+    scope, _, name = where.partition("/")
+    if not scope or not name: raise ConfigError(f"setting 'kafka': {key!r} refers to ${{secrets:{where}}}; write ${{secrets:scope/key}}")
+    try: from databricks.sdk.runtime import dbutils
+    except ImportError:
+        raise ConfigError(f"setting 'kafka': {key!r} refers to the Databricks secret ${{secrets:{where}}}, but this process does "
+                          f"not run on Databricks; use ${{env:…}} or ${{file:…}} here") from None
+    try: return dbutils.secrets.get(scope=scope, key=name)
+    except Exception as e:
+        raise ConfigError(f"setting 'kafka': {key!r} refers to ${{secrets:{where}}}, which Databricks cannot read: {type(e).__name__}") from None
 
 def redacted(settings: dict[str, str]) -> dict[str, str]:
     "`settings` fit to print: every secret's value hidden."
@@ -146,7 +158,7 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     for key, value in config.kafka.items():
         need(not is_secret_key(key) or SECRET_REFERENCE.fullmatch(value), "kafka",
              f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
-             f"give it as ${{env:VARIABLE}} or ${{file:/path/to/file}} (see `resolve_secret`)")
+             f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}} (see `resolve_secret`)")
     for key in config.hudi_options:
         need(key.startswith("hoodie."), "hudi_options", f"holds {key!r}, which is not a Hudi setting (hoodie.*)")
         need(key not in PROTOCOL_OWNED_KEYS, "hudi_options", f"sets {key!r}, which the sink itself must control; remove it")
