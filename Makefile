@@ -6,11 +6,12 @@ VENV    := .venv
 PYTHON  := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 JARS    := .jars/hudi/.resolved .jars/kafka/.resolved
+BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup tools demo test test-notebooks test-pytest readme benchmark benchmark-ingest chaos clean
 
-setup: $(INSTALLED) $(JARS)
+setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA)
 
 tools:
 	@command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { echo "installing Java 17 and Maven from Debian's packages"; \
@@ -22,6 +23,10 @@ tools:
 	rm -rf .jars/$*
 	mvn -B -q -f $< dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.jars/$*
 	touch $@
+
+# The schema the Databricks CLI validates bundles against, from its pinned Go module (tests validate databricks.yml offline).
+$(BUNDLE_SCHEMA): tools/bundle_schema.py
+	python3 tools/bundle_schema.py $@
 
 $(INSTALLED): settings.ini setup.py | tools
 	python3 -m venv $(VENV)

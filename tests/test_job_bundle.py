@@ -1,12 +1,16 @@
-"""The job notebooks and the Databricks bundle agree: same roles, same parameter names, paths that exist."""
-import ast
+"""The job notebooks and the Databricks bundle agree: same roles, same parameter names, paths that exist, and a bundle
+the Databricks CLI's own schema accepts (validated offline: `make setup` fetches the schema from the CLI's Go module)."""
+import ast, copy, json, re
 from pathlib import Path
+import jsonschema
 import nbformat
+import pytest
 import yaml
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.runtime import JOB_CONTROLS
 
 ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = ROOT / ".jars" / "databricks-bundle" / "jsonschema.json"
 
 
 def notebook_parameters(path):
@@ -18,28 +22,80 @@ def notebook_parameters(path):
     return {node.target.id for node in body}
 
 
+def bundle_files():
+    """databricks.yml and every file it includes, each as (path, parsed YAML)."""
+    root = yaml.safe_load((ROOT / "databricks.yml").read_text())
+    included = [p for pattern in root.get("include", []) for p in sorted(ROOT.glob(pattern))]
+    assert included, "databricks.yml includes the resource files"
+    return [(ROOT / "databricks.yml", root)] + [(p, yaml.safe_load(p.read_text())) for p in included]
+
+
+def the_job():
+    """The sink's job and the file that declares it (paths in it are relative to that file)."""
+    (found,) = [(path, job) for path, content in bundle_files() for job in content.get("resources", {}).get("jobs", {}).values()
+                if "tasks" in job]
+    return found
+
+
+def schema_errors(content) -> list[str]:
+    schema = json.loads(SCHEMA.read_text())
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in validator.iter_errors(content)]
+
+
 def test_role_notebooks_expose_every_setting():
     for role in ("coordinator", "participant"):
         names = notebook_parameters(ROOT / "jobs" / f"{role}.ipynb")
         assert {"bootstrap_servers", "topics", "table_path", "table_name", "commit_interval_s", "write_timeout_s",
-                "value_schema", "role_id", "stop_file"} <= names
+                "value_schema", "kafka", "role_id", "stop_file"} <= names
         assert names <= set(SinkConfig.__struct_fields__) | set(JOB_CONTROLS), names - set(SinkConfig.__struct_fields__)
+
+
+def test_every_bundle_file_is_valid_against_the_databricks_cli_schema():
+    assert SCHEMA.exists(), f"{SCHEMA} is missing: run `make setup`"
+    for path, content in bundle_files():
+        assert schema_errors(content) == [], path
+    # the check has teeth: a misspelt task field is an error
+    path, _ = the_job()
+    broken = copy.deepcopy(dict(bundle_files())[path])
+    next(iter(broken["resources"]["jobs"].values()))["tasks"][0]["notebook_tsk"] = {}
+    assert schema_errors(broken)
 
 
 def test_bundle_declares_the_roles_with_the_notebooks_parameters():
     bundle = yaml.safe_load((ROOT / "databricks.yml").read_text())
     assert {"dev", "prod"} <= set(bundle["targets"])
-    (job,) = bundle["resources"]["jobs"].values()
+    path, job = the_job()
+    job_parameters = {p["name"] for p in job["parameters"]}
     tasks = {t["task_key"]: t for t in job["tasks"]}
     roles = [Path(t["notebook_task"]["notebook_path"]).stem for t in tasks.values()]
     assert roles.count("coordinator") == 1 and roles.count("participant") >= 2
     for task in tasks.values():
-        notebook = ROOT / task["notebook_task"]["notebook_path"]
+        notebook = (path.parent / task["notebook_task"]["notebook_path"]).resolve()
         assert notebook.exists(), notebook
-        assert set(task["notebook_task"]["base_parameters"]) <= notebook_parameters(notebook)
+        names = notebook_parameters(notebook)
+        assert job_parameters <= names, f"{notebook.name} lacks job parameters {job_parameters - names}"
+        assert set(task["notebook_task"].get("base_parameters", {})) <= names
         assert task.get("depends_on") is None, "roles run side by side"
-    ids = [t["notebook_task"]["base_parameters"].get("role_id") for t in tasks.values() if "participant" in t["notebook_task"]["notebook_path"]]
-    assert len(set(ids)) == len(ids), "participants need distinct ids"
-    variables = set(bundle["variables"])
-    for value in job["tasks"][0]["notebook_task"]["base_parameters"].values():
-        for name in __import__("re").findall(r"\$\{var\.(\w+)\}", str(value)): assert name in variables
+        for library in task["libraries"]:
+            if "whl" in library: assert (path.parent / library["whl"]).parent.resolve() == ROOT / "dist"
+    ids = [t["notebook_task"].get("base_parameters", {}).get("role_id") for t in tasks.values() if "participant" in t["notebook_task"]["notebook_path"]]
+    assert None not in ids and len(set(ids)) == len(ids), "participants need distinct ids"
+
+
+def test_bundle_variables_and_versions_match_the_project():
+    files = bundle_files()
+    variables = files[0][1]["variables"]
+    for path, content in files:
+        for name in re.findall(r"\$\{var\.(\w+)\}", path.read_text()):
+            assert name in variables, f"{path.name} uses undeclared variable {name}"
+    hudi = re.search(r"<hudi.version>(.+?)</hudi.version>", (ROOT / "maven" / "hudi" / "pom.xml").read_text()).group(1)
+    assert variables["hudi_version"]["default"] == hudi, "the cluster gets the Hudi bundle the tests ran"
+    path, job = the_job()
+    assert all("hudi-spark3.5-bundle_2.12" in json.dumps(t["libraries"]) for t in job["tasks"])
+    assert variables["spark_version"]["default"].startswith("15.4.") and "scala2.12" in variables["spark_version"]["default"], \
+        "Databricks Runtime 15.4 LTS is Spark 3.5 on Scala 2.12, what the Hudi bundle is built for"
+    # a secret reaches the job only by reference
+    for target in files[0][1]["targets"].values():
+        kafka = json.loads(target.get("variables", {}).get("kafka_settings", "{}"))
+        assert all(v.startswith("${") for k, v in kafka.items() if "password" in k)
