@@ -15,3 +15,16 @@ def test_readme_commands_are_the_ones_ci_runs():
     readme = (ROOT / "README.md").read_text()
     assert "make demo" in readme and "make test" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_acl_table_is_what_the_sink_needs():
+    """The README's ACL table lists exactly `kafka.sink_acls` for its example (table and topic `orders`, default names)."""
+    import re
+    from hudi_kafka_nb.config import load_config
+    from hudi_kafka_nb.kafka import sink_acls
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Running against a secured cluster")[1].split("\n## ")[0]
+    listed = {(kind, name, op.strip()) for kind, name, ops in re.findall(r"^\| (topic|group) \| `([^`]+)`[^|]* \| ([A-Z, ]+) \|", section, re.M)
+              for op in ops.split(",")}
+    config = load_config(bootstrap_servers="b:9092", topics="orders", table_path="/t", table_name="orders", value_schema={"id": "string"})
+    assert listed == {(a.restype.name.lower(), a.name, a.operation.name) for a in sink_acls(config, "User:sink")}
