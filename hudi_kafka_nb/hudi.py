@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_hudi.ipynb #f5f8a204
 from __future__ import annotations
-import glob, logging, os, sys
+import glob, logging, os, sys, time
 from pathlib import Path
 import pyarrow as pa
 from .config import PROTOCOL_OWNED_KEYS, ConfigError, SinkConfig
@@ -295,8 +295,13 @@ class HudiWriter:
         timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
         return any(i.requestedTime() == instant for i in timeline.getInstants())
 
-    def delete_instant(self, instant: str):
+    def delete_instant(self, instant: str, spark_idle_timeout_s: float = 60):
         "Delete every data file and marker of an instant that was rolled back (neither pending nor completed any more)."
+        # When the rollback broke the write, Spark fails the job at its first failed task while others may still be
+        # closing files: deleting before they stop would leave those files behind, referenced by nothing.
+        tracker, deadline = self.hudi.spark.sparkContext._jsc.sc().statusTracker(), time.monotonic() + spark_idle_timeout_s
+        running = lambda: sum(executor.numRunningTasks() for executor in tracker.getExecutorInfos())
+        while running() and time.monotonic() < deadline: time.sleep(0.2)
         root = Path(self.hudi.config.table_path)
         for path in root.rglob(f"*_{instant}.parquet"):
             if path.relative_to(root).parts[0] != ".hoodie": path.unlink(missing_ok=True)
