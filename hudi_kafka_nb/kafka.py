@@ -16,8 +16,8 @@ from .records import DeadLetter, dead_letter_message
 # %% auto #0
 __all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'admin_client', 'data_partitions', 'TopicNotVisible',
            'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics', 'Right', 'control_group', 'required_rights',
-           'sink_acls', 'missing_rights', 'refuse_missing_rights', 'preflight', 'ForeignEvents', 'ControlChannel',
-           'InMemoryChannel', 'BrokerView', 'DeadLetterQueue']
+           'sink_acls', 'missing_rights', 'refuse_if_unauthorised', 'refuse_missing_rights', 'preflight',
+           'ForeignEvents', 'ControlChannel', 'InMemoryChannel', 'BrokerView', 'DeadLetterQueue']
 
 # %% ../nbs/06_kafka.ipynb #09eb307a
 log = logging.getLogger(__name__)
@@ -170,6 +170,11 @@ def missing_rights(admin: AdminClient, config: SinkConfig, role: str) -> list[st
             missing.append(f"{r.operation} on {r.resource} {r.name!r} ({r.why})")
     return list(dict.fromkeys(missing))
 
+def refuse_if_unauthorised(error: KafkaError, where: str):
+    "`ConfigError` for a right revoked while a role runs: going on would only hide it behind timeouts."
+    if error.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED):
+        raise ConfigError(f"{where}: {error.str()}; the sink's Kafka user lacks a right it needs (see `required_rights`)")
+
 def refuse_missing_rights(admin: AdminClient, config: SinkConfig, role: str):
     "`ConfigError` naming every right `role` lacks."
     missing = missing_rights(admin, config, role)
@@ -238,20 +243,17 @@ class ControlChannel:
         self.producer.produce(self.topic, encode_event(stamped), partition=0,
                               on_delivery=lambda error, _: error is not None and refused.append(error))
         if self.producer.flush(15): log.warning("control event %s not delivered yet", type(event).__name__)
-        for error in refused: self._refuse_if_unauthorised(error)
-
-    def _refuse_if_unauthorised(self, error: KafkaError):
-        # a right revoked while the role runs: going on would only hide it behind timeouts
-        if error.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED):
-            raise ConfigError(f"control topic {self.topic}: {error.str()}; the sink's Kafka user lacks a right it needs "
-                              f"(see `required_rights`)")
-        log.warning("control topic %s: %s", self.topic, error)
+        for error in refused:
+            refuse_if_unauthorised(error, f"control topic {self.topic}")
+            log.warning("control event %s not delivered: %s", type(event).__name__, error)
 
     def receive(self, timeout_s: float = 0.1, max_events: int = 500) -> list[ControlEvent]:
         "Events that arrived since the last call (malformed ones logged and skipped)."
         events, self.backlog = self.backlog, []
         for message in self.consumer.consume(max_events, timeout=timeout_s):
-            if message.error(): self._refuse_if_unauthorised(message.error()); continue
+            if message.error():
+                refuse_if_unauthorised(message.error(), f"control topic {self.topic}")
+                log.warning("control topic %s: %s", self.topic, message.error()); continue
             event = decode_event(message.value(), where=f"at {self.topic}[0]@{message.offset()}")
             if event is not None and self.foreign.ours(event): events.append(event)
         return events

@@ -7,6 +7,7 @@ only, and it reaches the broker through the SASL_SSL listener only. The PLAINTEX
 import json, stat, time, uuid
 from pathlib import Path
 import pytest
+from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import SESSION_BROKERS
 from hudi_kafka_nb.config import ConfigError, DEMO_VALUE_SCHEMA, load_config
@@ -71,6 +72,11 @@ def test_the_sink_with_exactly_the_documented_acls_is_exactly_once_and_its_passw
     assert len(dead) == 8 and in_table | dead == produced and not in_table & dead, "every record in the table or dead-lettered, once"
     assert coordinate_check(table_path)["duplicates"] == 0
     assert assert_offsets_continue(table_path) == {f"{t}[{p}]": end for (t, p), end in ends.items()}
+    # the participants' offset commits went through with the group right they hold
+    admin = AdminClient({"bootstrap.servers": secured_broker.bootstrap_servers})
+    request = ConsumerGroupTopicPartitions("hudi-kafka-nb-orders", [TopicPartition(t, p) for t, p in ends])
+    group = admin.list_consumer_group_offsets([request])[request.group_id].result(timeout=30)
+    assert {(tp.topic, tp.partition): tp.offset for tp in group.topic_partitions} == ends
 
     # a malformed setting holding the reference: refused, and the secret it resolves to is not printed either
     broken = RoleProcess("participant", {**params, "kafka": params["kafka"][:-1] + ', "sasl.username": '},
@@ -114,3 +120,18 @@ def test_each_missing_right_or_setting_is_named_at_once(secured_broker, secured_
         message, took = refusal("participant", changed, {**env, "HKN_WRONG_PASSWORD": "not-it"}, monkeypatch)
         assert named in message and secured_sink["password"] not in message, message
         assert took < 20, f"took {took:.0f}s to refuse: {message}"
+
+
+def test_a_control_topic_right_revoked_while_a_role_runs_stops_it(secured_broker, secured_sink, monkeypatch):
+    from hudi_kafka_nb.kafka import ControlChannel
+    from hudi_kafka_nb.messages import Hello
+    for key, value in secured_sink["env"].items(): monkeypatch.setenv(key, value)
+    config = load_config(secured_sink["params"])
+    channel = ControlChannel(config, "participant-0")
+    try:
+        write = [a for a in secured_sink["acls"] if a.name == config.control and a.operation.name == "WRITE"]
+        secured_broker.revoke(write)
+        with pytest.raises(ConfigError, match=f"control topic {config.control}: .*authorization failed"):
+            channel.send(Hello(nonce="after-revocation"))
+    finally:
+        channel.close()
