@@ -284,24 +284,41 @@ class HudiWriter:
             paths.append(stat.getPath()); records += status.getTotalRecords(); errors += status.getTotalErrorRecords()
         return WrittenFiles(bytes(H.common.util.SerializationUtils.serialize(statuses)), paths, records, errors)
 
-    def is_inflight(self, instant: str) -> bool:
-        "Whether `instant` is still open on the table (not committed, not rolled back)."
+    def is_inflight(self, instant: str, settle_timeout_s: float = 60) -> bool:
+        """Whether `instant` is still open on the table (not committed, not rolled back).
+
+        Asked after a write, so the answer must hold for every file the write made: it waits until Spark runs no task
+        (a failed job's other tasks may still be closing files) and until a rollback of `instant` under way has ended
+        (its file listing may have missed files that were still being written). A "yes" then means any later rollback
+        lists every file of this write through its markers; a "no" means the files are ours to delete."""
         if not self._table_ready(): return False
-        timeline = self.hudi.meta_client().getActiveTimeline().filterInflights()
-        return any(i.requestedTime() == instant for i in timeline.getInstants())
+        deadline = time.monotonic() + settle_timeout_s
+        self._wait_until_spark_is_idle(deadline)
+        while True:
+            timeline = self.hudi.meta_client().getActiveTimeline()
+            if not self._rollback_under_way(timeline, instant) or time.monotonic() >= deadline: break
+            time.sleep(0.2)
+        return any(i.requestedTime() == instant for i in timeline.filterInflights().getInstants())
+
+    def _wait_until_spark_is_idle(self, deadline: float):
+        tracker = self.hudi.spark.sparkContext._jsc.sc().statusTracker()
+        while sum(e.numRunningTasks() for e in tracker.getExecutorInfos()) and time.monotonic() < deadline: time.sleep(0.2)
+
+    @staticmethod
+    def _rollback_under_way(timeline, instant: str) -> bool:
+        for rollback in timeline.filterPendingRollbackTimeline().getInstants():
+            try:
+                if timeline.readRollbackPlan(rollback).getInstantToRollback().getCommitTime() == instant: return True
+            except Exception: return True           # a plan not readable yet: assume it is this instant's
+        return False
 
     def is_completed(self, instant: str) -> bool:
         if not self._table_ready(): return False
         timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
         return any(i.requestedTime() == instant for i in timeline.getInstants())
 
-    def delete_instant(self, instant: str, spark_idle_timeout_s: float = 60):
-        "Delete every data file and marker of an instant that was rolled back (neither pending nor completed any more)."
-        # When the rollback broke the write, Spark fails the job at its first failed task while others may still be
-        # closing files: deleting before they stop would leave those files behind, referenced by nothing.
-        tracker, deadline = self.hudi.spark.sparkContext._jsc.sc().statusTracker(), time.monotonic() + spark_idle_timeout_s
-        running = lambda: sum(executor.numRunningTasks() for executor in tracker.getExecutorInfos())
-        while running() and time.monotonic() < deadline: time.sleep(0.2)
+    def delete_instant(self, instant: str):
+        "Delete every data file and marker of an instant that was rolled back (`is_inflight` said no, once Spark was idle)."
         root = Path(self.hudi.config.table_path)
         for path in root.rglob(f"*_{instant}.parquet"):
             if path.relative_to(root).parts[0] != ".hoodie": path.unlink(missing_ok=True)
