@@ -16,7 +16,7 @@ from .records import DeadLetter, dead_letter_message
 # %% auto #0
 __all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'admin_client', 'data_partitions', 'TopicNotVisible',
            'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics', 'Right', 'control_group', 'required_rights',
-           'sink_acls', 'missing_rights', 'refuse_if_unauthorised', 'refuse_missing_rights', 'preflight',
+           'sink_acls', 'missing_rights', 'warn_unless_unauthorised', 'refuse_missing_rights', 'preflight',
            'ForeignEvents', 'ControlChannel', 'InMemoryChannel', 'BrokerView', 'DeadLetterQueue']
 
 # %% ../nbs/06_kafka.ipynb #09eb307a
@@ -170,10 +170,11 @@ def missing_rights(admin: AdminClient, config: SinkConfig, role: str) -> list[st
             missing.append(f"{r.operation} on {r.resource} {r.name!r} ({r.why})")
     return list(dict.fromkeys(missing))
 
-def refuse_if_unauthorised(error: KafkaError, where: str):
-    "`ConfigError` for a right revoked while a role runs: going on would only hide it behind timeouts."
+def warn_unless_unauthorised(error: KafkaError, where: str):
+    "A client error while a role runs: logged, or a `ConfigError` if a right was revoked (going on would hide it behind timeouts)."
     if error.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED):
         raise ConfigError(f"{where}: {error.str()}; the sink's Kafka user lacks a right it needs (see `required_rights`)")
+    log.warning("%s: %s", where, error)
 
 def refuse_missing_rights(admin: AdminClient, config: SinkConfig, role: str):
     "`ConfigError` naming every right `role` lacks."
@@ -186,8 +187,7 @@ def refuse_missing_rights(admin: AdminClient, config: SinkConfig, role: str):
 def preflight(config: SinkConfig, role: str) -> AdminClient:
     "Before a role starts: reach the broker with the sink's settings, create the sink's own topics, check every right."
     admin = admin_client(config)
-    _topic_metadata(admin, config)                 # refuses bad credentials and certificates at once
-    try: ensure_sink_topics(config, admin, role)
+    try: ensure_sink_topics(config, admin, role)   # its first request refuses bad credentials and certificates at once
     except TopicNotVisible: pass                   # the rights check names every right missing on it, and the rest
     refuse_missing_rights(admin, config, role)
     data_partitions(config, admin)                 # refuses missing data topics
@@ -243,17 +243,13 @@ class ControlChannel:
         self.producer.produce(self.topic, encode_event(stamped), partition=0,
                               on_delivery=lambda error, _: error is not None and refused.append(error))
         if self.producer.flush(15): log.warning("control event %s not delivered yet", type(event).__name__)
-        for error in refused:
-            refuse_if_unauthorised(error, f"control topic {self.topic}")
-            log.warning("control event %s not delivered: %s", type(event).__name__, error)
+        for error in refused: warn_unless_unauthorised(error, f"control event {type(event).__name__} not delivered to {self.topic}")
 
     def receive(self, timeout_s: float = 0.1, max_events: int = 500) -> list[ControlEvent]:
         "Events that arrived since the last call (malformed ones logged and skipped)."
         events, self.backlog = self.backlog, []
         for message in self.consumer.consume(max_events, timeout=timeout_s):
-            if message.error():
-                refuse_if_unauthorised(message.error(), f"control topic {self.topic}")
-                log.warning("control topic %s: %s", self.topic, message.error()); continue
+            if message.error(): warn_unless_unauthorised(message.error(), f"control topic {self.topic}"); continue
             event = decode_event(message.value(), where=f"at {self.topic}[0]@{message.offset()}")
             if event is not None and self.foreign.ours(event): events.append(event)
         return events

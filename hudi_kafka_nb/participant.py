@@ -133,9 +133,8 @@ def _consume_batch(self: Participant):
     for m in messages:
         if m.error() is None: good.append(m)
         elif m.error().code() != KafkaError._PARTITION_EOF:
-            from hudi_kafka_nb.kafka import refuse_if_unauthorised
-            refuse_if_unauthorised(m.error(), f"participant {self.id} reading {m.topic()}")
-            log.warning("participant %s: consume error %s", self.id, m.error())
+            from hudi_kafka_nb.kafka import warn_unless_unauthorised
+            warn_unless_unauthorised(m.error(), f"participant {self.id} reading {m.topic()}")
     records = fresh_records([RawRecord(m.topic(), m.partition(), m.offset(), m.timestamp()[1], m.key(), m.value()) for m in good], self.progress)
     if not records: return
     rows, dead = decode_records(records, self.config)

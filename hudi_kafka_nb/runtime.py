@@ -30,23 +30,22 @@ def kafka_classpath() -> str:
 
 def broker_properties(data_dir: Path, port: int, controller_port: int, secure_port: int | None = None, tls_dir: Path | None = None) -> str:
     "server.properties of a single combined KRaft node on loopback, sized for a 2-core machine; with `secure_port`, a SASL_SSL listener too."
-    plain = "\n".join([
+    # With `secure_port` the PLAINTEXT listener stays for the broker itself and the cluster's operator (the tests): its
+    # principal, ANONYMOUS, is the super user. Clients of the sink get SASL_SSL only, and only what ACLs grant them.
+    served = [f"PLAINTEXT://127.0.0.1:{port}"] + ([f"SASL_SSL://127.0.0.1:{secure_port}"] if secure_port else [])
+    protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" + (",SASL_SSL:SASL_SSL" if secure_port else "")
+    properties = "\n".join([
         "process.roles=broker,controller", "node.id=1", f"controller.quorum.voters=1@127.0.0.1:{controller_port}",
-        f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
-        f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}", "controller.listener.names=CONTROLLER",
-        "inter.broker.listener.name=PLAINTEXT", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        f"listeners={','.join(served)},CONTROLLER://127.0.0.1:{controller_port}",
+        f"advertised.listeners={','.join(served)}", "controller.listener.names=CONTROLLER",
+        "inter.broker.listener.name=PLAINTEXT", f"listener.security.protocol.map={protocols}",
         f"log.dirs={data_dir}", "num.partitions=1", "auto.create.topics.enable=false",
         "offsets.topic.replication.factor=1", "offsets.topic.num.partitions=1", "transaction.state.log.replication.factor=1",
         "transaction.state.log.min.isr=1", "share.coordinator.state.topic.replication.factor=1",
         "group.initial.rebalance.delay.ms=0", "num.network.threads=2", "num.io.threads=2", "log.flush.interval.messages=1",
         "message.max.bytes=10485760", ""])
-    if secure_port is None: return plain
-    # The PLAINTEXT listener stays for the broker itself and the cluster's operator (the tests): its principal,
-    # ANONYMOUS, is the super user. Clients of the sink get SASL_SSL only, and only what ACLs grant them.
-    plain = (plain.replace(f"listeners=PLAINTEXT://127.0.0.1:{port},", f"listeners=PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{secure_port},")
-                  .replace(f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}", f"advertised.listeners=PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{secure_port}")
-                  .replace("CONTROLLER:PLAINTEXT", "CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL"))
-    return plain + "\n".join([
+    if secure_port is None: return properties
+    return properties + "\n".join([
         "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users=User:ANONYMOUS",
         "allow.everyone.if.no.acl.found=false", "sasl.enabled.mechanisms=SCRAM-SHA-512",
         "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
@@ -98,27 +97,26 @@ class EmbeddedBroker:
     @property
     def ca_file(self) -> Path: return self.workdir / "tls" / "ca.pem"
 
-    def _admin(self):
+    def _as_operator(self, request: str, *args):
+        "Call the admin client's `request` through the operator's (super user's) listener and wait for every answer."
         from confluent_kafka.admin import AdminClient
-        return AdminClient({"bootstrap.servers": self.bootstrap_servers})
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})      # must outlive its futures
+        for future in getattr(admin, request)(*args).values(): future.result()
 
     def add_user(self, name: str, password: str):
         "A SCRAM-SHA-512 user of the SASL_SSL listener (created or given a new password)."
         from confluent_kafka.admin import UserScramCredentialUpsertion, ScramCredentialInfo, ScramMechanism
         upsert = UserScramCredentialUpsertion(name, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), password.encode())
-        admin = self._admin()                # must outlive its futures
-        for future in admin.alter_user_scram_credentials([upsert]).values(): future.result()
+        self._as_operator("alter_user_scram_credentials", [upsert])
 
     def grant(self, acls):
         "Create ACL bindings (`confluent_kafka.admin.AclBinding`), e.g. those of `kafka.sink_acls`."
-        admin = self._admin()
-        for future in admin.create_acls(list(acls)).values(): future.result()
+        self._as_operator("create_acls", list(acls))
 
     def revoke(self, acls):
         from confluent_kafka.admin import AclBindingFilter
         filters = [AclBindingFilter(a.restype, a.name, a.resource_pattern_type, a.principal, a.host, a.operation, a.permission_type) for a in acls]
-        admin = self._admin()
-        for future in admin.delete_acls(filters).values(): future.result()
+        self._as_operator("delete_acls", filters)
 
     def client_settings(self, user: str, password: str) -> dict[str, str]:
         "The `kafka` setting a sink needs to reach the SASL_SSL listener as `user` (`password` as given, ideally a reference)."
