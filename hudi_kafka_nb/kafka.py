@@ -142,17 +142,14 @@ def _granted(futures: dict) -> dict:
     return answers
 
 def missing_rights(admin: AdminClient, config: SinkConfig, role: str) -> list[str]:
-    "What `role` needs and the broker says this sink's user lacks, one line each."
-    rights = required_rights(config, role)
-    topics = sorted({r.name for r in rights if r.resource == "topic"})
-    groups = sorted({r.name for r in rights if r.resource == "group"})
-    answers = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.UNKNOWN_TOPIC_OR_PART)
+    "What `role` needs on topics and the broker says this sink's user lacks, one line each."
+    rights = [r for r in required_rights(config, role) if r.resource == "topic"]     # groups: see above
+    topics = sorted({r.name for r in rights})
+    answers = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.UNKNOWN_TOPIC_OR_PART)
     deadline = time.monotonic() + config.broker_wait_s
-    while True:     # a broker that has just started answers "coordinator load in progress" for a while: ask again
+    while True:     # a broker that has just restarted may answer with a passing error for a while: ask again
         granted = {("topic", k): v for k, v in _granted(admin.describe_topics(TopicCollection(topics), request_timeout=15,
                                                                                include_authorized_operations=True)).items()}
-        granted |= {("group", k): v for k, v in _granted(admin.describe_consumer_groups(groups, request_timeout=15,
-                                                                                        include_authorized_operations=True)).items()}
         unanswered = {k: v for k, v in granted.items() if isinstance(v, KafkaError) and v.code() not in answers}
         if not unanswered or time.monotonic() >= deadline: break
         time.sleep(1)
@@ -164,8 +161,8 @@ def missing_rights(admin: AdminClient, config: SinkConfig, role: str) -> list[st
         if ops is None or (r.resource, r.name) in unanswered: continue
         if isinstance(ops, KafkaError):
             if ops.code() == KafkaError.UNKNOWN_TOPIC_OR_PART: continue       # `data_partitions` says so, with the fix
-            gone = ", or it does not exist and the user may not create it" if r.resource == "topic" else ""
-            missing.append(f"{r.operation} on {r.resource} {r.name!r} ({r.why}; the user may not even describe it{gone}: {ops.name()})")
+            missing.append(f"{r.operation} on {r.resource} {r.name!r} ({r.why}; the user may not even describe it, "
+                           f"or it does not exist and the user may not create it: {ops.name()})")
         elif r.operation not in ops and "ALL" not in ops:
             missing.append(f"{r.operation} on {r.resource} {r.name!r} ({r.why})")
     return list(dict.fromkeys(missing))

@@ -101,15 +101,21 @@ def refusal(role, params, env, monkeypatch) -> tuple[str, float]:
 
 
 def test_each_missing_right_or_setting_is_named_at_once(secured_broker, secured_sink, monkeypatch):
+    from hudi_kafka_nb.kafka import ControlChannel
     params, env, acls = secured_sink["params"], secured_sink["env"], secured_sink["acls"]
-    participant_only = {params["topics"], params["dead_letter_topic"], "hudi-kafka-nb-orders"}   # the coordinator only describes data topics
+    participant_only = {params["topics"], params["dead_letter_topic"]}      # the coordinator only describes data topics
+    for key, value in env.items(): monkeypatch.setenv(key, value)
     for acl in acls:                                 # one right taken away at a time
         secured_broker.revoke([acl])
         try:
-            for role in ("participant",) if acl.name in participant_only else ("coordinator", "participant"):
-                message, took = refusal(role, params, env, monkeypatch)
-                assert f"{acl.operation.name} on" in message and repr(acl.name) in message and secured_sink["user"] in message, (acl, message)
-                assert took < 15, f"{role} took {took:.0f}s to refuse"
+            if acl.restype.name == "TOPIC":          # checked before a role starts
+                for role in ("participant",) if acl.name in participant_only else ("coordinator", "participant"):
+                    message, took = refusal(role, params, env, monkeypatch)
+                    assert f"{acl.operation.name} on" in message and repr(acl.name) in message and secured_sink["user"] in message, (acl, message)
+                    assert took < 15, f"{role} took {took:.0f}s to refuse"
+            elif acl.name.endswith("-control"):      # a group: refused at its consumer's first request
+                with pytest.raises(ConfigError, match=f"{params['control_topic']}: .*Group authorization failed"):
+                    ControlChannel(load_config(params), "participant-0").close()
         finally:
             secured_broker.grant([acl])
     kafka = json.loads(params["kafka"])
