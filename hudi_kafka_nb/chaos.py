@@ -7,28 +7,32 @@ from __future__ import annotations
 import collections, logging, random, threading, time, uuid
 from pathlib import Path
 from .config import DEMO_VALUE_SCHEMA
-from .demo import produce_orders
+from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders
 from .reading import commit_log, committed_offsets, coordinates, has_committed
 from .runtime import EmbeddedBroker, RoleProcess, create_topic
 
 # %% auto #0
-__all__ = ['log', 'LocalStack', 'protocol_log_tail', 'pending_instants', 'orphan_files', 'verify_table', 'verdict_ok',
-           'run_chaos', 'print_report', 'plot_run']
+__all__ = ['log', 'LocalStack', 'protocol_log_tail', 'pending_instants', 'orphan_files', 'verify_table', 'verify_keyed',
+           'verdict_ok', 'run_chaos', 'print_report', 'plot_run']
 
 # %% ../nbs/12_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
 
 class LocalStack:
     "Broker, coordinator and participants as processes, with a producer, for failure tests."
-    def __init__(self, workdir: str | Path, participants: int = 2, partitions: int = 8, broker: EmbeddedBroker | None = None, **settings):
+    def __init__(self, workdir: str | Path, participants: int = 2, partitions: int = 8, broker: EmbeddedBroker | None = None,
+                 orders: int = 0, **settings):
+        "`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by `settings`)."
         self.workdir = Path(workdir); self.workdir.mkdir(parents=True, exist_ok=True)
+        self.orders, self.produced = orders, 0
         self.broker, self.own_broker = broker or EmbeddedBroker(self.workdir / "broker"), broker is None
         suffix = uuid.uuid4().hex[:8]
         self.topic, self.partitions, self.table_path = f"orders-{suffix}", partitions, self.workdir / "table"
         self.params = {"topics": self.topic, "control_topic": f"control-{suffix}", "dead_letter_topic": f"dead-{suffix}",
                        "table_path": str(self.table_path), "table_name": "orders", "partition_field": "region",
                        "value_schema": DEMO_VALUE_SCHEMA, "commit_interval_s": 1.0, "write_timeout_s": 20.0,
-                       "heartbeat_interval_s": 0.5, "participant_timeout_s": 3.0, "min_participants": 1, **settings}
+                       "heartbeat_interval_s": 0.5, "participant_timeout_s": 3.0, "min_participants": 1,
+                       **(UPSERT_SETTINGS if orders else {}), **settings}
         self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)]
         self.roles: dict[str, RoleProcess] = {}
         self.ends: dict[tuple[str, int], int] = {}
@@ -71,8 +75,10 @@ def broker_alive(self: LocalStack) -> bool:
 # %% ../nbs/12_chaos.ipynb #efef8137
 @patch
 def produce(self: LocalStack, count: int, seed: int | None = None):
-    "Produce `count` order events now."
-    ends = produce_orders(self.broker.bootstrap_servers, self.topic, count, seed=seed if seed is not None else random.randrange(1 << 30), progress=False, quiet=True)
+    "Produce `count` order events now (numbered on from the last, so that event times never repeat)."
+    with self._lock: first, self.produced = self.produced, self.produced + count
+    ends = produce_orders(self.broker.bootstrap_servers, self.topic, count, seed=seed if seed is not None else random.randrange(1 << 30),
+                          progress=False, quiet=True, orders=self.orders, first=first)
     with self._lock:
         for tp, end in ends.items(): self.ends[tp] = max(self.ends.get(tp, 0), end)
 
@@ -124,14 +130,15 @@ def pending_instants(table_path: str | Path) -> set[str]:
     return {p.name.split(".")[0] for p in folder.glob("*") if p.name.endswith((".inflight", ".requested")) and "_" not in p.name}
 
 def orphan_files(table_path: str | Path) -> list[str]:
-    "Data files that no file slice of the latest snapshot lists, outside pending instants."
+    "Data files (base and log) that no completed commit wrote and the latest snapshot does not list, outside pending instants."
+    from hudi_kafka_nb.hudi import completed_commits, instant_of_file, write_stats
     from hudi_kafka_nb.reading import hudi_table
     root = Path(table_path)
-    on_disk = [p for p in root.rglob("*.parquet") if p.relative_to(root).parts[0] != ".hoodie"]
-    listed = {s.base_file_relative_path() for s in hudi_table(table_path).get_file_slices()}
-    pending = pending_instants(table_path) | {i.split("_")[0] for i in pending_instants(table_path)}
-    return [str(p.relative_to(root)) for p in on_disk
-            if str(p.relative_to(root)) not in listed and p.stem.rsplit("_", 1)[-1] not in pending]
+    on_disk = [p for p in root.rglob("*") if p.relative_to(root).parts[0] != ".hoodie" and instant_of_file(p.name) and not p.name.endswith(".crc")]
+    # an upsert or a compaction leaves the file versions it replaced until cleaning removes them: written by a commit, not orphans
+    written = {s["path"] for commit in completed_commits(table_path) for s in write_stats(commit["metadata"])}
+    listed = written | {s.base_file_relative_path() for s in hudi_table(table_path).get_file_slices()}
+    return [str(p.relative_to(root)) for p in on_disk if str(p.relative_to(root)) not in listed and instant_of_file(p.name) not in pending_instants(table_path)]
 
 def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_lettered: set = frozenset()) -> dict:
     "Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1) less what was dead-lettered."
@@ -150,17 +157,25 @@ def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_
             "broken_continuity": broken, "files_listed_twice": [p for p, n in listed.items() if n > 1],
             "orphans_left": len(orphan_files(table_path))}
 
+def verify_keyed(table_path: str | Path, ends: dict[tuple[str, int], int], expected: dict[str, dict]) -> dict:
+    "Check a keyed (upsert) table: one row per key, each the latest event produced for it, plus the commit-chain invariants."
+    report = verify_table(table_path, ends)
+    check = compare_latest(table_path, expected)
+    # every record's coordinates are not in the table any more (it keeps one row per key): compare keys, not coordinates
+    return {**report, "produced": check["keys"], "in_table": check["rows"], "duplicates": check["duplicate_keys"],
+            "missing": check["missing_keys"], "unexpected": check["unexpected_keys"], "stale_rows": check["stale_rows"]}
+
 def verdict_ok(report: dict) -> bool:
     "True when the table holds exactly what was produced and every invariant holds."
     return (report["in_table"] == report["produced"] and not report["duplicates"] and not report["missing"] and not report["unexpected"]
-            and not report["broken_continuity"] and not report["files_listed_twice"] and not report["orphans_left"])
+            and not report["broken_continuity"] and not report["files_listed_twice"] and not report["orphans_left"] and not report.get("stale_rows"))
 
 # %% ../nbs/12_chaos.ipynb #c9f52b63
 def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_every_s: tuple = (2.0, 5.0),
               restart_after_s: tuple = (0.5, 3.0), produce_per_second: int = 2_000, seed: int = 1, drain_timeout_s: float = 300,
-              broker: EmbeddedBroker | None = None, broker_kills: bool = True) -> dict:
-    "Run the stack while killing random roles (and the broker); the verdict with kill counts and drain time."
-    rng, stack = random.Random(seed), LocalStack(workdir, participants=participants, broker=broker)
+              broker: EmbeddedBroker | None = None, broker_kills: bool = True, orders: int = 0, **settings) -> dict:
+    "Run the stack while killing random roles (and the broker); the verdict with kill counts and drain time. `orders=N`: keyed (upsert) mode."
+    rng, stack = random.Random(seed), LocalStack(workdir, participants=participants, broker=broker, orders=orders, **settings)
     counts, pending_restarts, events = collections.Counter(), [], []
     total = lambda: sum(v for k, v in counts.items() if k.endswith("_killed"))
     stack.start()
@@ -185,9 +200,11 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
         stack.stop_producing()
         for _, name in sorted(pending_restarts, key=lambda r: r[1] != "broker"): stack.restart(name)
         drain = stack.wait_committed(drain_timeout_s)
+        expected = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends) if orders else None
     finally:
         stack.stop()
-    report = {"kills": dict(counts), **verify_table(stack.table_path, stack.ends), "drain_s": round(drain, 1),
+    verdict = verify_keyed(stack.table_path, stack.ends, expected) if orders else verify_table(stack.table_path, stack.ends)
+    report = {"kills": dict(counts), **verdict, "drain_s": round(drain, 1),
               "events": events, "table_path": str(stack.table_path)}
     report["ok"] = verdict_ok(report) and not counts["exited_by_itself"]
     return report

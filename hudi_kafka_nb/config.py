@@ -8,9 +8,9 @@ import difflib, json, os, re
 import msgspec
 
 # %% auto #0
-__all__ = ['DEMO_VALUE_SCHEMA', 'PROTOCOL_OWNED_KEYS', 'ARROW_TYPES', 'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'SinkConfig',
-           'ConfigError', 'unknown_setting_error', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config',
-           'client_settings', 'consumer_settings']
+__all__ = ['DEMO_VALUE_SCHEMA', 'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES',
+           'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'SinkConfig', 'ConfigError', 'unknown_setting_error',
+           'is_secret_key', 'resolve_secret', 'redacted', 'load_config', 'client_settings', 'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
 DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
@@ -30,7 +30,10 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     consumer_group: str = ""                    # offsets are committed here for lag tools; "" means "hudi-kafka-nb-<table_name>"
     partition_field: str = ""                   # "" means a non-partitioned table
     hive_style_partitioning: bool = False       # region=eu rather than eu
-    record_key_field: str = ""                  # "" means the Kafka coordinates (topic, partition, offset)
+    record_key_field: str = ""                  # hoodie.datasource.write.recordkey.field; "" means the Kafka coordinates
+    ordering_field: str = ""                    # hoodie.table.ordering.fields: of two rows with one key, the higher value wins
+    write_operation: str = "bulk_insert"        # hoodie.datasource.write.operation: bulk_insert, insert or upsert
+    table_type: str = "COPY_ON_WRITE"           # hoodie.table.type: COPY_ON_WRITE or MERGE_ON_READ
     commit_interval_s: float = 10.0             # time participants write before END_COMMIT
     write_timeout_s: float = 60.0               # END_COMMIT → all WRITE_STATUS, else the instant is aborted
     heartbeat_interval_s: float = 1.0           # participants announce themselves this often
@@ -55,6 +58,10 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def dead_letters(self) -> str: return self.dead_letter_topic or f"{self.table_name}-dead-letters"
     @property
+    def writes_by_key(self) -> bool:
+        "Whether the coordinator writes the instant with Hudi's write client (insert, upsert) from what participants staged."
+        return self.write_operation != "bulk_insert"
+    @property
     def group_id(self) -> str: return self.consumer_group or f"hudi-kafka-nb-{self.table_name}"
 
 # %% ../nbs/00_config.ipynb #2c42b4e7
@@ -67,12 +74,25 @@ PROTOCOL_OWNED_KEYS = {"hoodie.base.path", "hoodie.table.name", "hoodie.metadata
                        "hoodie.datasource.write.recordkey.field", "hoodie.datasource.write.partitionpath.field",
                        "hoodie.datasource.write.keygenerator.class", "hoodie.avro.schema", "hoodie.datasource.write.operation"}
 
+# Hudi's names for our settings, accepted as they are (at the top level or in hudi_options)
+HUDI_NAMES = {"hoodie.datasource.write.recordkey.field": "record_key_field", "hoodie.table.recordkey.fields": "record_key_field",
+              "hoodie.table.ordering.fields": "ordering_field", "hoodie.datasource.write.precombine.field": "ordering_field",
+              "hoodie.datasource.write.operation": "write_operation", "hoodie.table.type": "table_type",
+              "hoodie.datasource.write.table.type": "table_type", "hoodie.datasource.write.partitionpath.field": "partition_field",
+              "hoodie.datasource.write.hive_style_partitioning": "hive_style_partitioning", "hoodie.table.name": "table_name",
+              "hoodie.database.name": "database_name", "hoodie.base.path": "table_path"}
+WRITE_OPERATIONS = ("bulk_insert", "insert", "upsert")
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+
 ARROW_TYPES = {"string", "large_string", "int32", "int64", "double", "float", "bool",
                "timestamp[ms]", "timestamp[us]", "date32", "binary"}
 
 def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
     "The error for a setting nobody knows, with the closest known name."
     known = list(SinkConfig.__struct_fields__) + list(extra_names)
+    if key.startswith("hoodie."):
+        return ConfigError(f"unknown setting {key!r}: Hudi's write settings go into hudi_options (Hudi's names for our own settings "
+                           f"are accepted at the top level: {', '.join(sorted(HUDI_NAMES))})")
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
     return ConfigError(f"unknown setting {key!r}: {hint}")
@@ -146,7 +166,14 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.value_schema, "value_schema", "is empty: declare the record fields, e.g. {\"id\": \"string\"}")
     for field, type_name in config.value_schema.items():
         need(type_name in ARROW_TYPES, "value_schema", f"gives field {field!r} the unknown type {type_name!r}; use one of {sorted(ARROW_TYPES)}")
-    for key in ("partition_field", "record_key_field"):
+    need(config.write_operation in WRITE_OPERATIONS, "write_operation", f"is {config.write_operation!r}; use one of {list(WRITE_OPERATIONS)}")
+    need(config.table_type in TABLE_TYPES, "table_type", f"is {config.table_type!r}; use one of {list(TABLE_TYPES)}")
+    need(config.write_operation != "upsert" or config.record_key_field, "write_operation",
+         "is 'upsert', which needs record_key_field (hoodie.datasource.write.recordkey.field): the field that identifies a row")
+    need(config.write_operation != "upsert" or config.ordering_field, "ordering_field",
+         "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no order but "
+         "this field's (hoodie.table.ordering.fields), e.g. an event time or a version number")
+    for key in ("partition_field", "record_key_field", "ordering_field"):
         name = getattr(config, key)
         need(not name or name in config.value_schema, key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
     need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")
@@ -165,10 +192,24 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     return config
 
 # %% ../nbs/00_config.ipynb #9f353ac0
+def _our_names(settings: dict) -> dict:
+    "Settings with Hudi's names for our settings (top level or in hudi_options) renamed; two different values for one setting refused."
+    renamed, hudi_options = {}, settings.get("hudi_options")
+    if isinstance(hudi_options, str): hudi_options = _coerce_text("hudi_options", hudi_options)
+    given = [(k, v) for k, v in settings.items() if k != "hudi_options"] + [(k, v) for k, v in (hudi_options or {}).items() if k in HUDI_NAMES]
+    for key, value in given:
+        ours = HUDI_NAMES.get(key, key)
+        if ours in renamed and renamed[ours][1] != value:
+            raise ConfigError(f"setting {ours!r} is given twice with different values: {renamed[ours][0]}={renamed[ours][1]!r} and {key}={value!r}")
+        renamed[ours] = (key, value)
+    result = {ours: value for ours, (_, value) in renamed.items()}
+    if hudi_options is not None: result["hudi_options"] = {k: v for k, v in hudi_options.items() if k not in HUDI_NAMES}
+    return result
+
 def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkConfig:
     "A checked `SinkConfig` from a mapping (Python values or Databricks strings) plus keyword overrides."
     if isinstance(settings, SinkConfig): settings = msgspec.structs.asdict(settings)
-    merged = {**(settings or {}), **overrides}
+    merged = _our_names({**(settings or {}), **overrides})
     for key in merged:
         if key not in SinkConfig.__struct_fields__: raise unknown_setting_error(key)
     merged = {k: _coerce_text(k, v) for k, v in merged.items() if v is not None}

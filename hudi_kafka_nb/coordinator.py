@@ -12,11 +12,12 @@ from fastcore.basics import patch
 from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, Checkpoint, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     PartitionStart, StartCommit, WriteStatus, transition_line)
-from .fencing import CommitConflict, Fenced
+from .fencing import CommitConflict, Fenced, WriteFailed
 
 # %% auto #0
-__all__ = ['log', 'CRASH_POINTS', 'assign_partitions', 'start_offsets', 'check_statuses', 'crash_point', 'ParticipantHealth',
-           'CoordinatorState', 'Transaction', 'Coordinator', 'status_file', 'open_coordinator']
+__all__ = ['log', 'CRASH_POINTS', 'WRITE_FAILURES_BEFORE_STOP', 'assign_partitions', 'start_offsets', 'check_statuses',
+           'crash_point', 'ParticipantHealth', 'CoordinatorState', 'Transaction', 'Coordinator', 'status_file',
+           'open_coordinator']
 
 # %% ../nbs/08_coordinator.ipynb #5a96611f
 log = logging.getLogger(__name__)
@@ -107,6 +108,7 @@ class Coordinator:
         self.participants: dict[str, float] = {}            # participant id → when last heard
         self.txn: Transaction | None = None
         self.counts = {"commits": 0, "aborts": 0, "empty": 0}
+        self.failure: str | None = None                     # why the coordinator stopped itself, if it did
         self.health = ParticipantHealth(self.config.participant_quarantine_s, clock)
         self.epoch = self.table.take_over(self.id)
         self.last_committed_instant, checkpoint = self.table.latest()
@@ -255,8 +257,10 @@ def try_commit(self: Coordinator):
     if all(p.next_offset == p.start_offset for p in progress): return self.on_empty()
     checkpoint = Checkpoint(epoch=self.epoch, coordinator_id=self.id, partitions=progress)
     try: self.table.commit(txn.instant, checkpoint, [s.write_statuses for s in txn.statuses.values() if s.write_statuses],
-                           self.id, before_hudi=lambda: crash_point("after_decision"))
+                           self.id, before_hudi=lambda: crash_point("after_decision"),
+                           staged_files=[f for s in txn.statuses.values() for f in s.staged_files])
     except CommitConflict as e: return self.on_conflict(e)
+    except WriteFailed as e: return self.on_write_failed(e)
     self.on_committed(checkpoint)
 
 @patch
@@ -275,8 +279,23 @@ def on_conflict(self: Coordinator, error: CommitConflict):
     self.last_committed_instant, checkpoint = self.table.latest()
     self.committed = checkpoint.next_offsets() if checkpoint else {}
 
+WRITE_FAILURES_BEFORE_STOP = 3
+
+@patch
+def on_write_failed(self: Coordinator, error: WriteFailed):
+    "Hudi could not write the staged records: roll back and retry; the same failure three times in a row stops the coordinator."
+    self.counts["write_failures"] = self.counts.get("write_failures", 0) + 1
+    log.error("coordinator %s could not write instant %s: %s", self.id, self.txn.instant, error)
+    self.abort(f"coordinator could not write the staged records: {error}")
+    if self.counts["write_failures"] >= WRITE_FAILURES_BEFORE_STOP:
+        # the next instant would read the same records and fail the same way: stop rather than loop, with the cause named
+        log.error("coordinator %s stops: %d writes in a row failed, the last with %s", self.id, self.counts["write_failures"], error)
+        self.failure = f"{self.counts['write_failures']} writes in a row failed, the last with: {error}"
+        self._transition(CoordinatorState.STOPPED, reason="write_failed_repeatedly")
+
 @patch
 def on_committed(self: Coordinator, checkpoint: Checkpoint):
+    self.counts["write_failures"] = 0
     self.committed.update(checkpoint.next_offsets())
     self.last_committed_instant = self.txn.instant
     self.counts["commits"] += 1

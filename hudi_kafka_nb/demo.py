@@ -4,7 +4,7 @@
 
 # %% ../nbs/11_demo.ipynb #bf327be2
 from __future__ import annotations
-import argparse, logging, random, shutil, sys, time
+import argparse, collections, logging, random, shutil, sys, time
 from pathlib import Path
 import msgspec
 from confluent_kafka import Producer
@@ -14,33 +14,46 @@ from .runtime import EmbeddedBroker, RoleProcess, create_topic
 from .reading import commit_log, coordinate_check, has_committed
 
 # %% auto #0
-__all__ = ['REGIONS', 'STATUSES', 'sample_orders', 'produce_orders', 'wait_until_committed', 'wait_until_ingesting',
-           'print_summary', 'run_demo', 'main']
+__all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'sample_orders', 'produce_orders', 'latest_per_key',
+           'wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest', 'print_upsert_summary',
+           'run_demo', 'main']
 
 # %% ../nbs/11_demo.ipynb #1d39e0cd
 REGIONS = ["us-east", "us-west", "eu-central", "eu-west", "ap-south"]
 STATUSES = ["created", "paid", "shipped", "delivered", "cancelled"]
+BASE_MS = 1_795_000_000_000
+# the keyed mode: one row per order, its latest state; merge-on-read, compacted every third delta commit
+UPSERT_SETTINGS = {"write_operation": "upsert", "record_key_field": "order_id", "ordering_field": "event_time",
+                   "table_type": "MERGE_ON_READ", "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"}}
 
-def sample_orders(start: int, count: int, rng: random.Random, bad_every: int = 0) -> list[tuple[bytes, bytes]]:
-    "(key, value) pairs of order events number start … start+count-1."
+def sample_orders(start: int, count: int, rng: random.Random, bad_every: int = 0, orders: int = 0) -> list[tuple[bytes, bytes]]:
+    """(key, value) pairs of order events number start … start+count-1.
+
+    `orders=0`: every event is a new order. `orders=N`: events update N orders, in an order that is not their event
+    time's (shuffled within the chunk); each order keeps its region, and event times are unique (ms apart)."""
     events = []
-    base_ms = 1_795_000_000_000
     for n in range(start, start + count):
         customer = f"c{rng.randrange(50_000):05d}"
+        order = rng.randrange(orders) if orders else n
         if bad_every and n % bad_every == bad_every - 1:
             value = b'{"order_id": "broken' if (n // bad_every) % 2 else msgspec.json.encode({"order_id": f"o{n}", "customer_id": customer})
         else:
-            value = msgspec.json.encode({"order_id": f"o{n:09d}", "customer_id": customer, "region": rng.choice(REGIONS),
+            value = msgspec.json.encode({"order_id": f"o{order:09d}", "customer_id": customer,
+                                         "region": REGIONS[order % len(REGIONS)] if orders else rng.choice(REGIONS),
                                          "status": rng.choice(STATUSES), "amount": round(rng.uniform(5, 500), 2),
-                                         "quantity": rng.randrange(1, 10),
-                                         "event_time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime((base_ms + n * 37) / 1000))})
+                                         "quantity": rng.randrange(1, 10), "event_time": _event_time(n, with_ms=bool(orders))})
         events.append((customer.encode(), value))
+    if orders: rng.shuffle(events)           # out of order: a later event may arrive first, through another partition
     return events
+
+def _event_time(n: int, with_ms: bool) -> str:
+    ms = BASE_MS + n * 37
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + (f".{ms % 1000:03d}" if with_ms else "")
 
 # %% ../nbs/11_demo.ipynb #13349121
 def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: float = 0, bad_every: int = 0,
-                   seed: int = 7, progress: bool = True, quiet: bool = False) -> dict[tuple[str, int], int]:
-    "Produce `count` order events (at most `rate_per_s` a second); the next offset of each partition written."
+                   seed: int = 7, progress: bool = True, quiet: bool = False, orders: int = 0, first: int = 0) -> dict[tuple[str, int], int]:
+    "Produce `count` order events numbered from `first` (at most `rate_per_s` a second; `orders`: see `sample_orders`); the next offset of each partition written."
     producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20, "batch.num.messages": 10_000,
                          "queue.buffering.max.messages": 500_000, "acks": "all",
                          "enable.idempotence": True,       # a broker restart never makes a retried record a second one
@@ -54,7 +67,7 @@ def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: f
     rng, chunk, started = random.Random(seed), 5_000, time.monotonic()
     with tqdm(total=count, desc=f"producing to {topic}", unit="rec", disable=not progress) as bar:
         for start in range(0, count, chunk):
-            for key, value in sample_orders(start, min(chunk, count - start), rng, bad_every):
+            for key, value in sample_orders(first + start, min(chunk, count - start), rng, bad_every, orders):
                 while True:
                     try: producer.produce(topic, value, key, on_delivery=delivered); break
                     except BufferError: producer.poll(0.05)
@@ -68,6 +81,25 @@ def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: f
         if len(producer): raise RuntimeError(f"{len(producer)} records still undelivered after 300 s")
     if failures: raise RuntimeError(f"{len(failures)} records not delivered, first: {failures[0]}")
     return ends
+
+# %% ../nbs/11_demo.ipynb #c9d1e002
+def latest_per_key(bootstrap_servers: str, topic: str, ends: dict[tuple[str, int], int], key: str = "order_id",
+                   ordering: str = "event_time") -> dict[str, dict]:
+    "Per `key`, the event with the highest `ordering` among every record of `topic` before `ends` (valid JSON with both fields)."
+    from confluent_kafka import Consumer, TopicPartition
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"expected-{topic}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(t, p, 0) for (t, p), end in ends.items() if end])
+    latest, remaining = {}, {tp: end for tp, end in ends.items() if end}
+    while remaining:
+        for m in consumer.consume(10_000, timeout=5):
+            if m.error() or (m.topic(), m.partition()) not in remaining: continue
+            if m.offset() + 1 >= remaining[(m.topic(), m.partition())]: remaining.pop((m.topic(), m.partition()))
+            try: event = msgspec.json.decode(m.value())
+            except msgspec.DecodeError: continue
+            if event.get(key) is None or event.get(ordering) is None: continue
+            if event[key] not in latest or event[ordering] > latest[event[key]][ordering]: latest[event[key]] = event
+    consumer.close()
+    return latest
 
 # %% ../nbs/11_demo.ipynb #7e3ee09d
 def wait_until_committed(table_path: Path, ends: dict[tuple[str, int], int], roles: list[RoleProcess], timeout_s: float) -> float:
@@ -109,11 +141,38 @@ def print_summary(table_path: Path, produced: int, bad: int, workdir: Path, seco
     print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
     return verdict == "OK"
 
+# %% ../nbs/11_demo.ipynb #c9d1e004
+def compare_latest(table_path: Path, expected: dict[str, dict], key: str = "order_id", ordering: str = "event_time") -> dict:
+    "The latest snapshot (hudi-rs) against the expected latest event per key: rows, duplicate keys, missing, stale and unexpected keys."
+    from hudi_kafka_nb.reading import read_snapshot
+    rows = read_snapshot(table_path, [key, ordering, "status"])
+    found = collections.Counter(rows[key].to_pylist())
+    latest = {k: t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] for k, t in zip(rows[key].to_pylist(), rows[ordering].to_pylist())}
+    return {"rows": rows.num_rows, "keys": len(expected), "duplicate_keys": sum(n - 1 for n in found.values() if n > 1),
+            "missing_keys": len(set(expected) - set(found)), "unexpected_keys": len(set(found) - set(expected)),
+            "stale_rows": sum(1 for k, e in expected.items() if k in latest and latest[k] != e[ordering][:23])}
+
+def print_upsert_summary(table_path: Path, produced: int, bad: int, expected: dict[str, dict], workdir: Path, seconds: float) -> bool:
+    "Print commits and compactions, the orders by latest status, and the check against the topic."
+    from hudi_kafka_nb.reading import read_snapshot, table_services_log
+    commits, services = commit_log(table_path), table_services_log(table_path)
+    print(f"\nTable {table_path} (merge-on-read, upsert by order_id) — {len(commits)} delta commits, "
+          f"{sum(s['action'] == 'compaction' for s in services)} compactions run")
+    statuses = collections.Counter(read_snapshot(table_path, ["status"])["status"].to_pylist())
+    print("Orders by latest status:", ", ".join(f"{s} {n:,}" for s, n in sorted(statuses.items())))
+    check = compare_latest(table_path, expected)
+    ok = check["rows"] == check["keys"] and not any(check[k] for k in ("duplicate_keys", "missing_keys", "unexpected_keys", "stale_rows"))
+    print(f"\nproduced {produced:,} events ({bad:,} malformed → dead-letter topic) for {check['keys']:,} orders; the table holds "
+          f"{check['rows']:,} rows, {check['duplicate_keys']} duplicate keys, {check['missing_keys']} missing, {check['stale_rows']} stale: "
+          f"{'OK' if ok else 'MISMATCH'}")
+    print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
+    return ok
+
 # %% ../nbs/11_demo.ipynb #97cda6aa
 def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8, commit_interval_s: float = 3.0,
              rate_per_s: float = 50_000, bad_every: int = 20_000,
-             workdir: str | Path = "runs/demo", timeout_s: float = 900) -> bool:
-    "Run broker, coordinator and participants locally, stream `records` orders through, print the summary."
+             workdir: str | Path = "runs/demo", timeout_s: float = 900, orders: int = 0) -> bool:
+    "Run broker, coordinator and participants locally, stream `records` orders through (`orders`: updates of that many, upserted), print the summary."
     workdir = Path(workdir).resolve()
     shutil.rmtree(workdir, ignore_errors=True); workdir.mkdir(parents=True)
     table_path = workdir / "table" / "orders"
@@ -124,17 +183,20 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
         params = {"bootstrap_servers": broker.bootstrap_servers, "topics": "orders", "table_path": str(table_path),
                   "table_name": "orders", "partition_field": "region", "commit_interval_s": commit_interval_s,
                   "write_timeout_s": 120.0, "min_participants": participants, "value_schema": DEMO_VALUE_SCHEMA,
-                  "max_buffered_records": 60_000}    # small instants, so the stream shows as several commits
+                  "max_buffered_records": 60_000,    # small instants, so the stream shows as several commits
+                  **(UPSERT_SETTINGS if orders else {})}
         try:
             roles.append(RoleProcess("coordinator", params, workdir).start())
             roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}").start() for i in range(participants)]
             wait_until_ingesting(table_path, roles)
-            ends = produce_orders(broker.bootstrap_servers, "orders", records, rate_per_s, bad_every)
+            ends = produce_orders(broker.bootstrap_servers, "orders", records, rate_per_s, bad_every, orders=orders)
             print("waiting for the table to commit every record …")
             seconds = wait_until_committed(table_path, ends, roles, timeout_s)
+            expected = latest_per_key(broker.bootstrap_servers, "orders", ends) if orders else None
         finally:
             for role in roles: role.stop()            # the coordinator first: it closes the open instant
     bad = records // bad_every if bad_every else 0
+    if orders: return print_upsert_summary(table_path, records, bad, expected, workdir, seconds)
     return print_summary(table_path, records, bad, workdir, seconds)
 
 # %% ../nbs/11_demo.ipynb #e0db800d
@@ -148,8 +210,10 @@ def main(argv: list[str] | None = None):
     demo.add_argument("--commit-interval", type=float, default=3.0)
     demo.add_argument("--rate", type=float, default=50_000, help="records per second produced (0: as fast as possible)")
     demo.add_argument("--workdir", default="runs/demo")
+    demo.add_argument("--upsert", action="store_true", help="keyed mode: events update --orders orders; the table keeps each one's latest state")
+    demo.add_argument("--orders", type=int, default=20_000, help="with --upsert: how many orders the events update")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     ok = run_demo(args.records, args.participants, commit_interval_s=args.commit_interval,
-                  rate_per_s=args.rate, workdir=args.workdir)
+                  rate_per_s=args.rate, workdir=args.workdir, orders=args.orders if args.upsert else 0)
     sys.exit(0 if ok else 1)

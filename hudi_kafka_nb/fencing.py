@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 
 # %% auto #0
-__all__ = ['log', 'GENESIS', 'Fenced', 'CommitConflict', 'aux_dir', 'create_exclusively', 'latest_epoch', 'claim_epoch',
-           'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable']
+__all__ = ['log', 'GENESIS', 'Fenced', 'CommitConflict', 'WriteFailed', 'aux_dir', 'create_exclusively', 'latest_epoch',
+           'claim_epoch', 'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable']
 
 # %% ../nbs/03_fencing.ipynb #673c2428
 log = logging.getLogger(__name__)
@@ -21,6 +21,9 @@ class Fenced(RuntimeError):
 
 class CommitConflict(RuntimeError):
     "The table moved on under this instant; it must not be committed."
+
+class WriteFailed(RuntimeError):
+    "Hudi could not write the staged records into the instant (the message is Hudi's root cause)."
 
 def aux_dir(table_path: str | Path) -> Path:
     "Our bookkeeping folder inside the table (Hudi leaves `.hoodie/.aux` to its users)."
@@ -153,8 +156,11 @@ class FencedTable:
         check_epoch(self.path, self.epoch)
         if instant in self.committer.pending_instants(): self.committer.rollback(instant)
 
-    def commit(self, instant: str, checkpoint, write_statuses: list[bytes], coordinator_id: str, before_hudi=lambda: None):
-        "Decide and complete `instant`; `CommitConflict` if the table moved on, `Fenced` if a newer epoch owns the chain."
+    def commit(self, instant: str, checkpoint, write_statuses: list[bytes], coordinator_id: str, before_hudi=lambda: None,
+               staged_files: list[str] = ()):
+        """Decide and complete `instant`; `CommitConflict` if the table moved on, `Fenced` if a newer epoch owns the chain.
+
+        `staged_files` (insert and upsert) are written into the instant first, by this coordinator alone."""
         from hudi_kafka_nb.messages import extra_metadata
         latest, committed = self.latest()
         if committed is not None:
@@ -164,6 +170,7 @@ class FencedTable:
         slot = walk(self.path, latest, committed.epoch if committed else 0)
         if slot.decided is not None: raise CommitConflict(f"instant {slot.decided.instant} was decided after {latest or 'the start'} first")
         if slot.owner_epoch != self.epoch: raise Fenced(f"the chain after {latest or 'the start'} belongs to epoch {slot.owner_epoch}, not {self.epoch}")
+        if staged_files: write_statuses = [*write_statuses, *self._write_staged(instant, list(staged_files))]
         extra = extra_metadata(checkpoint)
         decision = Decision(kind="commit", epoch=self.epoch, coordinator_id=coordinator_id, instant=instant, extra_metadata=extra,
                             write_statuses=[base64.b64encode(b).decode() for b in write_statuses])
@@ -171,5 +178,16 @@ class FencedTable:
         before_hudi()                   # a hook for crash-injection tests: decided, not yet completed by Hudi
         self.committer.commit(instant, write_statuses, extra)
         if latest: prune(self.path, keep_after=latest)
+
+    def _write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
+        "The write statuses of the staged rows written into `instant`; `Fenced` (its files deleted) if a newer epoch rolled it back meanwhile."
+        from hudi_kafka_nb.hudi import error_summary
+        check_epoch(self.path, self.epoch)
+        try: statuses = self.committer.write_staged(instant, staged_files)
+        except Exception as e: raise WriteFailed(error_summary(e)) from e
+        if instant not in self.committer.pending_instants():     # a newer coordinator's eager rollback ran under the write
+            self.committer.delete_instant_files(instant)
+            raise Fenced(f"instant {instant} was rolled back while this coordinator wrote it")
+        return statuses
 
     def close(self): self.committer.close()

@@ -4,17 +4,19 @@
 
 # %% ../nbs/02_hudi.ipynb #f5f8a204
 from __future__ import annotations
-import glob, logging, os, sys, time
+import glob, logging, os, re, shutil, sys, time, uuid
 from pathlib import Path
 import pyarrow as pa
 from .config import PROTOCOL_OWNED_KEYS, ConfigError, SinkConfig
+from .fencing import aux_dir
 
 # %% auto #0
 __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'record_key_fields', 'key_generator_class',
-           'table_options', 'participant_options', 'bundle_jars', 'on_databricks', 'spark_session', 'hudi_version',
-           'HudiJava', 'TableError', 'table_properties', 'check_table', 'create_or_open_table', 'check_table_folder',
-           'HudiCommitter', 'error_summary', 'WrittenFiles', 'HudiWriter', 'completion_times', 'completed_commits',
-           'write_stats']
+           'table_options', 'coordinator_options', 'participant_options', 'bundle_jars', 'on_databricks',
+           'spark_session', 'hudi_version', 'HudiJava', 'TableError', 'table_properties', 'check_table',
+           'create_or_open_table', 'check_table_folder', 'HudiCommitter', 'error_summary', 'WrittenFiles',
+           'staging_dir', 'stage_rows', 'HudiWriter', 'instant_of_file', 'delete_instant_files', 'completion_times',
+           'completed_commits', 'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -43,7 +45,8 @@ def table_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
     "Hudi write settings every process of the sink shares."
     options = {
         "hoodie.table.name": config.table_name, "hoodie.database.name": config.database_name,
-        "hoodie.base.path": config.table_path,
+        "hoodie.base.path": config.table_path, "hoodie.datasource.write.table.type": config.table_type,
+        "hoodie.table.ordering.fields": config.ordering_field,
         "hoodie.datasource.write.recordkey.field": ",".join(record_key_fields(config)),
         "hoodie.datasource.write.partitionpath.field": config.partition_field,
         "hoodie.datasource.write.keygenerator.class": key_generator_class(config),
@@ -57,6 +60,14 @@ def table_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
         "hoodie.metadata.index.column.stats.enable": "false", "hoodie.metadata.index.partition.stats.enable": "false",
     }
     return {**options, **config.hudi_options}
+
+def coordinator_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
+    "Settings of the coordinator's write client: the write operation; on merge-on-read, compaction scheduled and run inside a commit."
+    options = {"hoodie.datasource.write.operation": config.write_operation,
+               # of two rows with one key in one instant, Hudi keeps the higher ordering value (insert keeps both)
+               "hoodie.combine.before.upsert": "true"}
+    if config.table_type == "MERGE_ON_READ": options["hoodie.compact.inline"] = "true"     # every 5 delta commits unless hudi_options say otherwise
+    return {**table_options(config, avro_schema), **options, **config.hudi_options}
 
 def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
     "Settings of a participant's writer: no table service, no sorting, no de-duplication; never touches the timeline."
@@ -140,7 +151,8 @@ def _spark_schema(schema: pa.Schema):
 class TableError(RuntimeError):
     "The table folder holds something this sink must not write to."
 
-_MUST_MATCH = {"hoodie.table.type": lambda c: "COPY_ON_WRITE", "hoodie.table.name": lambda c: c.table_name,
+_MUST_MATCH = {"hoodie.table.type": lambda c: c.table_type, "hoodie.table.name": lambda c: c.table_name,
+               "hoodie.table.ordering.fields": lambda c: c.ordering_field,
                "hoodie.table.recordkey.fields": lambda c: ",".join(record_key_fields(c)),
                "hoodie.table.partition.fields": lambda c: c.partition_field}
 
@@ -170,8 +182,10 @@ def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
     if props is None:
         if path.exists() and any(path.iterdir()):
             raise TableError(f"table_path={config.table_path!r} is not empty and holds no Hudi table; choose an empty or new folder")
-        (hudi.H.common.table.HoodieTableMetaClient.newTableBuilder().setTableType("COPY_ON_WRITE")
-         .setTableName(config.table_name).setDatabaseName(config.database_name)
+        builder = hudi.H.common.table.HoodieTableMetaClient.newTableBuilder().setTableType(config.table_type)
+        # with an ordering field Hudi merges by event time: of two rows with one key, the higher ordering value wins
+        if config.ordering_field: builder = builder.setOrderingFields(config.ordering_field)
+        (builder.setTableName(config.table_name).setDatabaseName(config.database_name)
          .setRecordKeyFields(",".join(record_key_fields(config))).setPartitionFields(config.partition_field)
          .setKeyGeneratorClassProp(key_generator_class(config)).setHiveStylePartitioningEnable(config.hive_style_partitioning)
          .setPopulateMetaFields(True).initTable(hudi.storage_conf, config.table_path))
@@ -194,20 +208,40 @@ def check_table_folder(config: SinkConfig):
 
 # %% ../nbs/02_hudi.ipynb #238b56f9
 class HudiCommitter:
-    "The coordinator's Hudi write client: start, commit and roll back instants; cleaning and archival run inline."
+    "The coordinator's Hudi write client: start, write staged records into, commit and roll back instants; table services inline."
     def __init__(self, hudi: HudiJava):
         self.hudi = hudi
         self.properties = create_or_open_table(hudi)
-        self.client = hudi.H.client.SparkRDDWriteClient(hudi.engine_context(), hudi.write_config(table_options(hudi.config, hudi.avro_schema)))
+        self.client = hudi.H.client.SparkRDDWriteClient(hudi.engine_context(), hudi.write_config(coordinator_options(hudi.config, hudi.avro_schema)))
 
     def start_instant(self) -> str:
         "A new inflight commit instant (failed writes rolled back first)."
         H = self.hudi.H
         instant = self.client.startCommit()
+        # staged files of earlier instants are garbage now: those instants were committed or rolled back (a participant
+        # that stages into one of them later finds it closed and deletes its file itself)
+        shutil.rmtree(staging_dir(self.hudi.config.table_path, instant).parent, ignore_errors=True)
         meta = self.hudi.meta_client()
         meta.getActiveTimeline().transitionRequestedToInflight(meta.getCommitActionType(), instant)
-        self.client.preWrite(instant, H.common.model.WriteOperationType.BULK_INSERT, meta)
+        self.client.preWrite(instant, H.common.model.WriteOperationType.valueOf(self.hudi.config.write_operation.upper()), meta)
         return instant
+
+    def write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
+        "Insert or upsert the records participants staged for `instant` with Hudi's write client; its serialized write statuses."
+        H, hudi = self.hudi.H, self.hudi
+        if not staged_files: return []
+        frame = hudi.spark.read.schema(hudi.struct).parquet(*staged_files)
+        operation = H.common.model.WriteOperationType.valueOf(hudi.config.write_operation.upper())
+        schema = H.common.schema.HoodieSchema.parse(hudi.avro_schema)
+        options = coordinator_options(hudi.config, hudi.avro_schema)
+        args = getattr(H, "HoodieCreateRecordUtils$createHoodieRecordRddArgs")(
+            frame._jdf, self.client.getConfig(), H.HoodieConversionUtils.mapAsScalaImmutableMap(hudi.java_map(options)),
+            f"{hudi.config.table_name}_record", f"hoodie.{hudi.config.table_name}", schema, schema, operation, instant,
+            False, False, False, hudi.meta_client().getTableConfig())
+        records = H.HoodieCreateRecordUtils.createHoodieRecordRdd(args)
+        written = self.client.upsert(records, instant) if hudi.config.write_operation == "upsert" else self.client.insert(records, instant)
+        statuses = hudi.jvm.java.util.ArrayList(written.collect())
+        return [bytes(H.common.util.SerializationUtils.serialize(statuses))]
 
     def commit(self, instant: str, write_statuses: list[bytes], extra_metadata: dict[str, str]) -> bool:
         "Commit `instant` with the participants' serialized write statuses and our extra metadata."
@@ -215,11 +249,17 @@ class HudiCommitter:
         statuses = jvm.java.util.ArrayList()
         for blob in write_statuses: statuses.addAll(H.common.util.SerializationUtils.deserialize(bytearray(blob)))
         rdd = self.hudi.jsc.parallelize(statuses, 1)
-        return bool(self.client.commit(instant, rdd, H.common.util.Option.of(self.hudi.java_map(extra_metadata))))
+        committed = bool(self.client.commit(instant, rdd, H.common.util.Option.of(self.hudi.java_map(extra_metadata))))
+        shutil.rmtree(staging_dir(self.hudi.config.table_path, instant), ignore_errors=True)
+        return committed
 
     def rollback(self, instant: str) -> bool:
-        "Roll back a pending instant with Hudi (its files deleted through their markers)."
-        return bool(self.client.rollback(instant))
+        "Roll back a pending instant with Hudi (its files deleted through their markers), and what was staged for it."
+        rolled_back = bool(self.client.rollback(instant))
+        shutil.rmtree(staging_dir(self.hudi.config.table_path, instant), ignore_errors=True)
+        return rolled_back
+
+    def delete_instant_files(self, instant: str): delete_instant_files(self.hudi.config.table_path, instant)
 
     def pending_instants(self) -> list[str]:
         "Commit instants requested or inflight."
@@ -246,9 +286,23 @@ def error_summary(error: BaseException, limit: int = 500) -> str:
 
 # %% ../nbs/02_hudi.ipynb #1f11bd1f
 class WrittenFiles:
-    "What a participant wrote for one instant."
-    def __init__(self, statuses: bytes, paths: list[str], records: int, errors: int):
-        self.statuses, self.paths, self.records, self.errors = statuses, paths, records, errors
+    "What a participant wrote for one instant: Hudi's write statuses of its files, or the file it staged for the coordinator."
+    def __init__(self, statuses: bytes, paths: list[str], records: int, errors: int, staged: list[str] = ()):
+        self.statuses, self.paths, self.records, self.errors, self.staged = statuses, paths, records, errors, list(staged)
+
+def staging_dir(table_path: str | Path, instant: str) -> Path:
+    "Where participants stage an instant's rows for the coordinator to insert or upsert (see \"Writing by key\")."
+    return aux_dir(table_path) / "staging" / instant
+
+def stage_rows(rows: pa.Table, table_path: str | Path, instant: str) -> str:
+    "Write `rows` as one Parquet file for `instant`'s coordinator-side write; its path. Written under a temporary name, then renamed."
+    import pyarrow.parquet as pq
+    folder = staging_dir(table_path, instant); folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{uuid.uuid4().hex}.parquet"
+    tmp = folder / f".{path.name}.tmp"
+    pq.write_table(rows, tmp, compression="zstd")
+    os.replace(tmp, path)
+    return str(path)
 
 class HudiWriter:
     "A participant's writer: rows in, files of an inflight instant and serialized write statuses out; never commits."
@@ -266,7 +320,9 @@ class HudiWriter:
         return True
 
     def write(self, rows: pa.Table, instant: str) -> WrittenFiles:
-        "Write Arrow `rows` into `instant` with Hudi's row writer; nothing is committed."
+        "Write Arrow `rows` into `instant` with Hudi's row writer, or stage them for the coordinator's insert or upsert; nothing is committed."
+        if self.hudi.config.writes_by_key:
+            return WrittenFiles(b"", [], rows.num_rows, 0, staged=[stage_rows(rows, self.hudi.config.table_path, instant)])
         return self.write_frame(self.hudi.spark.createDataFrame(rows.to_pandas(), self.hudi.struct), instant)
 
     def write_frame(self, frame, instant: str) -> WrittenFiles:
@@ -317,20 +373,27 @@ class HudiWriter:
         timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
         return any(i.requestedTime() == instant for i in timeline.getInstants())
 
-    def delete_instant(self, instant: str):
-        "Delete every data file and marker of an instant that was rolled back (`is_inflight` said no, once Spark was idle)."
-        root = Path(self.hudi.config.table_path)
-        for path in root.rglob(f"*_{instant}.parquet"):
-            if path.relative_to(root).parts[0] != ".hoodie": path.unlink(missing_ok=True)
-        import shutil
-        shutil.rmtree(root / ".hoodie" / ".temp" / instant, ignore_errors=True)
+    def delete_instant(self, instant: str): delete_instant_files(self.hudi.config.table_path, instant)
+
+def instant_of_file(name: str) -> str | None:
+    "The instant that wrote a data file: `<file id>_<token>_<instant>.parquet` or `.<file id>_<instant>.log.<n>_<token>`."
+    match = re.search(r"_(\d{17})\.(?:parquet(?:\.crc)?$|log\.)", name)
+    return match.group(1) if match else None
+
+def delete_instant_files(table_path: str | Path, instant: str):
+    "Delete every data file, marker and staged file of an instant that was rolled back (once nothing writes into it any more)."
+    root = Path(table_path)
+    for path in root.rglob(f"*_{instant}.*"):
+        if path.relative_to(root).parts[0] != ".hoodie" and instant_of_file(path.name) == instant: path.unlink(missing_ok=True)
+    shutil.rmtree(root / ".hoodie" / ".temp" / instant, ignore_errors=True)
+    shutil.rmtree(staging_dir(root, instant), ignore_errors=True)
 
 # %% ../nbs/02_hudi.ipynb #0b70078b
 def completion_times(table_path: str | Path) -> dict[str, str]:
     "Instant → completion time of the completed commits (table version 8+ names them `<instant>_<completion>.commit`)."
     folder = Path(table_path) / ".hoodie" / (table_properties(table_path) or {}).get("hoodie.timeline.path", "timeline")
-    names = [n for n in os.listdir(folder) if n.endswith(".commit") and "_" in n] if folder.exists() else []
-    return dict(n.removesuffix(".commit").split("_", 1) for n in names)
+    names = [n for n in os.listdir(folder) if n.endswith((".commit", ".deltacommit")) and "_" in n] if folder.exists() else []
+    return dict(n.rsplit(".", 1)[0].split("_", 1) for n in names)
 
 def completed_commits(table_path: str | Path) -> list[dict]:
     "Completed commits on the active timeline, oldest first: {'instant', 'completed', 'metadata'}."
@@ -339,7 +402,7 @@ def completed_commits(table_path: str | Path) -> list[dict]:
     timeline = hudi.HudiTableBuilder.from_base_uri(str(table_path)).build().get_timeline()
     completed = completion_times(table_path)
     return [{"instant": i.timestamp, "completed": completed.get(i.timestamp), "metadata": json.loads(timeline.get_instant_metadata_in_json(i))}
-            for i in timeline.get_completed_commits()]
+            for i in sorted([*timeline.get_completed_commits(), *timeline.get_completed_deltacommits()], key=lambda i: i.timestamp)]
 
 def write_stats(metadata: dict) -> list[dict]:
     "The write stats of a commit's metadata, flattened."

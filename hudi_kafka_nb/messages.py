@@ -63,6 +63,7 @@ class WriteStatus(ControlEvent, tag="WRITE_STATUS"):
     hudi_version: str = ""            # the Hudi jar that serialized the statuses: they are only readable by the same
     write_statuses: bytes = b""       # Hudi's List<WriteStatus>, Kryo-serialized as Hudi's Kafka Connect sink sends it
     error: str = ""                   # why this participant could not write the instant ("" when it could)
+    staged_files: list[str] = []      # with insert/upsert: the Parquet files staged for the coordinator's write (no statuses)
 
 class AckCommit(ControlEvent, tag="ACK_COMMIT"):
     "The instant is complete in the table; commit offsets to the consumer group."

@@ -170,7 +170,8 @@ def on_end_commit(self: Participant, event: EndCommit):
     if undelivered: return self._report_failure(f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}")
     reports = [p.report() for p in self.progress.values()]
     self.channel.send(WriteStatus(epoch=self.epoch, instant=self.instant, participant_id=self.id, partitions=reports,
-                                  hudi_version=self.writer.version, write_statuses=written.statuses if written else b""))
+                                  hudi_version=self.writer.version, write_statuses=written.statuses if written else b"",
+                                  staged_files=written.staged if written else []))
     self.batches = []
     self._transition(ParticipantState.AWAITING_ACK, files=len(written.paths) if written else 0,
                      records=sum(r.records_written for r in reports), write_s=write_s)

@@ -10,9 +10,9 @@ from .hudi import completed_commits, write_stats
 from .messages import latest_checkpoint, read_checkpoint
 
 # %% auto #0
-__all__ = ['hudi_table', 'read_snapshot', 'read_incremental', 'spark_read', 'spark_read_incremental', 'commit_log',
-           'committed_offsets', 'has_committed', 'coordinate_check', 'coordinates', 'commit_history',
-           'coordinator_status']
+__all__ = ['SERVICE_ACTIONS', 'hudi_table', 'read_snapshot', 'read_incremental', 'spark_read', 'spark_read_incremental',
+           'commit_log', 'table_services_log', 'committed_offsets', 'has_committed', 'coordinate_check', 'coordinates',
+           'commit_history', 'coordinator_status']
 
 # %% ../nbs/09_reading.ipynb #2b0976b9
 def hudi_table(table_path: str | Path):
@@ -51,14 +51,33 @@ def spark_read_incremental(spark, table_path: str | Path, start: str, end: str):
 
 # %% ../nbs/09_reading.ipynb #98515ee1
 def commit_log(table_path: str | Path) -> list[dict]:
-    "One entry per completed commit, in commit order (epoch, then instant): instant, completion time, epoch, records, files, offsets."
+    "One entry per commit of the sink, in commit order (epoch, then instant): instant, completion time, epoch, records, files, offsets."
     entries = []
     for commit in completed_commits(table_path):
         checkpoint, stats = read_checkpoint(commit["metadata"]), write_stats(commit["metadata"])
+        if checkpoint is None: continue                # a compaction's commit: see table_services_log
         entries.append({"instant": commit["instant"], "completed": commit["completed"], "epoch": checkpoint.epoch if checkpoint else None,
                         "files": len(stats), "records": sum(s.get("numInserts") or 0 for s in stats), "paths": [s["path"] for s in stats],
                         "offsets": {f"{p.topic}[{p.partition}]": (p.start_offset, p.next_offset) for p in checkpoint.partitions} if checkpoint else {}})
     return sorted(entries, key=lambda e: (e["epoch"] or 0, e["instant"]))
+
+SERVICE_ACTIONS = {"compaction": "commit", "clustering": "replacecommit", "clean": "clean"}
+
+def table_services_log(table_path: str | Path) -> list[dict]:
+    "Table services completed on the active timeline, oldest first: {'instant', 'completed', 'action'} (compaction, clustering, clean)."
+    folder = Path(table_path) / ".hoodie" / "timeline"
+    names = {p.name for p in folder.iterdir()} if folder.exists() else set()
+    completed = {}
+    for name in names:
+        stem, _, action = name.rpartition(".")
+        if "_" in stem and not name.startswith("."): completed[(stem.split("_")[0], action)] = stem.split("_")[1]
+    services = []
+    for name in names:
+        instant, _, rest = name.partition(".")
+        for service, action in SERVICE_ACTIONS.items():
+            if rest == f"{service}.requested" and (instant, action) in completed:
+                services.append({"instant": instant, "completed": completed[(instant, action)], "action": service})
+    return sorted(services, key=lambda s: s["instant"])
 
 def committed_offsets(table_path: str | Path) -> dict[tuple[str, int], int]:
     "The next offset of each partition per the latest commit; {} before the first."

@@ -88,7 +88,7 @@ def _split_good_bad(records: list[RawRecord], schema: pa.Schema) -> tuple[list[R
 
 # %% ../nbs/04_records.ipynb #6506653e
 def _required_fields(config: SinkConfig) -> list[str]:
-    return [f for f in (config.partition_field, config.record_key_field) if f]
+    return [f for f in (config.partition_field, config.record_key_field, config.ordering_field) if f]
 
 def _coordinates(records: list[RawRecord]) -> list[pa.Array]:
     return [pa.array([r.topic for r in records], pa.string()), pa.array([r.partition for r in records], pa.int32()),

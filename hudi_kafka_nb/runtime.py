@@ -224,6 +224,8 @@ def run_job(role: str, params: dict) -> dict:
             log.warning("coordinator %s steps down at start: %s", controls.get("role_id") or "", e)
             return {"state": "STOPPED", "reason": str(e)}
         worker.run(should_stop)
+        # a job that stopped itself on a failure must fail, so that the scheduler shows it and does not call it done
+        if worker.failure: raise RuntimeError(f"coordinator {worker.id} stopped: {worker.failure}")
         return worker.status()
     if role == "participant":
         from hudi_kafka_nb.participant import open_participant
