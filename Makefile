@@ -9,7 +9,7 @@ JARS    := .jars/hudi/.resolved .jars/kafka/.resolved
 BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools demo test test-notebooks test-pytest readme benchmark benchmark-ingest chaos clean
+.PHONY: setup tools demo demo-upsert test test-notebooks test-pytest readme benchmark benchmark-ingest chaos clean
 
 setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA)
 
@@ -36,6 +36,10 @@ $(INSTALLED): settings.ini setup.py | tools
 
 demo: setup
 	$(VENV)/bin/hudi-kafka-nb demo
+
+# The keyed mode: updates of 20,000 orders upserted into a merge-on-read table, compacted by the coordinator.
+demo-upsert: setup
+	$(VENV)/bin/hudi-kafka-nb demo --upsert --records 200000 --rate 15000 --workdir runs/demo-upsert
 
 test: setup
 	$(MAKE) --no-print-directory test-notebooks test-pytest

@@ -12,7 +12,7 @@ from .reading import commit_log, committed_offsets, coordinates, has_committed
 from .runtime import EmbeddedBroker, RoleProcess, create_topic
 
 # %% auto #0
-__all__ = ['log', 'LocalStack', 'protocol_log_tail', 'pending_instants', 'orphan_files', 'verify_table', 'verify_keyed',
+__all__ = ['log', 'ROLES', 'LocalStack', 'protocol_log_tail', 'pending_instants', 'orphan_files', 'verify_table', 'verify_keyed',
            'verdict_ok', 'run_chaos', 'print_report', 'plot_run']
 
 # %% ../nbs/12_chaos.ipynb #103a2b45
@@ -21,8 +21,9 @@ log = logging.getLogger(__name__)
 class LocalStack:
     "Broker, coordinator and participants as processes, with a producer, for failure tests."
     def __init__(self, workdir: str | Path, participants: int = 2, partitions: int = 8, broker: EmbeddedBroker | None = None,
-                 orders: int = 0, **settings):
-        "`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by `settings`)."
+                 orders: int = 0, table_services: bool = False, **settings):
+        """`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by `settings`).
+        `table_services`: a table-services job runs beside the sink (every role then runs with `table_services="separate"`)."""
         self.workdir = Path(workdir); self.workdir.mkdir(parents=True, exist_ok=True)
         self.orders, self.produced = orders, 0
         self.broker, self.own_broker = broker or EmbeddedBroker(self.workdir / "broker"), broker is None
@@ -32,8 +33,8 @@ class LocalStack:
                        "table_path": str(self.table_path), "table_name": "orders", "partition_field": "region",
                        "value_schema": DEMO_VALUE_SCHEMA, "commit_interval_s": 1.0, "write_timeout_s": 20.0,
                        "heartbeat_interval_s": 0.5, "participant_timeout_s": 3.0, "min_participants": 1,
-                       **(UPSERT_SETTINGS if orders else {}), **settings}
-        self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)]
+                       **(UPSERT_SETTINGS if orders else {}), **({"table_services": "separate"} if table_services else {}), **settings}
+        self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)] + (["table-services"] if table_services else [])
         self.roles: dict[str, RoleProcess] = {}
         self.ends: dict[tuple[str, int], int] = {}
         self._producing = threading.Event(); self._producer_thread = None; self._lock = threading.Lock()
@@ -49,11 +50,13 @@ class LocalStack:
 # %% ../nbs/12_chaos.ipynb #1092471d
 from fastcore.basics import patch
 
+ROLES = [("coordinator", "coordinator"), ("participant", "participant"), ("table-services", "table_services")]   # name prefix → role
+
 @patch
 def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess:
     "(Re)start role `name` (`coordinator`, `participant-<i>`, or `broker` on its log directory); `env` e.g. injects a crash point."
     if name == "broker": self.broker.start(); return None
-    role = "coordinator" if name.startswith("coordinator") else "participant"
+    role = next(r for prefix, r in ROLES if name.startswith(prefix))
     self.roles[name] = RoleProcess(role, self.role_params(), self.workdir, name=name, direct=True, env=env).start()
     return self.roles[name]
 

@@ -34,6 +34,9 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     ordering_field: str = ""                    # hoodie.table.ordering.fields: of two rows with one key, the higher value wins
     write_operation: str = "bulk_insert"        # hoodie.datasource.write.operation: bulk_insert, insert or upsert
     table_type: str = "COPY_ON_WRITE"           # hoodie.table.type: COPY_ON_WRITE or MERGE_ON_READ
+    table_services: str = "inline"              # "inline": the coordinator runs them in its commits; "separate": the table-services job does
+    table_services_interval_s: float = 30.0     # the table-services job runs its services this often
+    clustering_sort_columns: str = ""           # hoodie.clustering.plan.strategy.sort.columns; set: the table-services job clusters
     commit_interval_s: float = 10.0             # time participants write before END_COMMIT
     write_timeout_s: float = 60.0               # END_COMMIT → all WRITE_STATUS, else the instant is aborted
     heartbeat_interval_s: float = 1.0           # participants announce themselves this often
@@ -62,6 +65,10 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         "Whether the coordinator writes the instant with Hudi's write client (insert, upsert) from what participants staged."
         return self.write_operation != "bulk_insert"
     @property
+    def multi_writer(self) -> bool:
+        "Whether two processes write the timeline (coordinator and table-services job): Hudi's optimistic concurrency control with a lock."
+        return self.table_services == "separate"
+    @property
     def group_id(self) -> str: return self.consumer_group or f"hudi-kafka-nb-{self.table_name}"
 
 # %% ../nbs/00_config.ipynb #2c42b4e7
@@ -80,7 +87,8 @@ HUDI_NAMES = {"hoodie.datasource.write.recordkey.field": "record_key_field", "ho
               "hoodie.datasource.write.operation": "write_operation", "hoodie.table.type": "table_type",
               "hoodie.datasource.write.table.type": "table_type", "hoodie.datasource.write.partitionpath.field": "partition_field",
               "hoodie.datasource.write.hive_style_partitioning": "hive_style_partitioning", "hoodie.table.name": "table_name",
-              "hoodie.database.name": "database_name", "hoodie.base.path": "table_path"}
+              "hoodie.database.name": "database_name", "hoodie.base.path": "table_path",
+              "hoodie.clustering.plan.strategy.sort.columns": "clustering_sort_columns"}
 WRITE_OPERATIONS = ("bulk_insert", "insert", "upsert")
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 
@@ -173,6 +181,17 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.write_operation != "upsert" or config.ordering_field, "ordering_field",
          "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no order but "
          "this field's (hoodie.table.ordering.fields), e.g. an event time or a version number")
+    need(config.table_services in ("inline", "separate"), "table_services", f"is {config.table_services!r}; use 'inline' or 'separate'")
+    need(config.table_services_interval_s > 0, "table_services_interval_s", "must be positive")
+    need(not config.clustering_sort_columns or config.multi_writer, "clustering_sort_columns",
+         "needs table_services='separate': clustering runs in the table-services job, beside the sink")
+    need(not config.clustering_sort_columns or config.write_operation == "bulk_insert", "clustering_sort_columns",
+         f"cannot be used with write_operation={config.write_operation!r}: clustering rewrites file groups that an insert or upsert "
+         "may be writing at the same time, and the sink's commit would then fail after it was decided; with upserts, use "
+         "merge-on-read and compaction")
+    for column in filter(None, (c.strip() for c in config.clustering_sort_columns.split(","))):
+        need(column in config.value_schema or column in ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp"),
+             "clustering_sort_columns", f"names {column!r}, which is not a column of the table")
     for key in ("partition_field", "record_key_field", "ordering_field"):
         name = getattr(config, key)
         need(not name or name in config.value_schema, key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")

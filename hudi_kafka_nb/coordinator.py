@@ -17,7 +17,7 @@ from .fencing import CommitConflict, Fenced, WriteFailed
 # %% auto #0
 __all__ = ['log', 'CRASH_POINTS', 'WRITE_FAILURES_BEFORE_STOP', 'assign_partitions', 'start_offsets', 'check_statuses',
            'crash_point', 'ParticipantHealth', 'CoordinatorState', 'Transaction', 'Coordinator', 'status_file',
-           'open_coordinator']
+           'status_writer', 'open_coordinator']
 
 # %% ../nbs/08_coordinator.ipynb #5a96611f
 log = logging.getLogger(__name__)
@@ -350,8 +350,8 @@ def status_file(table_path) -> "Path":
     from hudi_kafka_nb.fencing import aux_dir
     return aux_dir(table_path) / "coordinator-status.json"
 
-def _status_writer(table_path):
-    path = status_file(table_path)
+def status_writer(path: "Path"):
+    "A function that replaces the JSON file at `path` with a status, atomically (readers never see half a file)."
     def publish(status: dict):
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -368,4 +368,4 @@ def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spar
     broker = BrokerView(config, preflight(config, "coordinator"))   # credentials, topics, rights: refused before anything starts
     table = FencedTable(config.table_path, HudiCommitter(HudiJava(spark or spark_session(coordinator_id), config)))
     return Coordinator(config, ControlChannel(config, coordinator_id), table, broker, coordinator_id=coordinator_id,
-                       publish_status=_status_writer(config.table_path))
+                       publish_status=status_writer(status_file(config.table_path)))

@@ -10,7 +10,8 @@ import msgspec
 
 # %% auto #0
 __all__ = ['log', 'GENESIS', 'Fenced', 'CommitConflict', 'WriteFailed', 'aux_dir', 'create_exclusively', 'latest_epoch',
-           'claim_epoch', 'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable']
+           'claim_epoch', 'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable',
+           'decision_in_flight']
 
 # %% ../nbs/03_fencing.ipynb #673c2428
 log = logging.getLogger(__name__)
@@ -139,11 +140,16 @@ class FencedTable:
             if slot.decided is not None: self._roll_forward(slot.decided); continue
             if slot.owner_epoch > self.epoch: raise Fenced(f"epoch {slot.owner_epoch} took over after ours ({self.epoch})")
             if slot.owner_epoch == self.epoch or claim_slot(self.path, slot, Decision(kind="takeover", epoch=self.epoch, coordinator_id=coordinator_id)):
-                return self.epoch
+                break
+        # what older epochs left pending will never commit (the chain is closed to them): roll it back now, as Hudi's eager
+        # policy would at the next start, and as its lazy policy (with a table-services job) would only once a heartbeat expires
+        for instant in self.committer.pending_instants(): self.committer.rollback(instant)
+        return self.epoch
 
     def _roll_forward(self, decision: Decision):
         "Complete a decided commit whose coordinator died before Hudi completed it."
         if not self.committer.is_completed(decision.instant):
+            self.committer.adopt(decision.instant)
             self.committer.commit(decision.instant, decision.statuses(), decision.extra_metadata)
             log.warning("rolled forward decided commit %s of epoch %d", decision.instant, decision.epoch)
 
@@ -191,3 +197,12 @@ class FencedTable:
         return statuses
 
     def close(self): self.committer.close()
+
+# %% ../nbs/03_fencing.ipynb #f1e2d002
+def decision_in_flight(table_path: str | Path, read_commits=None) -> str | None:
+    "The instant decided as the latest commit's successor but not completed by Hudi yet, if any."
+    from hudi_kafka_nb.hudi import completed_commits
+    from hudi_kafka_nb.messages import latest_checkpoint
+    instant, checkpoint = latest_checkpoint((read_commits or completed_commits)(table_path))
+    slot = walk(table_path, instant, checkpoint.epoch if checkpoint else 0)
+    return slot.decided.instant if slot.decided is not None else None

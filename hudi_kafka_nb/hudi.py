@@ -12,11 +12,12 @@ from .fencing import aux_dir
 
 # %% auto #0
 __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'record_key_fields', 'key_generator_class',
-           'table_options', 'coordinator_options', 'participant_options', 'bundle_jars', 'on_databricks',
-           'spark_session', 'hudi_version', 'HudiJava', 'TableError', 'table_properties', 'check_table',
-           'create_or_open_table', 'check_table_folder', 'HudiCommitter', 'error_summary', 'WrittenFiles',
-           'staging_dir', 'stage_rows', 'HudiWriter', 'instant_of_file', 'delete_instant_files', 'completion_times',
-           'completed_commits', 'write_stats']
+           'table_options', 'multi_writer_options', 'coordinator_options', 'table_services_options',
+           'participant_options', 'bundle_jars', 'on_databricks', 'spark_session', 'hudi_version', 'HudiJava',
+           'TableError', 'table_properties', 'check_table', 'create_or_open_table', 'check_table_folder',
+           'HudiCommitter', 'HudiTableServices', 'error_summary', 'WrittenFiles', 'staging_dir', 'stage_rows',
+           'HudiWriter', 'instant_of_file', 'delete_instant_files', 'completion_times', 'completed_commits',
+           'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -61,12 +62,31 @@ def table_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
     }
     return {**options, **config.hudi_options}
 
+def multi_writer_options(config: SinkConfig) -> dict[str, str]:
+    "With a table-services job beside the coordinator: Hudi's optimistic concurrency control and a lock both processes see."
+    if not config.multi_writer: return {}
+    return {"hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
+            # a lock file next to the timeline (Hudi's default path); on object stores use a StorageBasedLockProvider via hudi_options
+            "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
+            # required by optimistic concurrency: a failed write is rolled back by the cleaner once its heartbeat expires
+            "hoodie.clean.failed.writes.policy": "LAZY"}
+
 def coordinator_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
-    "Settings of the coordinator's write client: the write operation; on merge-on-read, compaction scheduled and run inside a commit."
+    "Settings of the coordinator's write client: the write operation, and which table services run inside its commits."
     options = {"hoodie.datasource.write.operation": config.write_operation,
                # of two rows with one key in one instant, Hudi keeps the higher ordering value (insert keeps both)
-               "hoodie.combine.before.upsert": "true"}
-    if config.table_type == "MERGE_ON_READ": options["hoodie.compact.inline"] = "true"     # every 5 delta commits unless hudi_options say otherwise
+               "hoodie.combine.before.upsert": "true", **multi_writer_options(config)}
+    if config.multi_writer:        # the coordinator only schedules compaction; the table-services job runs it, and cleans and archives
+        options.update({"hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": str(config.table_type == "MERGE_ON_READ").lower(),
+                        "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"})
+    elif config.table_type == "MERGE_ON_READ": options["hoodie.compact.inline"] = "true"   # every 5 delta commits unless hudi_options say otherwise
+    return {**table_options(config, avro_schema), **options, **config.hudi_options}
+
+def table_services_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
+    "Settings of the table-services job's write client: it runs compaction, clustering, cleaning and archival, and writes no data."
+    options = {**multi_writer_options(config), "hoodie.compact.inline": "false", "hoodie.clean.automatic": "false",
+               "hoodie.archive.automatic": "false", "hoodie.clustering.inline": "false"}
+    if config.clustering_sort_columns: options["hoodie.clustering.plan.strategy.sort.columns"] = config.clustering_sort_columns
     return {**table_options(config, avro_schema), **options, **config.hudi_options}
 
 def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
@@ -212,11 +232,19 @@ class HudiCommitter:
     def __init__(self, hudi: HudiJava):
         self.hudi = hudi
         self.properties = create_or_open_table(hudi)
-        self.client = hudi.H.client.SparkRDDWriteClient(hudi.engine_context(), hudi.write_config(coordinator_options(hudi.config, hudi.avro_schema)))
+        self.client = self._new_client()
+
+    def _new_client(self):
+        return self.hudi.H.client.SparkRDDWriteClient(self.hudi.engine_context(), self.hudi.write_config(coordinator_options(self.hudi.config, self.hudi.avro_schema)))
 
     def start_instant(self) -> str:
         "A new inflight commit instant (failed writes rolled back first)."
         H = self.hudi.H
+        if self.hudi.config.multi_writer:
+            # the table-services job changes the table between our instants (compactions, cleans, the metadata table's own
+            # compaction), and a long-lived client keeps reading the views it built before: an upsert's index lookup then
+            # misses keys and inserts them a second time. A client per instant sees the table as it is.
+            self.client.close(); self.client = self._new_client()
         instant = self.client.startCommit()
         # staged files of earlier instants are garbage now: those instants were committed or rolled back (a participant
         # that stages into one of them later finds it closed and deletes its file itself)
@@ -262,13 +290,52 @@ class HudiCommitter:
     def delete_instant_files(self, instant: str): delete_instant_files(self.hudi.config.table_path, instant)
 
     def pending_instants(self) -> list[str]:
-        "Commit instants requested or inflight."
+        "Commit instants requested or inflight (data writes: not a pending compaction or clustering of the table-services job)."
         timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterPendingExcludingCompaction()
-        return [i.requestedTime() for i in timeline.getInstants()]
+        return [i.requestedTime() for i in timeline.getInstants() if i.getAction() in ("commit", "deltacommit")]
+
+    def adopt(self, instant: str):
+        "Make a pending instant another client started committable by this one (rolling forward a dead coordinator's decision)."
+        if self.hudi.config.multi_writer: self.client.getHeartbeatClient().start(instant)   # its own heartbeat stopped with its process
+        operation = self.hudi.H.common.model.WriteOperationType.valueOf(self.hudi.config.write_operation.upper())
+        self.client.preWrite(instant, operation, self.hudi.meta_client())
 
     def is_completed(self, instant: str) -> bool:
         timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
         return any(i.requestedTime() == instant for i in timeline.getInstants())
+
+    def close(self): self.client.close()
+
+# %% ../nbs/02_hudi.ipynb #e1f2a002
+class HudiTableServices:
+    "The table-services job's Hudi write client: runs scheduled compactions, clustering, cleaning and archival."
+    def __init__(self, hudi: HudiJava):
+        self.hudi, self.client = hudi, None
+        self.new_round()
+
+    def new_round(self):
+        "A fresh client for each round, which sees what the coordinator committed since the last one (see `HudiCommitter.start_instant`)."
+        if self.client is not None: self.client.close()
+        self.client = self.hudi.H.client.SparkRDDWriteClient(self.hudi.engine_context(), self.hudi.write_config(table_services_options(self.hudi.config, self.hudi.avro_schema)))
+
+    def pending_compactions(self) -> list[str]:
+        return [i.requestedTime() for i in self.hudi.meta_client().getActiveTimeline().filterPendingCompactionTimeline().getInstants()]
+
+    def compact(self, instant: str): self.client.compact(instant, True)      # True: complete it, not only write it
+
+    def cluster(self) -> str | None:
+        "Schedule a clustering of the small files (sorted by `clustering_sort_columns`) and run it; its instant, or None if none was due."
+        scheduled = self.client.scheduleClustering(self.hudi.H.common.util.Option.empty())
+        if not scheduled.isPresent(): return None
+        self.client.cluster(scheduled.get(), True)
+        return scheduled.get()
+
+    def clean(self) -> int:
+        "Clean file slices older than the retained commits; how many files it deleted."
+        metadata = self.client.clean()
+        return int(metadata.getTotalFilesDeleted()) if metadata is not None else 0
+
+    def archive(self): self.client.archive()
 
     def close(self): self.client.close()
 

@@ -232,7 +232,12 @@ def run_job(role: str, params: dict) -> dict:
         worker = open_participant(config, controls.get("role_id") or None)
         worker.run(should_stop)
         return {"participant": worker.id, **worker.stats}
-    raise ValueError(f"unknown role {role!r}: use 'coordinator' or 'participant'")
+    if role == "table_services":
+        from hudi_kafka_nb.table_services import open_table_services
+        worker = open_table_services(config, controls.get("role_id") or None)
+        worker.run(should_stop)
+        return worker.status()
+    raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")
 
 # %% ../nbs/10_runtime.ipynb #1400e8dd
 def jobs_dir() -> Path:

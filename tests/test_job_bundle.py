@@ -44,7 +44,7 @@ def schema_errors(content) -> list[str]:
 
 
 def test_role_notebooks_expose_every_setting():
-    for role in ("coordinator", "participant"):
+    for role in ("coordinator", "participant", "table_services"):
         names = notebook_parameters(ROOT / "jobs" / f"{role}.ipynb")
         assert {"bootstrap_servers", "topics", "table_path", "table_name", "commit_interval_s", "write_timeout_s",
                 "value_schema", "kafka", "role_id", "stop_file"} <= names
@@ -69,7 +69,9 @@ def test_bundle_declares_the_roles_with_the_notebooks_parameters():
     job_parameters = {p["name"] for p in job["parameters"]}
     tasks = {t["task_key"]: t for t in job["tasks"]}
     roles = [Path(t["notebook_task"]["notebook_path"]).stem for t in tasks.values()]
-    assert roles.count("coordinator") == 1 and roles.count("participant") >= 2
+    assert roles.count("coordinator") == 1 and roles.count("participant") >= 2 and roles.count("table_services") == 1
+    job_defaults = {p["name"]: p.get("default") for p in job["parameters"]}
+    assert job_defaults.get("table_services") == "separate", "a table-services task needs every task in 'separate' mode (one lock)"
     for task in tasks.values():
         notebook = (path.parent / task["notebook_task"]["notebook_path"]).resolve()
         assert notebook.exists(), notebook

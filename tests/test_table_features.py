@@ -1,9 +1,11 @@
 """Hudi's table features through the sink, on the real broker and Hudi: upsert by key (copy-on-write and merge-on-read),
 compaction run by the coordinator, and what every reader sees afterwards."""
+import collections, json, time
 import pytest
 from hudi_kafka_nb.chaos import LocalStack, run_chaos, verdict_ok, verify_keyed
 from hudi_kafka_nb.demo import latest_per_key
-from hudi_kafka_nb.reading import commit_log, read_snapshot, spark_read, table_services_log
+from hudi_kafka_nb.table_services import status_file as ts_status_file
+from hudi_kafka_nb.reading import commit_log, coordinator_status, read_snapshot, spark_read, table_services_log
 
 
 def keyed_stack(tmp_path, broker, **settings):
@@ -57,3 +59,33 @@ def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, br
     report = run_chaos(tmp_path / "chaos", kills=8, participants=3, broker=broker, seed=5, orders=3_000, table_type=table_type,
                        hudi_options={"hoodie.compact.inline.max.delta.commits": "3"})
     assert report["ok"], {k: v for k, v in report.items() if k != "events"}
+
+
+def test_table_services_job_beside_the_sink_compacts_cleans_and_archives(tmp_path, broker):
+    # retention small enough that a couple of minutes show cleaning and archival at work
+    retention = {"hoodie.compact.inline.max.delta.commits": "2", "hoodie.clean.commits.retained": "2",
+                 "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "6"}
+    stack = LocalStack(tmp_path / "stack", participants=2, partitions=6, broker=broker, orders=1_500, table_services=True,
+                       table_services_interval_s=3.0, hudi_options=retention).start()
+    try:
+        for _ in range(10):
+            stack.produce(2_000); stack.wait_committed(180)
+        expected = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends)
+        time.sleep(8)                                         # one more round of the services after the last commit
+    finally:
+        stack.stop()
+    report = verify_keyed(stack.table_path, stack.ends, expected)
+    assert verdict_ok(report), report
+    status = coordinator_status(stack.table_path)
+    assert status["aborts"] == 0, f"the sink's commits must never fail because of the table services: {status}"
+    # archival moves old compactions off the active timeline: count what the role says it ran
+    services = json.loads(ts_status_file(stack.table_path).read_text())["counts"]
+    assert services.get("compaction", 0) >= 1 and services.get("clean", 0) >= 1 and not any("failed" in k for k in services), services
+    assert (stack.table_path / ".hoodie" / "timeline" / "history").exists(), "archival moved instants to the timeline's history"
+    timeline = [p for p in (stack.table_path / ".hoodie" / "timeline").iterdir() if "_" in p.name and not p.name.startswith(".")]
+    assert len(timeline) <= 20, f"archival keeps the active timeline bounded: {len(timeline)} completed instants"
+    # cleaning leaves at most the retained versions of each file group (base files named <file id>_<token>_<instant>.parquet)
+    versions = collections.Counter(p.name.split("_")[0] for p in stack.table_path.rglob("*.parquet") if ".hoodie" not in p.parts)
+    assert max(versions.values()) <= 4, versions
+    aux = [p for p in (stack.table_path / ".hoodie" / ".aux" / "hudi_kafka_nb").rglob("*") if p.is_file()]
+    assert len(aux) <= 30, f"our bookkeeping stays bounded: {sorted(str(p) for p in aux)}"
