@@ -51,8 +51,9 @@ test-notebooks: setup
 	@git diff --quiet -- hudi_kafka_nb 2>/dev/null || { echo "hudi_kafka_nb/ differs from what nbs/ exports: edit the notebooks, run nbdev_export, commit"; git diff --stat -- hudi_kafka_nb; exit 1; }
 	$(VENV)/bin/nbdev_test --n_workers 2
 
+# Every suite, the slow ones included (a bare `pytest tests` leaves out those marked slow, for a quicker loop).
 test-pytest: setup
-	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900
+	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900 -m "slow or not slow" --durations 15
 
 readme: setup
 	$(PYTHON) tools/render_readme.py > README.md

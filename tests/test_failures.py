@@ -169,6 +169,7 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
     finish(s)
 
 
+@pytest.mark.slow
 def test_chaos_fifteen_random_kills(tmp_path, broker):
     from hudi_kafka_nb.chaos import run_chaos
     report = run_chaos(tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2)
