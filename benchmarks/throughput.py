@@ -3,6 +3,8 @@
 In one run on the embedded Apache Kafka broker it measures
   (a) the raw rate of a confluent-kafka consumer reading the records with the sink's fetch settings,
   (b) the sink's committed-records rate with 1 and 2 participants (real role notebooks under papermill),
+  (c) the keyed mode (upsert into merge-on-read, compaction every 3 delta commits) with its table services run by the
+      coordinator inside its commits, then by a table-services job beside it,
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak resident memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
@@ -12,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config, consumer_settings
-from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinate_check
 from hudi_kafka_nb.runtime import EmbeddedBroker, RoleProcess, create_topic
 
@@ -40,19 +42,21 @@ def commit_latencies(log_path):
     return latencies
 
 
-def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered, workdir):
+def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered, workdir, settings=None, table_services=False):
     """Committed records per second draining the topic's backlog, plus latencies and peak participant memory."""
-    params = {"bootstrap_servers": broker.bootstrap_servers, "topics": topic, "table_path": str(workdir / "table"),
+    params = {**(settings or {}),"bootstrap_servers": broker.bootstrap_servers, "topics": topic, "table_path": str(workdir / "table"),
               "table_name": "bench", "partition_field": "region", "commit_interval_s": commit_interval_s,
               "write_timeout_s": 300.0, "value_schema": DEMO_VALUE_SCHEMA, "min_participants": participants,
               "max_buffered_records": max_buffered,
-              "control_topic": f"control-{uuid.uuid4().hex[:6]}"}
+              "control_topic": f"control-{uuid.uuid4().hex[:6]}", **(settings or {})}
     roles = [RoleProcess("coordinator", params, workdir)]
     roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}") for i in range(participants)]
-    peak, stop = {r.name: 0 for r in roles[1:]}, threading.Event()
+    if table_services: roles.append(RoleProcess("table_services", {**params, "table_services_interval_s": 5.0}, workdir, name="table-services"))
+    participants_of = [r for r in roles if r.role == "participant"]
+    peak, stop = {r.name: 0 for r in participants_of}, threading.Event()
     def sample_memory():
         while not stop.is_set():
-            for r in roles[1:]: peak[r.name] = max(peak[r.name], r.memory_bytes())
+            for r in participants_of: peak[r.name] = max(peak[r.name], r.memory_bytes())
             time.sleep(0.2)
     try:
         for r in roles: r.start()
@@ -64,8 +68,12 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
     finally:
         stop.set()
         for r in roles: r.stop()
-    check = coordinate_check(workdir / "table")
-    assert check["rows"] == sum(ends.values()) and check["duplicates"] == 0, check
+    if settings and settings.get("write_operation") == "upsert":
+        check = compare_latest(workdir / "table", latest_per_key(broker.bootstrap_servers, topic, ends))
+        assert check["rows"] == check["keys"] and not check["duplicate_keys"] and not check["stale_rows"], check
+    else:
+        check = coordinate_check(workdir / "table")
+        assert check["rows"] == sum(ends.values()) and check["duplicates"] == 0, check
     return sum(ends.values()) / elapsed, commit_latencies(roles[0].log_path), max(peak.values())
 
 
@@ -91,6 +99,20 @@ def main():
             print(f"(b) sink, {participants} participant(s), Hudi's writer: {rate:,.0f} committed records/s "
                   f"= {rate / raw:.1%} of raw; commit latency END_COMMIT→ACK median {statistics.median(latencies):.2f}s "
                   f"max {max(latencies):.2f}s over {len(latencies)} commits; peak participant memory {peak / 2**20:,.0f} MiB")
+        keyed_topic = f"bench-keyed-{uuid.uuid4().hex[:6]}"
+        create_topic(broker.bootstrap_servers, keyed_topic, 8)
+        keyed_ends = produce_orders(broker.bootstrap_servers, keyed_topic, args.records // 3, progress=False, orders=20_000)
+        keyed = {**UPSERT_SETTINGS, "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"}}
+        figures = {}
+        for where in ("inline", "separate"):
+            rate, latencies, _ = sink_rate(broker, keyed_topic, keyed_ends, 2, args.commit_interval, args.max_buffered // 4,
+                                           root / f"keyed-{where}", settings={**keyed, "table_services": where},
+                                           table_services=where == "separate")
+            figures[where] = statistics.median(latencies)
+            print(f"(c) upsert, merge-on-read, table services {where + (' (coordinator)' if where == 'inline' else ' (own job)')}: "
+                  f"{rate:,.0f} events/s; commit latency median {statistics.median(latencies):.2f}s max {max(latencies):.2f}s "
+                  f"over {len(latencies)} commits")
+        print(f"    commit latency with a table-services job / with services inline: {figures['separate'] / figures['inline']:.2f}")
     print(f"work folder (logs, executed notebooks): {root}")
 
 

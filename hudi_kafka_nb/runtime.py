@@ -11,7 +11,8 @@ from .config import SinkConfig, load_config, redacted, unknown_setting_error
 
 # %% auto #0
 __all__ = ['log', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'free_port', 'kafka_classpath', 'broker_properties', 'write_tls_files',
-           'EmbeddedBroker', 'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'owner_only', 'RoleProcess']
+           'kafka_uuid', 'EmbeddedBroker', 'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'owner_only',
+           'RoleProcess']
 
 # %% ../nbs/10_runtime.ipynb #983b62d3
 log = logging.getLogger(__name__)
@@ -79,6 +80,11 @@ def write_tls_files(folder: Path, days: int = 30):
     (folder / "broker.pem").write_bytes(key + pem(broker) + pem(ca)); os.chmod(folder / "broker.pem", 0o600)
 
 # %% ../nbs/10_runtime.ipynb #edd201b9
+def kafka_uuid() -> str:
+    "A random id as Kafka writes one (URL-safe base64 of 16 bytes), never starting with '-': StorageTool would take it for an option."
+    while (text := base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()).startswith("-"): pass
+    return text
+
 class EmbeddedBroker:
     "Apache Kafka (one KRaft node) on free loopback ports, for development and tests; restartable on the same log directory."
     def __init__(self, workdir: str | Path | None = None, log_path: str | Path | None = None, port: int | None = None,
@@ -131,7 +137,7 @@ class EmbeddedBroker:
         "Format the log directory once; a restart reuses it."
         import base64, uuid
         if (self.workdir / "data" / "meta.properties").exists(): return
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        cluster_id = kafka_uuid()
         subprocess.run(self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)),
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 

@@ -72,3 +72,39 @@ def test_pending_and_rolled_back_instants_stay_invisible(tmp_path, spark):
     assert not list(path.rglob(f"*_{instants[-1]}.parquet")), "Hudi's rollback deleted the files through their markers"
     assert list((path / ".hoodie" / "timeline").glob("*.rollback"))
     assert read_snapshot(path, ["kafka_offset"]).num_rows == 3_000 == spark_read(spark, path).count()
+
+
+@pytest.mark.parametrize("write_operation", ["bulk_insert", "upsert"])
+def test_a_field_added_to_value_schema_widens_the_table_and_old_rows_read_null(tmp_path, spark, write_operation):
+    import msgspec
+    from hudi_kafka_nb.config import load_config
+    from hudi_kafka_nb.fencing import FencedTable
+    from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, HudiWriter
+    from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
+    from hudi_kafka_nb.records import RawRecord, decode_records
+    keyed = {"record_key_field": "order_id", "ordering_field": "version"} if write_operation == "upsert" else {}
+    schema, offset = {"order_id": "string", "version": "int64"}, 0
+
+    def commit(value_schema, events):
+        nonlocal offset
+        config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(tmp_path / "t"), table_name="orders",
+                             value_schema=value_schema, write_operation=write_operation, **keyed)
+        hudi = HudiJava(spark, config)
+        table, writer = FencedTable(config.table_path, HudiCommitter(hudi)), HudiWriter(hudi)
+        table.take_over("evolution")
+        instant = table.start_instant()
+        records = [RawRecord("orders", 0, offset + i, 0, None, msgspec.json.encode(e)) for i, e in enumerate(events)]
+        rows, dead = decode_records(records, config)
+        assert not dead
+        written = writer.write(rows, instant)
+        progress = [PartitionProgress("orders", 0, offset, offset + len(events), len(events))]
+        table.commit(instant, Checkpoint(epoch=table.epoch, coordinator_id="evolution", partitions=progress),
+                     [written.statuses] if written.statuses else [], "evolution", staged_files=written.staged)
+        offset += len(events); table.close()
+
+    commit(schema, [{"order_id": "o1", "version": 1}, {"order_id": "o2", "version": 1}])
+    commit({**schema, "coupon": "string"}, [{"order_id": "o3", "version": 1, "coupon": "WINTER"}])
+    expected = {("o1", None), ("o2", None), ("o3", "WINTER")}
+    assert {(r.order_id, r.coupon) for r in spark_read(spark, tmp_path / "t").select("order_id", "coupon").collect()} == expected
+    rows = read_snapshot(tmp_path / "t", ["order_id", "coupon"])
+    assert set(zip(rows["order_id"].to_pylist(), rows["coupon"].to_pylist())) == expected
