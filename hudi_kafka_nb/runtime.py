@@ -82,6 +82,7 @@ def write_tls_files(folder: Path, days: int = 30):
 # %% ../nbs/10_runtime.ipynb #edd201b9
 def kafka_uuid() -> str:
     "A random id as Kafka writes one (URL-safe base64 of 16 bytes), never starting with '-': StorageTool would take it for an option."
+    import base64, uuid
     while (text := base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()).startswith("-"): pass
     return text
 
@@ -135,7 +136,6 @@ class EmbeddedBroker:
 
     def _format(self, config: Path):
         "Format the log directory once; a restart reuses it."
-        import base64, uuid
         if (self.workdir / "data" / "meta.properties").exists(): return
         cluster_id = kafka_uuid()
         subprocess.run(self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)),
