@@ -82,6 +82,7 @@ def main():
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--commit-interval", type=float, default=3.0)
     parser.add_argument("--max-buffered", type=int, default=60_000, help="records a participant buffers per instant")
+    parser.add_argument("--parts", default="abc", help="which figures: a (raw consumer), b (sink), c (keyed, table services)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
     with EmbeddedBroker(root / "broker") as broker:
@@ -93,19 +94,21 @@ def main():
         ends = produce_orders(broker.bootstrap_servers, topic, args.records, progress=False)
         raw = raw_consumer_rate(broker.bootstrap_servers, topic, ends, config)
         print(f"(a) raw confluent-kafka consumer, same fetch settings: {raw:,.0f} records/s")
-        for participants in (1, 2):
+        for participants in (1, 2) if "b" in args.parts else ():
             rate, latencies, peak = sink_rate(broker, topic, ends, participants, args.commit_interval,
                                                args.max_buffered, root / f"p{participants}")
             print(f"(b) sink, {participants} participant(s), Hudi's writer: {rate:,.0f} committed records/s "
                   f"= {rate / raw:.1%} of raw; commit latency END_COMMIT→ACK median {statistics.median(latencies):.2f}s "
                   f"max {max(latencies):.2f}s over {len(latencies)} commits; peak participant memory {peak / 2**20:,.0f} MiB")
+        if "c" not in args.parts: return print(f"work folder (logs, executed notebooks): {root}")
         keyed_topic = f"bench-keyed-{uuid.uuid4().hex[:6]}"
         create_topic(broker.bootstrap_servers, keyed_topic, 8)
-        keyed_ends = produce_orders(broker.bootstrap_servers, keyed_topic, args.records // 3, progress=False, orders=20_000)
-        keyed = {**UPSERT_SETTINGS, "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"}}
+        keyed_ends = produce_orders(broker.bootstrap_servers, keyed_topic, args.records // 2, progress=False, orders=20_000)
+        # small instants (10,000 events per participant), so that compactions come every few commits
+        keyed = {**UPSERT_SETTINGS, "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"}, "max_batch_records": 5_000}
         figures = {}
         for where in ("inline", "separate"):
-            rate, latencies, _ = sink_rate(broker, keyed_topic, keyed_ends, 2, args.commit_interval, args.max_buffered // 4,
+            rate, latencies, _ = sink_rate(broker, keyed_topic, keyed_ends, 2, args.commit_interval, 10_000,
                                            root / f"keyed-{where}", settings={**keyed, "table_services": where},
                                            table_services=where == "separate")
             figures[where] = statistics.median(latencies)

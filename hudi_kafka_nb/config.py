@@ -29,6 +29,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     dead_letter_max_bytes: int = 262_144        # a larger letter keeps the first bytes of its value (the record stays in its topic)
     consumer_group: str = ""                    # offsets are committed here for lag tools; "" means "hudi-kafka-nb-<table_name>"
     partition_field: str = ""                   # "" means a non-partitioned table
+    partition_time_field: str = ""              # a timestamp field: partition_field is then its time bucket, not a value field
+    partition_time_format: str = "%Y-%m-%d"     # the bucket, as strftime writes it: %Y-%m-%d a day, %Y-%m-%d-%H an hour
     hive_style_partitioning: bool = False       # region=eu rather than eu
     record_key_field: str = ""                  # hoodie.datasource.write.recordkey.field; "" means the Kafka coordinates
     ordering_field: str = ""                    # hoodie.table.ordering.fields: of two rows with one key, the higher value wins
@@ -192,7 +194,14 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     for column in filter(None, (c.strip() for c in config.clustering_sort_columns.split(","))):
         need(column in config.value_schema or column in ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp"),
              "clustering_sort_columns", f"names {column!r}, which is not a column of the table")
-    for key in ("partition_field", "record_key_field", "ordering_field"):
+    if config.partition_time_field:
+        need(config.value_schema.get(config.partition_time_field, "").startswith("timestamp"), "partition_time_field",
+             f"names {config.partition_time_field!r}, which is not a timestamp field of value_schema")
+        need(config.partition_field and config.partition_field not in config.value_schema, "partition_field",
+             f"must name the column partition_time_field={config.partition_time_field!r} is bucketed into, and not a field of "
+             f"value_schema (it is derived), e.g. 'event_date'")
+        need("%" in config.partition_time_format, "partition_time_format", "needs strftime codes, e.g. %Y-%m-%d")
+    for key in ("record_key_field", "ordering_field") + (() if config.partition_time_field else ("partition_field",)):
         name = getattr(config, key)
         need(not name or name in config.value_schema, key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
     need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")

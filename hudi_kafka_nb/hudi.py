@@ -28,8 +28,9 @@ KAFKA_COLUMNS = pa.schema([("kafka_topic", pa.string()), ("kafka_partition", pa.
 COORDINATE_KEY_FIELDS = ["kafka_topic", "kafka_partition", "kafka_offset"]
 
 def data_schema(config: SinkConfig) -> pa.Schema:
-    "Arrow schema of a record as stored: declared value fields, then Kafka coordinates."
+    "Arrow schema of a record as stored: declared value fields, the time bucket it is partitioned by (if any), then Kafka coordinates."
     fields = [pa.field(name, pa.type_for_alias(type_name)) for name, type_name in config.value_schema.items()]
+    if config.partition_time_field: fields.append(pa.field(config.partition_field, pa.string()))
     return pa.schema(fields + list(KAFKA_COLUMNS))
 
 def record_key_fields(config: SinkConfig) -> list[str]:

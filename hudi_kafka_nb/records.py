@@ -88,7 +88,8 @@ def _split_good_bad(records: list[RawRecord], schema: pa.Schema) -> tuple[list[R
 
 # %% ../nbs/04_records.ipynb #6506653e
 def _required_fields(config: SinkConfig) -> list[str]:
-    return [f for f in (config.partition_field, config.record_key_field, config.ordering_field) if f]
+    partition = config.partition_time_field or config.partition_field
+    return [f for f in (partition, config.record_key_field, config.ordering_field) if f]
 
 def _coordinates(records: list[RawRecord]) -> list[pa.Array]:
     return [pa.array([r.topic for r in records], pa.string()), pa.array([r.partition for r in records], pa.int32()),
@@ -107,6 +108,9 @@ def decode_records(records: list[RawRecord], config: SinkConfig) -> tuple[pa.Tab
         dead += [DeadLetter(r, f"missing required field(s) {_required_fields(config)}") for r, bad in zip(good, flags) if bad]
         good = [r for r, bad in zip(good, flags) if not bad]
         table = table.filter(pc.invert(missing))
+    if config.partition_time_field:        # the time bucket the row is partitioned by (see partition_time_field)
+        table = table.append_column(pa.field(config.partition_field, pa.string()),
+                                    pc.strftime(table[config.partition_time_field], format=config.partition_time_format))
     for field, column in zip(KAFKA_COLUMNS, _coordinates(good)):
         table = table.append_column(field, column)
     return table, dead

@@ -25,9 +25,18 @@ def run_keyed(stack, batches=4, per_batch=3_000):
 
 
 def test_merge_on_read_compacts_and_every_reader_agrees(tmp_path, broker):
-    stack = keyed_stack(tmp_path, broker, hudi_options={"hoodie.compact.inline.max.delta.commits": "2"})
+    # partitioned by the minute of the event time; an update moves its order to the partition of its latest event
+    # (Hudi's global index), so each order has one row across all partitions
+    stack = keyed_stack(tmp_path, broker, partition_field="event_minute", partition_time_field="event_time",
+                        partition_time_format="%Y-%m-%d-%H-%M",
+                        hudi_options={"hoodie.compact.inline.max.delta.commits": "2", "hoodie.index.type": "GLOBAL_SIMPLE",
+                                      "hoodie.simple.index.update.partition.path": "true"})
     report, expected = run_keyed(stack, batches=5)
     assert verdict_ok(report), report
+    rows = read_snapshot(stack.table_path, ["event_time", "event_minute", "_hoodie_partition_path"])
+    minutes = [t.strftime("%Y-%m-%d-%H-%M") for t in rows["event_time"].to_pylist()]
+    assert minutes == rows["event_minute"].to_pylist() == rows["_hoodie_partition_path"].to_pylist()
+    assert len(set(minutes)) > 3
     compactions = [s for s in table_services_log(stack.table_path) if s["action"] == "compaction"]
     assert compactions, f"no compaction ran after {report['commits']} delta commits"
     assert not any(p.name.endswith(".parquet") and "_" in p.name for p in stack.table_path.glob(".hoodie/.temp/*/*"))
