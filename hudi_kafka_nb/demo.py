@@ -156,8 +156,9 @@ def print_upsert_summary(table_path: Path, produced: int, bad: int, expected: di
     "Print commits and compactions, the orders by latest status, and the check against the topic."
     from hudi_kafka_nb.reading import read_snapshot, table_services_log
     commits, services = commit_log(table_path), table_services_log(table_path)
+    compactions = sum(s["action"] == "compaction" for s in services)
     print(f"\nTable {table_path} (merge-on-read, upsert by order_id) — {len(commits)} delta commits, "
-          f"{sum(s['action'] == 'compaction' for s in services)} compactions run")
+          f"{compactions} compaction{'' if compactions == 1 else 's'} run by the coordinator")
     statuses = collections.Counter(read_snapshot(table_path, ["status"])["status"].to_pylist())
     print("Orders by latest status:", ", ".join(f"{s} {n:,}" for s, n in sorted(statuses.items())))
     check = compare_latest(table_path, expected)
@@ -184,7 +185,8 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
                   "table_name": "orders", "partition_field": "region", "commit_interval_s": commit_interval_s,
                   "write_timeout_s": 120.0, "min_participants": participants, "value_schema": DEMO_VALUE_SCHEMA,
                   "max_buffered_records": 60_000,    # small instants, so the stream shows as several commits
-                  **(UPSERT_SETTINGS if orders else {})}
+                  # keyed: smaller instants, so that orders update across many commits and compactions run
+                  **({**UPSERT_SETTINGS, "max_buffered_records": 10_000, "max_batch_records": 5_000} if orders else {})}
         try:
             roles.append(RoleProcess("coordinator", params, workdir).start())
             roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}").start() for i in range(participants)]
