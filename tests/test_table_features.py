@@ -113,3 +113,28 @@ def test_clustering_beside_an_appending_sink_sorts_small_files_and_loses_nothing
     assert services.get("clustering", 0) >= 1 and not any("failed" in k for k in services), services
     clustered = [s for s in table_services_log(stack.table_path) if s["action"] == "clustering"]
     assert clustered, "a clustering completed on the timeline"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", ["after_decision", "after_end_commit"])
+def test_coordinator_crash_mid_upsert_beside_table_services_resumes_exactly_once(tmp_path, broker, point):
+    # the coordinator dies after deciding an upsert it has written (rolled forward by its successor, whose client must
+    # adopt the instant under Hudi's lazy policy), or before writing it (the staged rows are read again)
+    stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, orders=800, table_services=True,
+                       table_services_interval_s=2.0).start()
+    try:
+        stack.produce(2_000); stack.wait_committed(180)
+        stack.kill("coordinator")
+        stack.restart("coordinator", env={"HUDI_KAFKA_NB_CRASH_AT": point})
+        stack.produce(2_000)
+        deadline = time.monotonic() + 120
+        while stack.roles["coordinator"].running() and time.monotonic() < deadline: time.sleep(0.2)
+        assert f"crash injected at {point}" in (stack.workdir / "coordinator.log").read_text()
+        stack.restart("coordinator")
+        stack.produce(1_000); stack.wait_committed(180)
+        expected = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends)
+    finally:
+        stack.stop()
+    report = verify_keyed(stack.table_path, stack.ends, expected)
+    assert verdict_ok(report), report
+    if point == "after_decision": assert "rolled forward decided commit" in (stack.workdir / "coordinator.log").read_text()
