@@ -69,6 +69,10 @@ def multi_writer_options(config: SinkConfig) -> dict[str, str]:
     return {"hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
             # a lock file next to the timeline (Hudi's default path); on object stores use a StorageBasedLockProvider via hudi_options
             "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
+            # a process killed while it holds the lock leaves the lock file behind; Hudi's default (0) never expires it,
+            # and every writer of the table would wait for ever. Locks are held only for a commit's last steps (seconds),
+            # so one older than a minute is a dead holder's
+            "hoodie.write.lock.filesystem.expire": "1",
             # required by optimistic concurrency: a failed write is rolled back by the cleaner once its heartbeat expires
             "hoodie.clean.failed.writes.policy": "LAZY"}
 
