@@ -141,7 +141,11 @@ def orphan_files(table_path: str | Path) -> list[str]:
     # an upsert or a compaction leaves the file versions it replaced until cleaning removes them: written by a commit, not orphans
     written = {s["path"] for commit in completed_commits(table_path) for s in write_stats(commit["metadata"])}
     listed = written | {s.base_file_relative_path() for s in hudi_table(table_path).get_file_slices()}
-    return [str(p.relative_to(root)) for p in on_disk if str(p.relative_to(root)) not in listed and instant_of_file(p.name) not in pending_instants(table_path)]
+    # archival moved older commits off the active timeline: as for Hudi, an instant before its start was completed
+    timeline = [p.name.split("_")[0].split(".")[0] for p in (root / ".hoodie" / "timeline").glob("[0-9]*")]
+    start = min(timeline, default="")
+    return [str(p.relative_to(root)) for p in on_disk if str(p.relative_to(root)) not in listed
+            and instant_of_file(p.name) not in pending_instants(table_path) and instant_of_file(p.name) >= start]
 
 def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_lettered: set = frozenset()) -> dict:
     "Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1) less what was dead-lettered."

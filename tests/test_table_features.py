@@ -65,62 +65,38 @@ def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, br
 
 
 @pytest.mark.slow
-def test_table_services_job_beside_the_sink_compacts_cleans_and_archives(tmp_path, broker):
+def test_table_services_job_beside_an_appending_sink_clusters_cleans_and_archives(tmp_path, broker):
     # retention small enough that a couple of minutes show cleaning and archival at work
-    retention = {"hoodie.compact.inline.max.delta.commits": "2", "hoodie.clean.commits.retained": "2",
-                 "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "6"}
-    stack = LocalStack(tmp_path / "stack", participants=2, partitions=6, broker=broker, orders=1_500, table_services=True,
-                       table_services_interval_s=3.0, hudi_options=retention).start()
+    retention = {"hoodie.clean.commits.retained": "2", "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "6",
+                 "hoodie.clustering.plan.strategy.small.file.limit": "10485760"}
+    stack = LocalStack(tmp_path / "stack", participants=2, partitions=6, broker=broker, table_services=True,
+                       table_services_interval_s=3.0, clustering_sort_columns="event_time", hudi_options=retention).start()
     try:
-        for _ in range(10):
-            stack.produce(2_000); stack.wait_committed(180)
-        expected = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends)
+        for _ in range(8):
+            stack.produce(2_500); stack.wait_committed(180)
         time.sleep(8)                                         # one more round of the services after the last commit
     finally:
         stack.stop()
-    report = verify_keyed(stack.table_path, stack.ends, expected)
+    report = verify_table(stack.table_path, stack.ends)
     assert verdict_ok(report), report
     status = coordinator_status(stack.table_path)
     assert status["aborts"] == 0, f"the sink's commits must never fail because of the table services: {status}"
-    # archival moves old compactions off the active timeline: count what the role says it ran
+    # archival moves old services off the active timeline: count what the role says it ran
     services = json.loads(ts_status_file(stack.table_path).read_text())["counts"]
-    assert services.get("compaction", 0) >= 1 and services.get("clean", 0) >= 1 and not any("failed" in k for k in services), services
+    assert services.get("clustering", 0) >= 1 and services.get("clean", 0) >= 1 and not any("failed" in k for k in services), services
     assert (stack.table_path / ".hoodie" / "timeline" / "history").exists(), "archival moved instants to the timeline's history"
     timeline = [p for p in (stack.table_path / ".hoodie" / "timeline").iterdir() if "_" in p.name and not p.name.startswith(".")]
     assert len(timeline) <= 20, f"archival keeps the active timeline bounded: {len(timeline)} completed instants"
-    # cleaning leaves at most the retained versions of each file group (base files named <file id>_<token>_<instant>.parquet)
-    versions = collections.Counter(p.name.split("_")[0] for p in stack.table_path.rglob("*.parquet") if ".hoodie" not in p.parts)
-    assert max(versions.values()) <= 4, versions
     aux = [p for p in (stack.table_path / ".hoodie" / ".aux" / "hudi_kafka_nb").rglob("*") if p.is_file()]
     assert len(aux) <= 30, f"our bookkeeping stays bounded: {sorted(str(p) for p in aux)}"
 
 
 @pytest.mark.slow
-def test_clustering_beside_an_appending_sink_sorts_small_files_and_loses_nothing(tmp_path, broker):
-    stack = LocalStack(tmp_path / "stack", participants=2, partitions=6, broker=broker, table_services=True,
-                       table_services_interval_s=3.0, clustering_sort_columns="event_time",
-                       hudi_options={"hoodie.clustering.plan.strategy.small.file.limit": "10485760"}).start()
-    try:
-        for _ in range(6):
-            stack.produce(3_000); stack.wait_committed(180)
-        time.sleep(8)
-    finally:
-        stack.stop()
-    report = verify_table(stack.table_path, stack.ends)
-    assert verdict_ok(report), report
-    assert coordinator_status(stack.table_path)["aborts"] == 0
-    services = json.loads(ts_status_file(stack.table_path).read_text())["counts"]
-    assert services.get("clustering", 0) >= 1 and not any("failed" in k for k in services), services
-    clustered = [s for s in table_services_log(stack.table_path) if s["action"] == "clustering"]
-    assert clustered, "a clustering completed on the timeline"
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("point", ["after_decision", "after_end_commit"])
-def test_coordinator_crash_mid_upsert_beside_table_services_resumes_exactly_once(tmp_path, broker, point):
-    # the coordinator dies after deciding an upsert it has written (rolled forward by its successor, whose client must
-    # adopt the instant under Hudi's lazy policy), or before writing it (the staged rows are read again)
-    stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, orders=800, table_services=True,
+def test_coordinator_crash_beside_table_services_resumes_exactly_once(tmp_path, broker, point):
+    # the coordinator dies after deciding a commit (rolled forward by its successor, whose client must adopt the instant
+    # under Hudi's lazy policy, while the table-services job's cleaner must leave it alone), or before deciding it
+    stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, table_services=True,
                        table_services_interval_s=2.0).start()
     try:
         stack.produce(2_000); stack.wait_committed(180)
@@ -135,9 +111,8 @@ def test_coordinator_crash_mid_upsert_beside_table_services_resumes_exactly_once
         assert f"crash injected at {point}" in (stack.workdir / "coordinator.log").read_text()
         stack.restart("coordinator")
         stack.produce(1_000); stack.wait_committed(180)
-        expected = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends)
     finally:
         stack.stop()
-    report = verify_keyed(stack.table_path, stack.ends, expected)
-    assert verdict_ok(report), report
+    report = verify_table(stack.table_path, stack.ends)
+    assert verdict_ok(report) and report["in_table"] == 5_000, report
     if point == "after_decision": assert "rolled forward decided commit" in (stack.workdir / "coordinator.log").read_text()
