@@ -266,8 +266,19 @@ class RoleProcess:
         self.params = {**params, "stop_file": str(self.stop_file), "role_id": params.get("role_id") or self.name}
         self.process = None
 
+    # Jupyter picks a kernel's ports by binding and releasing them, then the kernel binds them again: kernels launched
+    # at the same moment can pick the same port and one dies ("Address already in use"). Launches from this process are
+    # spaced by this many seconds, longer than a kernel takes to bind its ports.
+    KERNEL_LAUNCH_GAP_S, _last_kernel_launch = 3.0, 0.0
+
+    def _space_kernel_launches(self):
+        wait = RoleProcess._last_kernel_launch + self.KERNEL_LAUNCH_GAP_S - time.monotonic()
+        if wait > 0: time.sleep(wait)
+        RoleProcess._last_kernel_launch = time.monotonic()
+
     def start(self) -> "RoleProcess":
         self.stop_file.unlink(missing_ok=True)
+        if not self.direct: self._space_kernel_launches()
         params_file = self.workdir / f"{self.name}.params.yaml"
         owner_only(params_file).write_text(yaml.safe_dump(self.params))
         for path in (self.output, self.log_path): owner_only(path)    # papermill and the log keep the mode they find
