@@ -187,10 +187,6 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.table_services_interval_s > 0, "table_services_interval_s", "must be positive")
     need(not config.clustering_sort_columns or config.multi_writer, "clustering_sort_columns",
          "needs table_services='separate': clustering runs in the table-services job, beside the sink")
-    need(not config.clustering_sort_columns or config.write_operation == "bulk_insert", "clustering_sort_columns",
-         f"cannot be used with write_operation={config.write_operation!r}: clustering rewrites file groups that an insert or upsert "
-         "may be writing at the same time, and the sink's commit would then fail after it was decided; with upserts, use "
-         "merge-on-read and compaction")
     need(not (config.multi_writer and config.writes_by_key), "table_services",
          f"is 'separate', which is not safe yet with write_operation={config.write_operation!r}: beside an upserting sink the "
          "table-services job's clean can remove a file version the coordinator's index lookup is reading, and keys are then "

@@ -107,7 +107,7 @@ class Coordinator:
         self.id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
         self.participants: dict[str, float] = {}            # participant id → when last heard
         self.txn: Transaction | None = None
-        self.counts = {"commits": 0, "aborts": 0, "empty": 0}
+        self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0}   # write_failures: in a row
         self.failure: str | None = None                     # why the coordinator stopped itself, if it did
         self.health = ParticipantHealth(self.config.participant_quarantine_s, clock)
         self.epoch = self.table.take_over(self.id)
@@ -290,7 +290,7 @@ WRITE_FAILURES_BEFORE_STOP = 3
 @patch
 def on_write_failed(self: Coordinator, error: WriteFailed):
     "Hudi could not write the staged records: roll back and retry; the same failure three times in a row stops the coordinator."
-    self.counts["write_failures"] = self.counts.get("write_failures", 0) + 1
+    self.counts["write_failures"] += 1
     log.error("coordinator %s could not write instant %s: %s", self.id, self.txn.instant, error)
     self.abort(f"coordinator could not write the staged records: {error}")
     if self.counts["write_failures"] >= WRITE_FAILURES_BEFORE_STOP:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import glob, logging, os, re, shutil, sys, time, uuid
 from pathlib import Path
 import pyarrow as pa
-from .config import PROTOCOL_OWNED_KEYS, ConfigError, SinkConfig
+from .config import ConfigError, SinkConfig
 from .fencing import aux_dir
 
 # %% auto #0
@@ -159,6 +159,14 @@ class HudiJava:
 
     def engine_context(self): return self.H.client.common.HoodieSparkEngineContext(self.jsc)
 
+    def write_client(self, options: dict[str, str]):
+        "A Hudi `SparkRDDWriteClient` with these write settings (close it when done)."
+        return self.H.client.SparkRDDWriteClient(self.engine_context(), self.write_config(options))
+
+    def write_operation(self):
+        "Hudi's `WriteOperationType` for the `write_operation` setting."
+        return self.H.common.model.WriteOperationType.valueOf(self.config.write_operation.upper())
+
     def meta_client(self):
         return self.H.common.table.HoodieTableMetaClient.builder().setConf(self.storage_conf).setBasePath(self.config.table_path).build()
 
@@ -239,12 +247,10 @@ class HudiCommitter:
         self.properties = create_or_open_table(hudi)
         self.client = self._new_client()
 
-    def _new_client(self):
-        return self.hudi.H.client.SparkRDDWriteClient(self.hudi.engine_context(), self.hudi.write_config(coordinator_options(self.hudi.config, self.hudi.avro_schema)))
+    def _new_client(self): return self.hudi.write_client(coordinator_options(self.hudi.config, self.hudi.avro_schema))
 
     def start_instant(self) -> str:
         "A new inflight commit instant (failed writes rolled back first)."
-        H = self.hudi.H
         if self.hudi.config.multi_writer:
             # the table-services job changes the table between our instants (compactions, cleans, the metadata table's own
             # compaction), and a long-lived client keeps reading the views it built before: an upsert's index lookup then
@@ -256,7 +262,7 @@ class HudiCommitter:
         shutil.rmtree(staging_dir(self.hudi.config.table_path, instant).parent, ignore_errors=True)
         meta = self.hudi.meta_client()
         meta.getActiveTimeline().transitionRequestedToInflight(meta.getCommitActionType(), instant)
-        self.client.preWrite(instant, H.common.model.WriteOperationType.valueOf(self.hudi.config.write_operation.upper()), meta)
+        self.client.preWrite(instant, self.hudi.write_operation(), meta)
         return instant
 
     def write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
@@ -264,12 +270,11 @@ class HudiCommitter:
         H, hudi = self.hudi.H, self.hudi
         if not staged_files: return []
         frame = hudi.spark.read.schema(hudi.struct).parquet(*staged_files)
-        operation = H.common.model.WriteOperationType.valueOf(hudi.config.write_operation.upper())
         schema = H.common.schema.HoodieSchema.parse(hudi.avro_schema)
         options = coordinator_options(hudi.config, hudi.avro_schema)
         args = getattr(H, "HoodieCreateRecordUtils$createHoodieRecordRddArgs")(
             frame._jdf, self.client.getConfig(), H.HoodieConversionUtils.mapAsScalaImmutableMap(hudi.java_map(options)),
-            f"{hudi.config.table_name}_record", f"hoodie.{hudi.config.table_name}", schema, schema, operation, instant,
+            f"{hudi.config.table_name}_record", f"hoodie.{hudi.config.table_name}", schema, schema, hudi.write_operation(), instant,
             False, False, False, hudi.meta_client().getTableConfig())
         records = H.HoodieCreateRecordUtils.createHoodieRecordRdd(args)
         written = self.client.upsert(records, instant) if hudi.config.write_operation == "upsert" else self.client.insert(records, instant)
@@ -302,8 +307,7 @@ class HudiCommitter:
     def adopt(self, instant: str):
         "Make a pending instant another client started committable by this one (rolling forward a dead coordinator's decision)."
         if self.hudi.config.multi_writer: self.client.getHeartbeatClient().start(instant)   # its own heartbeat stopped with its process
-        operation = self.hudi.H.common.model.WriteOperationType.valueOf(self.hudi.config.write_operation.upper())
-        self.client.preWrite(instant, operation, self.hudi.meta_client())
+        self.client.preWrite(instant, self.hudi.write_operation(), self.hudi.meta_client())
 
     def is_completed(self, instant: str) -> bool:
         timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
@@ -321,7 +325,7 @@ class HudiTableServices:
     def new_round(self):
         "A fresh client for each round, which sees what the coordinator committed since the last one (see `HudiCommitter.start_instant`)."
         if self.client is not None: self.client.close()
-        self.client = self.hudi.H.client.SparkRDDWriteClient(self.hudi.engine_context(), self.hudi.write_config(table_services_options(self.hudi.config, self.hudi.avro_schema)))
+        self.client = self.hudi.write_client(table_services_options(self.hudi.config, self.hudi.avro_schema))
 
     def pending_compactions(self) -> list[str]:
         return [i.requestedTime() for i in self.hudi.meta_client().getActiveTimeline().filterPendingCompactionTimeline().getInstants()]
