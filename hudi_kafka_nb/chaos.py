@@ -7,7 +7,8 @@ from __future__ import annotations
 import collections, logging, random, threading, time, uuid
 from pathlib import Path
 from .config import DEMO_VALUE_SCHEMA
-from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders
+import msgspec
+from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, send_events
 from .reading import commit_log, committed_offsets, coordinates, has_committed
 from .runtime import EmbeddedBroker, RoleProcess, create_topic
 
@@ -82,6 +83,14 @@ def produce(self: LocalStack, count: int, seed: int | None = None):
     with self._lock: first, self.produced = self.produced, self.produced + count
     ends = produce_orders(self.broker.bootstrap_servers, self.topic, count, seed=seed if seed is not None else random.randrange(1 << 30),
                           progress=False, quiet=True, orders=self.orders, first=first)
+    with self._lock:
+        for tp, end in ends.items(): self.ends[tp] = max(self.ends.get(tp, 0), end)
+
+@patch
+def send(self: LocalStack, events: list[dict | bytes], key_field: str = "customer_id"):
+    "Produce these events now, as they are (dicts as JSON, keyed by `key_field`; bytes as the value, unkeyed)."
+    pairs = [(None, e) if isinstance(e, bytes) else (str(e.get(key_field, "")).encode(), msgspec.json.encode(e)) for e in events]
+    ends = send_events(self.broker.bootstrap_servers, self.topic, pairs)
     with self._lock:
         for tp, end in ends.items(): self.ends[tp] = max(self.ends.get(tp, 0), end)
 

@@ -14,9 +14,9 @@ from .runtime import EmbeddedBroker, RoleProcess, create_topic
 from .reading import commit_log, coordinate_check, has_committed
 
 # %% auto #0
-__all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'sample_orders', 'produce_orders', 'latest_per_key',
-           'wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest', 'print_upsert_summary',
-           'run_demo', 'main']
+__all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'sample_orders', 'produce_orders', 'send_events',
+           'latest_per_key', 'wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest',
+           'print_upsert_summary', 'run_demo', 'main']
 
 # %% ../nbs/11_demo.ipynb #1d39e0cd
 REGIONS = ["us-east", "us-west", "eu-central", "eu-west", "ap-south"]
@@ -51,36 +51,54 @@ def _event_time(n: int, with_ms: bool) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + (f".{ms % 1000:03d}" if with_ms else "")
 
 # %% ../nbs/11_demo.ipynb #13349121
+def _producer(bootstrap_servers: str, quiet: bool) -> Producer:
+    return Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20, "batch.num.messages": 10_000,
+                     "queue.buffering.max.messages": 500_000, "acks": "all",
+                     "enable.idempotence": True,       # a broker restart never makes a retried record a second one
+                     "log_level": 2 if quiet else 6})  # quiet: no line per refused connection while a broker is down
+
+class _Deliveries:
+    "The next offset of each partition written, as delivery reports arrive; the failures."
+    def __init__(self): self.ends, self.failures = {}, []
+    def __call__(self, err, msg):
+        if err: self.failures.append(err)
+        else:
+            key = (msg.topic(), msg.partition())
+            if msg.offset() + 1 > self.ends.get(key, 0): self.ends[key] = msg.offset() + 1
+
+    def produce(self, producer: Producer, topic: str, key: bytes | None, value: bytes):
+        while True:
+            try: producer.produce(topic, value, key, on_delivery=self); return
+            except BufferError: producer.poll(0.05)
+
+    def finish(self, producer: Producer) -> dict[tuple[str, int], int]:
+        deadline = time.monotonic() + 300           # wait out a broker restart rather than drop what is queued
+        while producer.flush(5) and time.monotonic() < deadline: pass
+        if len(producer): raise RuntimeError(f"{len(producer)} records still undelivered after 300 s")
+        if self.failures: raise RuntimeError(f"{len(self.failures)} records not delivered, first: {self.failures[0]}")
+        return self.ends
+
 def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: float = 0, bad_every: int = 0,
                    seed: int = 7, progress: bool = True, quiet: bool = False, orders: int = 0, first: int = 0) -> dict[tuple[str, int], int]:
     "Produce `count` order events numbered from `first` (at most `rate_per_s` a second; `orders`: see `sample_orders`); the next offset of each partition written."
-    producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20, "batch.num.messages": 10_000,
-                         "queue.buffering.max.messages": 500_000, "acks": "all",
-                         "enable.idempotence": True,       # a broker restart never makes a retried record a second one
-                         "log_level": 2 if quiet else 6})  # quiet: no line per refused connection while a broker is down
-    ends, failures = {}, []
-    def delivered(err, msg):
-        if err: failures.append(err)
-        else:
-            key = (msg.topic(), msg.partition())
-            if msg.offset() + 1 > ends.get(key, 0): ends[key] = msg.offset() + 1
+    producer, deliveries = _producer(bootstrap_servers, quiet), _Deliveries()
     rng, chunk, started = random.Random(seed), 5_000, time.monotonic()
     with tqdm(total=count, desc=f"producing to {topic}", unit="rec", disable=not progress) as bar:
         for start in range(0, count, chunk):
             for key, value in sample_orders(first + start, min(chunk, count - start), rng, bad_every, orders):
-                while True:
-                    try: producer.produce(topic, value, key, on_delivery=delivered); break
-                    except BufferError: producer.poll(0.05)
+                deliveries.produce(producer, topic, key, value)
             producer.poll(0)
             bar.update(min(chunk, count - start))
             if rate_per_s:
                 ahead = (start + chunk) / rate_per_s - (time.monotonic() - started)
                 if ahead > 0: time.sleep(ahead)
-        deadline = time.monotonic() + 300           # wait out a broker restart rather than drop what is queued
-        while producer.flush(5) and time.monotonic() < deadline: pass
-        if len(producer): raise RuntimeError(f"{len(producer)} records still undelivered after 300 s")
-    if failures: raise RuntimeError(f"{len(failures)} records not delivered, first: {failures[0]}")
-    return ends
+        return deliveries.finish(producer)
+
+def send_events(bootstrap_servers: str, topic: str, events: list[tuple[bytes | None, bytes]], quiet: bool = True) -> dict[tuple[str, int], int]:
+    "Produce these (key, value) pairs as they are, in order; the next offset of each partition written."
+    producer, deliveries = _producer(bootstrap_servers, quiet), _Deliveries()
+    for key, value in events: deliveries.produce(producer, topic, key, value)
+    return deliveries.finish(producer)
 
 # %% ../nbs/11_demo.ipynb #c9d1e002
 def latest_per_key(bootstrap_servers: str, topic: str, ends: dict[tuple[str, int], int], key: str = "order_id",
