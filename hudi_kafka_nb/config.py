@@ -23,6 +23,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     table_path: str                             # folder of the Hudi table (created if absent)
     table_name: str                             # hoodie.table.name
     value_schema: dict[str, str]                # record fields and their Arrow types, e.g. {"order_id": "string"}
+    schema_evolution: str = "add_fields"        # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
     database_name: str = "default"              # hoodie.database.name
     control_topic: str = ""                     # one partition, this table's only; "" means "hudi-control-<table_name>"
     dead_letter_topic: str = ""                 # bad records go here; "" means "<table_name>-dead-letters"
@@ -183,6 +184,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.write_operation != "upsert" or config.ordering_field, "ordering_field",
          "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no order but "
          "this field's (hoodie.table.ordering.fields), e.g. an event time or a version number")
+    need(config.schema_evolution in ("add_fields", "none"), "schema_evolution",
+         f"is {config.schema_evolution!r}; use 'add_fields' (new fields of the events widen the table) or 'none'")
     need(config.table_services in ("inline", "separate"), "table_services", f"is {config.table_services!r}; use 'inline' or 'separate'")
     need(config.table_services_interval_s > 0, "table_services_interval_s", "must be positive")
     need(not config.clustering_sort_columns or config.multi_writer, "clustering_sort_columns",

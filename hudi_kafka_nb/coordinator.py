@@ -13,11 +13,12 @@ from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, Checkpoint, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     PartitionStart, StartCommit, WriteStatus, transition_line)
 from .fencing import CommitConflict, Fenced, WriteFailed
+from .records import widen_value_schema
 
 # %% auto #0
 __all__ = ['log', 'CRASH_POINTS', 'WRITE_FAILURES_BEFORE_STOP', 'assign_partitions', 'start_offsets', 'check_statuses',
-           'crash_point', 'ParticipantHealth', 'CoordinatorState', 'Transaction', 'Coordinator', 'status_file',
-           'status_writer', 'open_coordinator']
+           'crash_point', 'ParticipantHealth', 'CoordinatorState', 'Transaction', 'table_value_schema', 'Coordinator',
+           'status_file', 'status_writer', 'open_coordinator']
 
 # %% ../nbs/08_coordinator.ipynb #5a96611f
 log = logging.getLogger(__name__)
@@ -98,6 +99,10 @@ class Transaction(msgspec.Struct, kw_only=True):
     collect_until: float = 0.0
     statuses: dict[str, WriteStatus] = {}
 
+def table_value_schema(config: SinkConfig, checkpoint: Checkpoint | None) -> dict[str, str]:
+    "The fields instants are written with: the table's (its latest checkpoint's), then those declared in `value_schema`."
+    return {**(checkpoint.value_schema if checkpoint else {}), **config.value_schema}
+
 class Coordinator:
     "The coordinator role: drive START_COMMIT → END_COMMIT → WRITE_STATUS → commit → ACK_COMMIT."
     def __init__(self, config: SinkConfig, channel, table, broker, clock: Callable[[], float] = time.monotonic,
@@ -113,6 +118,7 @@ class Coordinator:
         self.epoch = self.table.take_over(self.id)
         self.last_committed_instant, checkpoint = self.table.latest()
         self.committed = checkpoint.next_offsets() if checkpoint else {}
+        self.value_schema = table_value_schema(config, checkpoint)
         self.partitions = self.broker.partitions()
         log.info(transition_line("coordinator", self.id, "RECOVERED", epoch=self.epoch, last_commit=self.last_committed_instant,
                                  known_partitions=len(self.committed), partitions=len(self.partitions)))
@@ -230,9 +236,10 @@ def start_instant(self: Coordinator):
     starts = start_offsets(self.partitions, self.committed, self.broker.earliest_offsets(self.partitions))
     owners = assign_partitions(self.partitions, live)
     assignment = {p: [PartitionStart(t, n, starts[(t, n)]) for t, n in owned] for p, owned in owners.items() if owned}
+    self.table.use_value_schema(self.value_schema)
     instant = self.table.start_instant()
     self.txn = Transaction(instant=instant, assignment=assignment, end_at=self.clock() + self.config.commit_interval_s)
-    self.channel.send(StartCommit(epoch=self.epoch, instant=instant, assignments=assignment))
+    self.channel.send(StartCommit(epoch=self.epoch, instant=instant, assignments=assignment, value_schema=self.value_schema))
     crash_point("after_start_commit")
     self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
 
@@ -260,14 +267,29 @@ def try_commit(self: Coordinator):
         for participant in wrong: self._participant_failed(participant, "write_operation differs from the coordinator's")
         return self.abort(f"participant(s) {wrong} use another write_operation than the coordinator's {self.config.write_operation!r}: "
                           "give every job of the table the same settings")
+    proposing = sorted(p for p, s in txn.statuses.items() if s.new_fields)
+    if proposing and self.config.schema_evolution != "add_fields":
+        for participant in proposing: self._participant_failed(participant, "schema_evolution differs from the coordinator's")
+        return self.abort(f"participant(s) {proposing} propose new fields, but the coordinator's schema_evolution is "
+                          f"{self.config.schema_evolution!r}: give every job of the table the same settings")
+    self._add_fields([txn.statuses[p].new_fields for p in proposing])
     if all(p.next_offset == p.start_offset for p in progress): return self.on_empty()
-    checkpoint = Checkpoint(epoch=self.epoch, coordinator_id=self.id, partitions=progress)
+    checkpoint = Checkpoint(epoch=self.epoch, coordinator_id=self.id, partitions=progress, value_schema=self.value_schema)
     try: self.table.commit(txn.instant, checkpoint, [s.write_statuses for s in txn.statuses.values() if s.write_statuses],
                            self.id, before_hudi=lambda: crash_point("after_decision"),
                            staged_files=[f for s in txn.statuses.values() for f in s.staged_files])
     except CommitConflict as e: return self.on_conflict(e)
     except WriteFailed as e: return self.on_write_failed(e)
     self.on_committed(checkpoint)
+
+@patch
+def _add_fields(self: Coordinator, proposals: list[dict[str, str]]):
+    "Widen the next instants' value_schema by the fields participants met (recorded in this and every later checkpoint)."
+    widened = widen_value_schema(self.value_schema, proposals)
+    if widened == self.value_schema: return
+    log.info(transition_line("coordinator", self.id, "FIELDS_ADDED", instant=self.txn.instant,
+                             fields=",".join(f"{k}:{v}" for k, v in widened.items() if k not in self.value_schema)))
+    self.value_schema = widened
 
 @patch
 def on_empty(self: Coordinator):
@@ -284,6 +306,7 @@ def on_conflict(self: Coordinator, error: CommitConflict):
     self.abort(f"commit conflict: {error}")
     self.last_committed_instant, checkpoint = self.table.latest()
     self.committed = checkpoint.next_offsets() if checkpoint else {}
+    self.value_schema = widen_value_schema(table_value_schema(self.config, checkpoint), [self.value_schema])
 
 WRITE_FAILURES_BEFORE_STOP = 3
 

@@ -123,6 +123,8 @@ class FencedTable:
     @property
     def hudi_version(self) -> str: return self.committer.hudi.version
 
+    def use_value_schema(self, value_schema: dict[str, str]): self.committer.use_value_schema(value_schema)
+
     def latest(self):
         "(latest commit instant, its Checkpoint) of our commits, by epoch then instant; (None, None) before the first."
         from hudi_kafka_nb.messages import latest_checkpoint

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import glob, logging, os, re, shutil, sys, time, uuid
 from pathlib import Path
+import msgspec
 import pyarrow as pa
 from .config import ConfigError, SinkConfig
 from .fencing import aux_dir
@@ -147,10 +148,20 @@ class HudiJava:
         self.H = self.jvm.org.apache.hudi
         self.version = hudi_version(spark)
         self.storage_conf = self.H.hadoop.fs.HadoopFSUtils.getStorageConf(self.jsc.hadoopConfiguration())
-        self.struct = spark.createDataFrame([], _spark_schema(data_schema(config))).schema
+        self._derive(config)
+
+    def _derive(self, config: SinkConfig):
+        "Spark and Avro schemas of the rows `config` describes."
+        self.config = config
+        self.struct = self.spark.createDataFrame([], _spark_schema(data_schema(config))).schema
         self.avro_schema = self.H.HoodieSchemaConversionUtils.convertStructTypeToHoodieSchema(
             self.spark._jsparkSession.parseDataType(self.struct.json()), f"{config.table_name}_record",
             f"hoodie.{config.table_name}").toString()
+
+    def use_value_schema(self, value_schema: dict[str, str]) -> bool:
+        "Write rows of these value fields from now on (the coordinator's choice for an instant); whether anything changed."
+        if value_schema == self.config.value_schema: return False
+        self._derive(msgspec.structs.replace(self.config, value_schema=value_schema)); return True
 
     def write_config(self, options: dict[str, str]):
         properties = self.jvm.java.util.Properties()
@@ -249,6 +260,10 @@ class HudiCommitter:
 
     def _new_client(self): return self.hudi.write_client(coordinator_options(self.hudi.config, self.hudi.avro_schema))
 
+    def use_value_schema(self, value_schema: dict[str, str]):
+        "Commit the next instants with these value fields (a write client holds its schema: a new one when they change)."
+        if self.hudi.use_value_schema(value_schema): self.client.close(); self.client = self._new_client()
+
     def start_instant(self) -> str:
         "A new inflight commit instant (failed writes rolled back first)."
         if self.hudi.config.multi_writer:
@@ -325,6 +340,11 @@ class HudiTableServices:
     def new_round(self):
         "A fresh client for each round, which sees what the coordinator committed since the last one (see `HudiCommitter.start_instant`)."
         if self.client is not None: self.client.close()
+        # the fields of the table's latest commit: compaction and clustering rewrite rows with the client's schema, and
+        # one narrower than the table's (fields added since this job started) would drop columns
+        from hudi_kafka_nb.messages import latest_checkpoint
+        _, checkpoint = latest_checkpoint(completed_commits(self.hudi.config.table_path))
+        if checkpoint and checkpoint.value_schema: self.hudi.use_value_schema(checkpoint.value_schema)
         self.client = self.hudi.write_client(table_services_options(self.hudi.config, self.hudi.avro_schema))
 
     def pending_compactions(self) -> list[str]:
@@ -386,6 +406,11 @@ class HudiWriter:
         self.hudi, self.version, self.checked = hudi, hudi.version, False
         self.write_config = hudi.write_config(participant_options(hudi.config, hudi.avro_schema))
         self.partitioned = bool(hudi.config.partition_field)
+
+    def use_value_schema(self, value_schema: dict[str, str]):
+        "Write the next instants with these value fields (START_COMMIT names them)."
+        if self.hudi.use_value_schema(value_schema):
+            self.write_config = self.hudi.write_config(participant_options(self.hudi.config, self.hudi.avro_schema))
 
     def _table_ready(self) -> bool:
         "Whether the coordinator has created the table (checked against our settings once it exists)."

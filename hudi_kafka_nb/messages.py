@@ -48,6 +48,7 @@ class StartCommit(ControlEvent, tag="START_COMMIT"):
     epoch: int
     instant: str
     assignments: dict[str, list[PartitionStart]]
+    value_schema: dict[str, str] = {}   # the fields every participant decodes and writes in this instant ({}: each its own setting)
 
 class EndCommit(ControlEvent, tag="END_COMMIT"):
     "Stop consuming, write what was read, answer WRITE_STATUS."
@@ -64,6 +65,7 @@ class WriteStatus(ControlEvent, tag="WRITE_STATUS"):
     write_statuses: bytes = b""       # Hudi's List<WriteStatus>, Kryo-serialized as Hudi's Kafka Connect sink sends it
     error: str = ""                   # why this participant could not write the instant ("" when it could)
     staged_files: list[str] = []      # with insert/upsert: the Parquet files staged for the coordinator's write (no statuses)
+    new_fields: dict[str, str] = {}   # fields seen in the events and not in the instant's value_schema, with inferred types
 
 class AckCommit(ControlEvent, tag="ACK_COMMIT"):
     "The instant is complete in the table; commit offsets to the consumer group."
@@ -120,6 +122,7 @@ class Checkpoint(msgspec.Struct, kw_only=True):
     epoch: int
     coordinator_id: str
     partitions: list[PartitionProgress]
+    value_schema: dict[str, str] = {}   # the table's value fields once this commit is in (declared and discovered)
 
     def next_offsets(self) -> dict[tuple[str, int], int]:
         return {(p.topic, p.partition): p.next_offset for p in self.partitions}

@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     StartCommit, WriteStatus, transition_line)
-from .records import RawRecord, decode_records
+from .records import Decoded, RawRecord, decode_batch, wider_type
 from .hudi import data_schema, error_summary
 
 # %% auto #0
@@ -33,12 +33,13 @@ class Progress(msgspec.Struct):
     next_offset: int
     written: int = 0
     dead_lettered: int = 0
+    held: bool = False          # stopped at a record with a new field: the rest waits for the next instant's schema
     def report(self) -> PartitionProgress:
         return PartitionProgress(self.topic, self.partition, self.start_offset, self.next_offset, self.written, self.dead_lettered)
 
 def fresh_records(records: list[RawRecord], progress: dict[tuple[str, int], Progress]) -> list[RawRecord]:
     "The records not yet seen in this instant, from partitions this participant owns."
-    return [r for r in records if (p := progress.get((r.topic, r.partition))) is not None and r.offset >= p.next_offset]
+    return [r for r in records if (p := progress.get((r.topic, r.partition))) is not None and r.offset >= p.next_offset and not p.held]
 
 def advance(progress: dict[tuple[str, int], Progress], records: list[RawRecord]):
     "Move each partition's next offset past the records just processed."
@@ -51,7 +52,10 @@ class Participant:
                  participant_id: str | None = None):
         self.config, self.channel, self.consumer, self.dead_letters, self.writer, self.clock = config, channel, consumer, dead_letters, writer, clock
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
-        self.schema = data_schema(config)
+        self.schema, self.declared = data_schema(config), config.value_schema
+        self.new_fields: dict[str, str] = {}                # proposed in this instant's WRITE_STATUS
+        self.discovering = True                             # whether this instant's coordinator decides fields
+        self.ignored_fields: set[str] = set()               # warned about once
         self.state, self.epoch, self.instant = ParticipantState.IDLE, 0, None
         self.progress: dict[tuple[str, int], Progress] = {}
         self.batches, self.last_heartbeat, self.buffered, self._heartbeats = [], -1e9, 0, None
@@ -111,7 +115,9 @@ def on_start_commit(self: Participant, event: StartCommit):
         log.warning("participant %s ignored START_COMMIT %s: not inflight in the table at table_path=%s (is it the coordinator's?)",
                     self.id, event.instant, self.config.table_path); return
     self._settle_previous_instant()
-    self.epoch, self.instant, self.batches, self.buffered = event.epoch, event.instant, [], 0
+    self.epoch, self.instant, self.batches, self.buffered, self.new_fields = event.epoch, event.instant, [], 0, {}
+    self._use_value_schema(event.value_schema or self.declared)
+    self.discovering = bool(event.value_schema)     # {}: an older coordinator, which would never widen for a held partition
     mine = event.assignments.get(self.id, [])
     self.progress = {(s.topic, s.partition): Progress(s.topic, s.partition, s.offset, s.offset) for s in mine}
     if not mine:
@@ -119,6 +125,16 @@ def on_start_commit(self: Participant, event: StartCommit):
     from confluent_kafka import TopicPartition
     self.consumer.assign([TopicPartition(s.topic, s.partition, s.offset) for s in mine])
     self._transition(ParticipantState.WRITING)
+
+@patch
+def _use_value_schema(self: Participant, value_schema: dict[str, str]):
+    "Decode and write the fields the coordinator chose for this instant."
+    if value_schema == self.config.value_schema: return
+    added = sorted(set(value_schema) - set(self.config.value_schema))
+    self.config = msgspec.structs.replace(self.config, value_schema=value_schema)
+    self.schema = data_schema(self.config)
+    self.writer.use_value_schema(value_schema)
+    log.info(transition_line("participant", self.id, "SCHEMA_CHANGED", instant=self.instant, added=",".join(added) or None))
 
 @patch
 def _settle_previous_instant(self: Participant):
@@ -137,12 +153,28 @@ def _consume_batch(self: Participant):
             warn_unless_unauthorised(m.error(), f"participant {self.id} reading {m.topic()}")
     records = fresh_records([RawRecord(m.topic(), m.partition(), m.offset(), m.timestamp()[1], m.key(), m.value()) for m in good], self.progress)
     if not records: return
-    rows, dead = decode_records(records, self.config)
+    decoded = decode_batch(records, self.config, discover=None if self.discovering else False)
+    rows, dead = decoded.rows, decoded.dead
     if rows.num_rows: self.batches.extend(rows.to_batches()); self.buffered += rows.num_rows
     self._count(rows, dead)
     for letter in dead: self.dead_letters.send(letter)
     self.dead_letters.poll()
-    advance(self.progress, records)
+    advance(self.progress, [r for r in records if r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)])
+    self._note_fields(decoded)
+
+@patch
+def _note_fields(self: Participant, decoded: Decoded):
+    "Hold the partitions that met new fields (proposed in WRITE_STATUS); warn once about fields that cannot become columns."
+    for tp in decoded.held: self.progress[tp].held = True
+    for name, type_name in decoded.new_fields.items(): self.new_fields[name] = wider_type(self.new_fields.get(name), type_name)
+    if decoded.held:
+        log.info(transition_line("participant", self.id, "NEW_FIELDS", instant=self.instant,
+                                 fields=",".join(f"{k}:{v}" for k, v in sorted(self.new_fields.items())),
+                                 held=",".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(decoded.held.items()))))
+    for name, why in decoded.ignored_fields.items():
+        if name not in self.ignored_fields:
+            self.ignored_fields.add(name)
+            log.warning("participant %s: field %r of the events is not stored: %s", self.id, name, why)
 
 @patch
 def _count(self: Participant, rows, dead):
@@ -171,7 +203,7 @@ def on_end_commit(self: Participant, event: EndCommit):
     reports = [p.report() for p in self.progress.values()]
     self.channel.send(WriteStatus(epoch=self.epoch, instant=self.instant, participant_id=self.id, partitions=reports,
                                   hudi_version=self.writer.version, write_statuses=written.statuses if written else b"",
-                                  staged_files=written.staged if written else []))
+                                  staged_files=written.staged if written else [], new_fields=self.new_fields))
     self.batches = []
     self._transition(ParticipantState.AWAITING_ACK, files=len(written.paths) if written else 0,
                      records=sum(r.records_written for r in reports), write_s=write_s)

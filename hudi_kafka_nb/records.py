@@ -4,7 +4,8 @@
 
 # %% ../nbs/04_records.ipynb #65f689ea
 from __future__ import annotations
-import io
+import io, re
+from typing import Iterable, NamedTuple
 from dataclasses import dataclass
 import msgspec
 import pyarrow as pa
@@ -14,8 +15,8 @@ from .config import SinkConfig
 from .hudi import KAFKA_COLUMNS
 
 # %% auto #0
-__all__ = ['RawRecord', 'raw_records', 'DeadLetter', 'value_schema', 'decode_records', 'dead_letter_headers',
-           'dead_letter_message']
+__all__ = ['AVRO_NAME', 'RawRecord', 'raw_records', 'DeadLetter', 'value_schema', 'decode_records', 'Decoded', 'wider_type',
+           'decode_batch', 'widen_value_schema', 'dead_letter_headers', 'dead_letter_message']
 
 # %% ../nbs/04_records.ipynb #c1021291
 @dataclass(frozen=True, slots=True)
@@ -43,8 +44,9 @@ def value_schema(config: SinkConfig) -> pa.Schema:
     "Arrow schema of the declared record fields."
     return pa.schema([(name, pa.type_for_alias(t)) for name, t in config.value_schema.items()])
 
-def _parse(lines: list[bytes], schema: pa.Schema) -> pa.Table:
-    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+def _parse(lines: list[bytes], schema: pa.Schema, infer: bool = False) -> pa.Table:
+    "`schema`'s fields, parsed as declared; with `infer`, the other fields too, after them, with the types Arrow infers."
+    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer" if infer else "ignore")
     buffer = b"\n".join(lines)
     return pj.read_json(io.BytesIO(buffer), parse_options=options,
                         read_options=pj.ReadOptions(block_size=max(1 << 20, len(buffer) + 1)))
@@ -58,33 +60,32 @@ def _json_problem(value: bytes | None) -> tuple[str | None, bytes | None]:
     if not isinstance(parsed, dict): return f"not a JSON object but {type(parsed).__name__}", None
     return None, (msgspec.json.encode(parsed) if b"\n" in value else value)
 
-def _parse_isolating(records: list[RawRecord], lines: list[bytes], schema: pa.Schema):
+def _parse_isolating(records: list[RawRecord], lines: list[bytes], schema: pa.Schema, infer: bool = False):
     "Parse `lines`, halving on failure to isolate records that do not match the schema."
-    try: return records, [_parse(lines, schema)], []
+    try: return records, [_parse(lines, schema, infer)], []
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         if len(lines) == 1: return [], [], [DeadLetter(records[0], f"does not match value_schema: {e}")]
     mid = len(lines) // 2
-    left, right = _parse_isolating(records[:mid], lines[:mid], schema), _parse_isolating(records[mid:], lines[mid:], schema)
+    left, right = _parse_isolating(records[:mid], lines[:mid], schema, infer), _parse_isolating(records[mid:], lines[mid:], schema, infer)
     return left[0] + right[0], left[1] + right[1], left[2] + right[2]
 
 # %% ../nbs/04_records.ipynb #4dd3eb17
-def _split_good_bad(records: list[RawRecord], schema: pa.Schema) -> tuple[list[RawRecord], pa.Table, list[DeadLetter]]:
-    "Decode fast if every value is a one-line JSON object of the schema; else isolate the bad ones."
+def _split_good_bad(records: list[RawRecord], schema: pa.Schema, infer: bool = False) -> tuple[list[RawRecord], list[pa.Table], list[DeadLetter]]:
+    "Decode fast if every value is a one-line JSON object of the schema; else isolate the bad ones. Tables in record order."
     values = [r.value for r in records]
     if all(v and b"\n" not in v for v in values):
         try:
-            table = _parse(values, schema)
-            if table.num_rows == len(records): return records, table, []
+            table = _parse(values, schema, infer)
+            if table.num_rows == len(records): return records, [table], []
         except (pa.ArrowInvalid, pa.ArrowTypeError): pass
     candidates, lines, dead = [], [], []
     for record in records:
         problem, line = _json_problem(record.value)
         if problem: dead.append(DeadLetter(record, problem))
         else: candidates.append(record); lines.append(line)
-    if not candidates: return [], schema.empty_table(), dead
-    good, tables, mismatched = _parse_isolating(candidates, lines, schema)
-    table = pa.concat_tables(tables) if tables else schema.empty_table()
-    return good, table, dead + mismatched
+    if not candidates: return [], [], dead
+    good, tables, mismatched = _parse_isolating(candidates, lines, schema, infer)
+    return good, tables, dead + mismatched
 
 # %% ../nbs/04_records.ipynb #6506653e
 def _required_fields(config: SinkConfig) -> list[str]:
@@ -97,15 +98,14 @@ def _coordinates(records: list[RawRecord]) -> list[pa.Array]:
             pa.array([r.timestamp_ms for r in records], pa.int64()).cast(pa.timestamp("ms")),
             pa.array([r.key for r in records], pa.binary())]
 
-def decode_records(records: list[RawRecord], config: SinkConfig) -> tuple[pa.Table, list[DeadLetter]]:
-    "Arrow rows (value fields + Kafka coordinates) for the good records, and the dead letters."
-    good, table, dead = _split_good_bad(records, value_schema(config))
+def _stored_rows(good: list[RawRecord], table: pa.Table, dead: list[DeadLetter], config: SinkConfig) -> tuple[pa.Table, list[DeadLetter]]:
+    "The parsed value fields of `good` as stored (required fields checked, time bucket and Kafka coordinates added), and the dead letters."
     missing = pa.array([False] * table.num_rows, pa.bool_())   # typed: an empty list would make a null array
     for field in _required_fields(config):
         missing = pc.or_(missing, pc.is_null(table[field]))
     if pc.any(missing).as_py():
         flags = missing.to_pylist()
-        dead += [DeadLetter(r, f"missing required field(s) {_required_fields(config)}") for r, bad in zip(good, flags) if bad]
+        dead = dead + [DeadLetter(r, f"missing required field(s) {_required_fields(config)}") for r, bad in zip(good, flags) if bad]
         good = [r for r, bad in zip(good, flags) if not bad]
         table = table.filter(pc.invert(missing))
     if config.partition_time_field:        # the time bucket the row is partitioned by (see partition_time_field)
@@ -114,6 +114,84 @@ def decode_records(records: list[RawRecord], config: SinkConfig) -> tuple[pa.Tab
     for field, column in zip(KAFKA_COLUMNS, _coordinates(good)):
         table = table.append_column(field, column)
     return table, dead
+
+def decode_records(records: list[RawRecord], config: SinkConfig) -> tuple[pa.Table, list[DeadLetter]]:
+    "Arrow rows (value fields + Kafka coordinates) for the good records, and the dead letters; fields beyond value_schema are left out."
+    schema = value_schema(config)
+    good, tables, dead = _split_good_bad(records, schema)
+    return _stored_rows(good, pa.concat_tables(tables) if tables else schema.empty_table(), dead, config)
+
+# %% ../nbs/04_records.ipynb #9120a425
+AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+class Decoded(NamedTuple):
+    "A batch of records decoded: the rows to write, the dead letters, and where new fields stopped a partition."
+    rows: pa.Table
+    dead: list[DeadLetter]
+    new_fields: dict[str, str]                  # field → inferred type, for fields value_schema does not have
+    held: dict[tuple[str, int], int]            # partition → offset of its first record with a new field (not decoded)
+    ignored_fields: dict[str, str]              # field → why it cannot become a column
+
+def _discovered_type(arrow_type: pa.DataType) -> str | None:
+    "The `value_schema` type of a field Arrow inferred as `arrow_type`, or None for nested and all-null fields."
+    for test, name in ((pa.types.is_boolean, "bool"), (pa.types.is_integer, "int64"), (pa.types.is_floating, "double"),
+                       (pa.types.is_string, "string"), (pa.types.is_large_string, "string"), (pa.types.is_timestamp, "timestamp[ms]")):
+        if test(arrow_type): return name
+    return None
+
+def wider_type(a: str | None, b: str) -> str:
+    "The type both fit: one field inferred as `a` in some records and `b` in others (int64 and double: double; else string)."
+    if a is None or a == b: return b
+    return "double" if {a, b} == {"int64", "double"} else "string"
+
+def _why_not_addable(field: pa.Field, config: SinkConfig) -> str | None:
+    if not AVRO_NAME.fullmatch(field.name): return "not a valid Avro field name"
+    if field.name.startswith("_hoodie") or field.name in KAFKA_COLUMNS.names or field.name == config.partition_field:
+        return "a name the table uses for its own column"
+    if _discovered_type(field.type) is None: return f"nested ({field.type}): only scalar fields become columns"
+    return None
+
+# %% ../nbs/04_records.ipynb #e13a0775
+def _new_fields(tables: list[pa.Table], schema: pa.Schema, config: SinkConfig) -> tuple[dict[str, str], dict[str, str], list[bool]]:
+    "(new fields and their types, fields that cannot be added and why, whether each row has a value for a new field)."
+    types, ignored, flags = {}, {}, []
+    for table in tables:
+        has_new = pa.array([False] * table.num_rows, pa.bool_())
+        for field in table.schema:
+            if field.name in schema.names or pa.types.is_null(field.type): continue      # declared, or only nulls so far
+            why = _why_not_addable(field, config)
+            if why: ignored[field.name] = why; continue
+            types[field.name] = wider_type(types.get(field.name), _discovered_type(field.type))
+            has_new = pc.or_(has_new, pc.is_valid(table[field.name]))
+        flags.extend(has_new.to_pylist() if types else [False] * table.num_rows)
+    return types, ignored, flags
+
+def decode_batch(records: list[RawRecord], config: SinkConfig, discover: bool | None = None) -> Decoded:
+    """Decode `records` against `config.value_schema`; with `discover` (default: `schema_evolution="add_fields"`) also find
+    fields it lacks, and stop each partition at its first record that has one (see above)."""
+    discover = config.schema_evolution == "add_fields" if discover is None else discover
+    schema = value_schema(config)
+    good, tables, dead = _split_good_bad(records, schema, infer=discover)
+    new_fields, ignored, flags = _new_fields(tables, schema, config) if discover else ({}, {}, [])
+    table = pa.concat_tables([t.select(schema.names) for t in tables]) if tables else schema.empty_table()
+    held = {}
+    for record, has_new in zip(good, flags):
+        if has_new: held[(record.topic, record.partition)] = min(record.offset, held.get((record.topic, record.partition), record.offset))
+    if held:             # the held records (and any dead letters among them) are read again in the next instant
+        before = lambda r: r.offset < held.get((r.topic, r.partition), r.offset + 1)
+        keep = [before(r) for r in good]
+        good, table = [r for r, k in zip(good, keep) if k], table.filter(pa.array(keep, pa.bool_()))
+        dead = [d for d in dead if before(d.record)]
+    rows, dead = _stored_rows(good, table, dead, config)
+    return Decoded(rows, dead, new_fields, held, ignored)
+
+def widen_value_schema(current: dict[str, str], proposals: Iterable[dict[str, str]]) -> dict[str, str]:
+    "`current` and, after its fields, the new fields participants proposed (one field proposed with two types: `wider_type`)."
+    widened = dict(current)
+    for proposal in proposals:
+        for name, type_name in proposal.items():
+            if name not in current: widened[name] = wider_type(widened.get(name), type_name)
+    return widened
 
 # %% ../nbs/04_records.ipynb #71ca1123
 def dead_letter_headers(dead: DeadLetter, participant_id: str) -> list[tuple[str, bytes]]:

@@ -3,10 +3,19 @@ compaction run by the coordinator, and what every reader sees afterwards."""
 import collections, json, time
 from pathlib import Path
 import pytest
+from helpers import read_dead_letters
 from hudi_kafka_nb.chaos import LocalStack, run_chaos, verdict_ok, verify_keyed, verify_table
 from hudi_kafka_nb.demo import latest_per_key
+from hudi_kafka_nb.hudi import completed_commits
+from hudi_kafka_nb.messages import latest_checkpoint
 from hudi_kafka_nb.table_services import status_file as ts_status_file
 from hudi_kafka_nb.reading import commit_log, coordinator_status, read_snapshot, spark_read, table_services_log
+
+
+def order_event(i, prefix="o", **extra):
+    "One order event of the demo's schema, plus `extra` fields."
+    return {"order_id": f"{prefix}{i:03d}", "customer_id": f"c{i % 7}", "region": "eu", "status": "paid", "amount": 1.0,
+            "quantity": 1, "event_time": f"2026-11-23T10:{i // 60 % 60:02d}:{i % 60:02d}", **extra}
 
 
 def keyed_stack(tmp_path, broker, **settings):
@@ -53,6 +62,39 @@ def test_merge_on_read_compacts_and_every_reader_agrees(tmp_path, broker):
     spark.stop()
 
 
+@pytest.mark.parametrize("write_operation", ["bulk_insert", "upsert"])
+def test_new_fields_in_the_events_widen_the_table_and_a_wrong_type_is_dead_lettered(tmp_path, broker, write_operation):
+    # two participants write each instant; new fields arrive mid-stream, in some partitions first; old rows read null
+    keyed = ({"write_operation": "upsert", "record_key_field": "order_id", "ordering_field": "event_time",
+              "table_type": "MERGE_ON_READ"} if write_operation == "upsert" else {})
+    stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, **keyed).start()
+    order = order_event
+    try:
+        stack.send([order(i) for i in range(200)]); stack.wait_committed(180)
+        stack.send([order(i, coupon=f"C{i}", gift=i % 2 == 0) for i in range(200, 400)] + [order(i) for i in range(400, 450)])
+        stack.wait_committed(180)
+        stack.send([order(450, coupon=5)] + [order(i, coupon="LATE") for i in range(451, 460)]); stack.wait_committed(180)
+    finally:
+        stack.stop()
+    letters = read_dead_letters(broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=1)
+    assert len(letters) == 1 and b'"o450"' in letters[0][1], letters
+    reason = letters[0][0]["hudi_kafka_nb.error.reason"]
+    assert "does not match value_schema" in reason and "coupon" in reason, reason
+    dead = {(stack.topic, int(letters[0][0]["hudi_kafka_nb.source.partition"]), int(letters[0][0]["hudi_kafka_nb.source.offset"]))}
+    report = verify_table(stack.table_path, stack.ends, dead_lettered=dead)
+    assert verdict_ok(report), report
+    expected = {f"o{i:03d}": (f"C{i}" if 200 <= i < 400 else "LATE" if i > 450 else None, i % 2 == 0 if 200 <= i < 400 else None)
+                for i in range(460) if i != 450}
+    rows = read_snapshot(stack.table_path, ["order_id", "coupon", "gift"])
+    assert dict(zip(rows["order_id"].to_pylist(), zip(rows["coupon"].to_pylist(), rows["gift"].to_pylist()))) == expected
+    from hudi_kafka_nb.hudi import spark_session
+    spark = spark_session("reader")
+    assert {r.order_id: (r.coupon, r.gift) for r in spark_read(spark, stack.table_path).select("order_id", "coupon", "gift").collect()} == expected
+    spark.stop()
+    _, checkpoint = latest_checkpoint(completed_commits(stack.table_path))
+    assert {k: checkpoint.value_schema[k] for k in ("coupon", "gift")} == {"coupon": "string", "gift": "bool"}
+
+
 @pytest.mark.slow
 def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, broker):
     # copy-on-write here (merge-on-read is the other tests'): events of one order arrive through different partitions
@@ -71,9 +113,14 @@ def test_table_services_job_beside_an_appending_sink_clusters_cleans_and_archive
                  "hoodie.clustering.plan.strategy.small.file.limit": "10485760"}
     stack = LocalStack(tmp_path / "stack", participants=2, partitions=6, broker=broker, table_services=True,
                        table_services_interval_s=3.0, clustering_sort_columns="event_time", hudi_options=retention).start()
+    # a field that appears mid-stream: clustering and compaction rewrite files with the table's widened schema, not the
+    # one the job started with, so its values survive them
+    coupons = {f"n{i:03d}": f"C{i}" for i in range(60)}
     try:
-        for _ in range(8):
-            stack.produce(2_500); stack.wait_committed(180)
+        for round_ in range(8):
+            stack.produce(2_500)
+            if round_ == 2: stack.send([order_event(i, prefix="n", coupon=f"C{i}") for i in range(60)])
+            stack.wait_committed(180)
         time.sleep(8)                                         # one more round of the services after the last commit
     finally:
         stack.stop()
@@ -89,6 +136,8 @@ def test_table_services_job_beside_an_appending_sink_clusters_cleans_and_archive
     assert len(timeline) <= 20, f"archival keeps the active timeline bounded: {len(timeline)} completed instants"
     aux = [p for p in (stack.table_path / ".hoodie" / ".aux" / "hudi_kafka_nb").rglob("*") if p.is_file()]
     assert len(aux) <= 30, f"our bookkeeping stays bounded: {sorted(str(p) for p in aux)}"
+    rows = read_snapshot(stack.table_path, ["order_id", "coupon"])
+    assert {o: c for o, c in zip(rows["order_id"].to_pylist(), rows["coupon"].to_pylist()) if c is not None} == coupons
 
 
 @pytest.mark.slow
