@@ -76,12 +76,37 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
     return sum(ends.values()) / elapsed, commit_latencies(roles[0].log_path), max(peak.values())
 
 
+def keyed_figure(broker, args, root):
+    "(c) upserts of 20,000 orders into merge-on-read, compacted by the coordinator."
+    keyed_topic = f"bench-keyed-{uuid.uuid4().hex[:6]}"
+    create_topic(broker.bootstrap_servers, keyed_topic, 8)
+    keyed_ends = produce_orders(broker.bootstrap_servers, keyed_topic, args.records // 2, progress=False, orders=20_000)
+    # small instants (10,000 events per participant), so that compactions come every few commits;
+    # table services run inline: "separate" is refused with upserts for now (see README, table services)
+    keyed = {**UPSERT_SETTINGS, "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"}, "max_batch_records": 5_000}
+    rate, latencies, _ = sink_rate(broker, keyed_topic, keyed_ends, 2, args.commit_interval, 10_000, root / "keyed-inline", settings=keyed)
+    print(f"(c) upsert, merge-on-read, table services inline (coordinator): {rate:,.0f} events/s; commit latency median "
+          f"{statistics.median(latencies):.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")
+
+def table_services_figure(broker, topic, ends, args, root):
+    "(d) the appending sink with its services inline (cleaning, archival in the coordinator) and beside it in their own job (plus clustering)."
+    medians = {}
+    for where in ("inline", "separate"):
+        settings = {"table_services": where, **({"clustering_sort_columns": "event_time"} if where == "separate" else {})}
+        rate, latencies, _ = sink_rate(broker, topic, ends, 2, args.commit_interval, args.max_buffered, root / f"services-{where}",
+                                       settings=settings, table_services=where == "separate")
+        medians[where] = statistics.median(latencies)
+        print(f"(d) bulk insert, 2 participants, table services {where}: {rate:,.0f} committed records/s; commit latency "
+              f"median {medians[where]:.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")
+    print(f"(d) commit latency with the table-services job beside the sink / without: {medians['separate'] / medians['inline']:.2f}")
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--commit-interval", type=float, default=3.0)
     parser.add_argument("--max-buffered", type=int, default=60_000, help="records a participant buffers per instant")
-    parser.add_argument("--parts", default="abc", help="which figures: a (raw consumer), b (sink), c (keyed, table services)")
+    parser.add_argument("--parts", default="abcd", help="which figures: a (raw consumer), b (sink), c (keyed), "
+                        "d (appending, with and without the table-services job)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
     with EmbeddedBroker(root / "broker") as broker:
@@ -99,21 +124,8 @@ def main():
             print(f"(b) sink, {participants} participant(s), Hudi's writer: {rate:,.0f} committed records/s "
                   f"= {rate / raw:.1%} of raw; commit latency END_COMMIT→ACK median {statistics.median(latencies):.2f}s "
                   f"max {max(latencies):.2f}s over {len(latencies)} commits; peak participant memory {peak / 2**20:,.0f} MiB")
-        if "c" not in args.parts: return print(f"work folder (logs, executed notebooks): {root}")
-        keyed_topic = f"bench-keyed-{uuid.uuid4().hex[:6]}"
-        create_topic(broker.bootstrap_servers, keyed_topic, 8)
-        keyed_ends = produce_orders(broker.bootstrap_servers, keyed_topic, args.records // 2, progress=False, orders=20_000)
-        # small instants (10,000 events per participant), so that compactions come every few commits
-        keyed = {**UPSERT_SETTINGS, "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"}, "max_batch_records": 5_000}
-        figures = {}
-        for where in ("inline",):       # "separate" is refused with upserts for now (see README, table services)
-            rate, latencies, _ = sink_rate(broker, keyed_topic, keyed_ends, 2, args.commit_interval, 10_000,
-                                           root / f"keyed-{where}", settings={**keyed, "table_services": where},
-                                           table_services=where == "separate")
-            figures[where] = statistics.median(latencies)
-            print(f"(c) upsert, merge-on-read, table services {where + (' (coordinator)' if where == 'inline' else ' (own job)')}: "
-                  f"{rate:,.0f} events/s; commit latency median {statistics.median(latencies):.2f}s max {max(latencies):.2f}s "
-                  f"over {len(latencies)} commits")
+        if "c" in args.parts: keyed_figure(broker, args, root)
+        if "d" in args.parts: table_services_figure(broker, topic, ends, args, root)
     print(f"work folder (logs, executed notebooks): {root}")
 
 
