@@ -9,7 +9,7 @@ JARS    := .jars/hudi/.resolved .jars/kafka/.resolved
 BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools demo demo-upsert test test-notebooks test-pytest readme benchmark benchmark-ingest chaos clean
+.PHONY: setup tools demo demo-upsert test test-notebooks test-pytest test-examples readme benchmark benchmark-ingest chaos clean
 
 setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA)
 
@@ -42,7 +42,7 @@ demo-upsert: setup
 	$(VENV)/bin/hudi-kafka-nb demo --upsert --records 200000 --rate 15000 --workdir runs/demo-upsert
 
 test: setup
-	$(MAKE) --no-print-directory test-notebooks test-pytest
+	$(MAKE) --no-print-directory test-notebooks test-pytest test-examples
 
 # The package must be exactly what the notebooks export, the README what index.ipynb says,
 # and every notebook's inline tests must pass.
@@ -54,6 +54,12 @@ test-notebooks: setup
 # Every suite, the slow ones included (a bare `pytest tests` leaves out those marked slow, for a quicker loop).
 test-pytest: setup
 	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900 -m "slow or not slow" --durations 15
+
+# The tour's outputs are documentation: nbval runs it on the real stack and compares every output with the one kept
+# in the notebook (instant times and paths sanitized). After changing it: run it in Jupyter, nbdev_clean, commit.
+test-examples: setup
+	$(PYTHON) -m pytest nbs/15_tour.ipynb --nbval --nbval-current-env --nbval-sanitize-with nbs/nbval_sanitize.cfg \
+	  --nbval-cell-timeout 900 -q -p no:cacheprovider
 
 readme: setup
 	$(PYTHON) tools/render_readme.py > README.md

@@ -17,7 +17,7 @@ from .records import DeadLetter, dead_letter_message
 __all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'admin_client', 'data_partitions', 'TopicNotVisible',
            'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics', 'Right', 'control_group', 'required_rights',
            'sink_acls', 'missing_rights', 'warn_unless_unauthorised', 'refuse_missing_rights', 'preflight',
-           'ForeignEvents', 'ControlChannel', 'InMemoryChannel', 'BrokerView', 'DeadLetterQueue']
+           'ForeignEvents', 'ControlChannel', 'InMemoryChannel', 'BrokerView', 'DeadLetterQueue', 'read_dead_letters']
 
 # %% ../nbs/06_kafka.ipynb #09eb307a
 log = logging.getLogger(__name__)
@@ -356,3 +356,17 @@ class DeadLetterQueue:
         left = self.producer.flush(timeout_s)
         failed, self.failed = self.failed, 0
         return left + failed
+
+# %% ../nbs/06_kafka.ipynb #64f8005d
+def read_dead_letters(bootstrap_servers: str, topic: str, expected: int, timeout_s: float = 30,
+                      settings: dict[str, str] | None = None) -> list[tuple[dict[str, str], bytes | None]]:
+    "The letters of dead-letter `topic` as (headers, value), read until at least `expected` came or `timeout_s` passed."
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"read-{topic}-{uuid.uuid4().hex[:6]}",
+                         "enable.auto.commit": False, **(settings or {})})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    letters, deadline = [], time.monotonic() + timeout_s
+    try:
+        while len(letters) < expected and time.monotonic() < deadline:
+            letters += [({k: v.decode() for k, v in m.headers() or []}, m.value()) for m in consumer.consume(500, timeout=0.5) if m.error() is None]
+    finally: consumer.close()
+    return letters
