@@ -146,6 +146,9 @@ def wider_type(a: str | None, b: str) -> str:
 
 def _why_not_addable(field: pa.Field, config: SinkConfig) -> str | None:
     if not AVRO_NAME.fullmatch(field.name): return "not a valid Avro field name"
+    # Spark resolves column names ignoring case: two columns that differ only in case could not be read
+    same = [name for name in config.value_schema if name.lower() == field.name.lower()]
+    if same: return f"differs only in case from the field {same[0]!r}"
     if field.name.startswith("_hoodie") or field.name in KAFKA_COLUMNS.names or field.name == config.partition_field:
         return "a name the table uses for its own column"
     if _discovered_type(field.type) is None: return f"nested ({field.type}): only scalar fields become columns"
