@@ -18,7 +18,7 @@ __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'reco
            'TableError', 'table_properties', 'check_table', 'create_or_open_table', 'check_table_folder',
            'HudiCommitter', 'HudiTableServices', 'error_summary', 'WrittenFiles', 'staging_dir', 'stage_rows',
            'HudiWriter', 'instant_of_file', 'delete_instant_files', 'completion_times', 'completed_commits',
-           'write_stats']
+           'latest_schema_fields', 'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -217,12 +217,22 @@ def check_table(config: SinkConfig, props: dict[str, str]):
             raise TableError(f"the table at table_path={config.table_path!r} has {key}={props.get(key, '(unset)')!r} but the "
                              f"settings ask for {wanted(config)!r}; point table_path at a new folder or change the settings to match")
 
+def _creation_never_finished(path: Path) -> bool:
+    "Whether `path` holds only a `.hoodie` folder with folders in it and no file (Hudi creates the folders first)."
+    return (path / ".hoodie").is_dir() and [p.name for p in path.iterdir()] == [".hoodie"] and \
+        not any(p.is_file() for p in (path / ".hoodie").rglob("*"))
+
 def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
     "Create the table if the folder has none (it must then be empty or absent); its properties."
     config = hudi.config
     path = Path(config.table_path)
     check_table_folder(config)
     props = table_properties(path)
+    if props is None and _creation_never_finished(path):
+        # a coordinator killed while Hudi created the table left its folders and not one file: nothing to lose, and
+        # refusing would make every restart fail the same way
+        log.warning("table_path=%r holds folders of a table creation that never finished and no file: creating the table again", config.table_path)
+        shutil.rmtree(path / ".hoodie")
     if props is None:
         if path.exists() and any(path.iterdir()):
             raise TableError(f"table_path={config.table_path!r} is not empty and holds no Hudi table; choose an empty or new folder")
@@ -351,6 +361,15 @@ class HudiTableServices:
         return [i.requestedTime() for i in self.hudi.meta_client().getActiveTimeline().filterPendingCompactionTimeline().getInstants()]
 
     def compact(self, instant: str): self.client.compact(instant, True)      # True: complete it, not only write it
+
+    def fields_in_flight(self) -> list[str]:
+        """Fields the sink has added (its latest checkpoint) that the schema Hudi reads as the table's lacks. A clustering
+        now would record that narrower schema after the commit that widens it, and the next one would drop the field."""
+        from hudi_kafka_nb.messages import latest_checkpoint
+        _, checkpoint = latest_checkpoint(completed_commits(self.hudi.config.table_path))
+        fields = latest_schema_fields(self.hudi.config.table_path)
+        if checkpoint is None or fields is None: return []
+        return sorted(set(checkpoint.value_schema) - fields)
 
     def cluster(self) -> str | None:
         "Schedule a clustering of the small files (sorted by `clustering_sort_columns`) and run it; its instant, or None if none was due."
@@ -504,6 +523,23 @@ def completed_commits(table_path: str | Path) -> list[dict]:
     completed = completion_times(table_path)
     return [{"instant": i.timestamp, "completed": completed.get(i.timestamp), "metadata": json.loads(timeline.get_instant_metadata_in_json(i))}
             for i in sorted([*timeline.get_completed_commits(), *timeline.get_completed_deltacommits()], key=lambda i: i.timestamp)]
+
+def latest_schema_fields(table_path: str | Path) -> set[str] | None:
+    """Field names of the schema recorded by the newest completed commit, delta commit or replace commit, newest by
+    instant time and by completion time (Hudi's writers take the table's schema from there); None before any."""
+    import hudi, json
+    if table_properties(table_path) is None: return None
+    timeline = hudi.HudiTableBuilder.from_base_uri(str(table_path)).build().get_timeline()
+    instants = [*timeline.get_completed_commits(), *timeline.get_completed_deltacommits(), *timeline.get_completed_replacecommits()]
+    folder = Path(table_path) / ".hoodie" / "timeline"
+    completed = dict(n.split(".", 1)[0].split("_", 1) for n in os.listdir(folder) if "_" in n.split(".", 1)[0]) if folder.exists() else {}
+    fields = set()
+    for newest in (max(instants, key=lambda i: i.timestamp, default=None), max(instants, key=lambda i: completed.get(i.timestamp, ""), default=None)):
+        if newest is None: return None
+        schema = (json.loads(timeline.get_instant_metadata_in_json(newest)).get("extraMetadata") or {}).get("schema")
+        names = {f["name"] for f in json.loads(schema)["fields"]} if schema else set()
+        fields = names if not fields else fields & names
+    return fields
 
 def write_stats(metadata: dict) -> list[dict]:
     "The write stats of a commit's metadata, flattened."
