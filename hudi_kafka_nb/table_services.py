@@ -48,7 +48,10 @@ def run_round(self: TableServices) -> dict:
     self.services.new_round()
     for instant in self.services.pending_compactions():
         ran[f"compaction {instant}"] = self._run("compaction", lambda: self.services.compact(instant), instant=instant)
-    if self.config.clustering_sort_columns: ran["clustering"] = self._run("clustering", self.services.cluster)
+    if self.config.clustering_sort_columns:
+        adding = self.services.fields_in_flight()     # see HudiTableServices.fields_in_flight: clustering now would drop them
+        if adding: log.info(transition_line("table_services", self.id, "CLUSTERING_SKIPPED", reason="fields_being_added", fields=",".join(adding)))
+        else: ran["clustering"] = self._run("clustering", self.services.cluster)
     doubt = self.in_doubt()
     if doubt:
         log.info(transition_line("table_services", self.id, "CLEAN_SKIPPED", reason="commit_decided_not_completed", instant=doubt))
