@@ -81,16 +81,18 @@ def broker_alive(self: LocalStack) -> bool:
 def produce(self: LocalStack, count: int, seed: int | None = None):
     "Produce `count` order events now (numbered on from the last, so that event times never repeat)."
     with self._lock: first, self.produced = self.produced, self.produced + count
-    ends = produce_orders(self.broker.bootstrap_servers, self.topic, count, seed=seed if seed is not None else random.randrange(1 << 30),
-                          progress=False, quiet=True, orders=self.orders, first=first)
-    with self._lock:
-        for tp, end in ends.items(): self.ends[tp] = max(self.ends.get(tp, 0), end)
+    self._add_ends(produce_orders(self.broker.bootstrap_servers, self.topic, count, progress=False, quiet=True, orders=self.orders,
+                                  first=first, seed=seed if seed is not None else random.randrange(1 << 30)))
 
 @patch
 def send(self: LocalStack, events: list[dict | bytes], key_field: str = "customer_id"):
     "Produce these events now, as they are (dicts as JSON, keyed by `key_field`; bytes as the value, unkeyed)."
     pairs = [(None, e) if isinstance(e, bytes) else (str(e.get(key_field, "")).encode(), msgspec.json.encode(e)) for e in events]
-    ends = send_events(self.broker.bootstrap_servers, self.topic, pairs)
+    self._add_ends(send_events(self.broker.bootstrap_servers, self.topic, pairs))
+
+@patch
+def _add_ends(self: LocalStack, ends: dict[tuple[str, int], int]):
+    "Note what was produced (producers may run in threads side by side)."
     with self._lock:
         for tp, end in ends.items(): self.ends[tp] = max(self.ends.get(tp, 0), end)
 

@@ -18,7 +18,7 @@ __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'reco
            'TableError', 'table_properties', 'check_table', 'create_or_open_table', 'check_table_folder',
            'HudiCommitter', 'HudiTableServices', 'error_summary', 'WrittenFiles', 'staging_dir', 'stage_rows',
            'HudiWriter', 'instant_of_file', 'delete_instant_files', 'completion_times', 'completed_commits',
-           'latest_schema_fields', 'write_stats']
+           'latest_checkpoint_of', 'latest_schema_fields', 'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -350,10 +350,9 @@ class HudiTableServices:
     def new_round(self):
         "A fresh client for each round, which sees what the coordinator committed since the last one (see `HudiCommitter.start_instant`)."
         if self.client is not None: self.client.close()
-        # the fields of the table's latest commit: compaction and clustering rewrite rows with the client's schema, and
-        # one narrower than the table's (fields added since this job started) would drop columns
-        from hudi_kafka_nb.messages import latest_checkpoint
-        _, checkpoint = latest_checkpoint(completed_commits(self.hudi.config.table_path))
+        # the fields of the sink's latest commit: a compaction rewrites rows with the client's schema, and one narrower
+        # than the table's (fields added since this job started) would drop columns (clustering: see fields_in_flight)
+        _, checkpoint = latest_checkpoint_of(self.hudi.config.table_path)
         if checkpoint and checkpoint.value_schema: self.hudi.use_value_schema(checkpoint.value_schema)
         self.client = self.hudi.write_client(table_services_options(self.hudi.config, self.hudi.avro_schema))
 
@@ -365,8 +364,7 @@ class HudiTableServices:
     def fields_in_flight(self) -> list[str]:
         """Fields the sink has added (its latest checkpoint) that the schema Hudi reads as the table's lacks. A clustering
         now would record that narrower schema after the commit that widens it, and the next one would drop the field."""
-        from hudi_kafka_nb.messages import latest_checkpoint
-        _, checkpoint = latest_checkpoint(completed_commits(self.hudi.config.table_path))
+        _, checkpoint = latest_checkpoint_of(self.hudi.config.table_path)
         fields = latest_schema_fields(self.hudi.config.table_path)
         if checkpoint is None or fields is None: return []
         return sorted(set(checkpoint.value_schema) - fields)
@@ -510,9 +508,9 @@ def delete_instant_files(table_path: str | Path, instant: str):
 
 # %% ../nbs/02_hudi.ipynb #0b70078b
 def completion_times(table_path: str | Path) -> dict[str, str]:
-    "Instant → completion time of the completed commits (table version 8+ names them `<instant>_<completion>.commit`)."
+    "Instant → completion time of the completed commits and replace commits (table version 8+ names them `<instant>_<completion>.commit`)."
     folder = Path(table_path) / ".hoodie" / (table_properties(table_path) or {}).get("hoodie.timeline.path", "timeline")
-    names = [n for n in os.listdir(folder) if n.endswith((".commit", ".deltacommit")) and "_" in n] if folder.exists() else []
+    names = [n for n in os.listdir(folder) if n.endswith((".commit", ".deltacommit", ".replacecommit")) and "_" in n] if folder.exists() else []
     return dict(n.rsplit(".", 1)[0].split("_", 1) for n in names)
 
 def completed_commits(table_path: str | Path) -> list[dict]:
@@ -524,22 +522,26 @@ def completed_commits(table_path: str | Path) -> list[dict]:
     return [{"instant": i.timestamp, "completed": completed.get(i.timestamp), "metadata": json.loads(timeline.get_instant_metadata_in_json(i))}
             for i in sorted([*timeline.get_completed_commits(), *timeline.get_completed_deltacommits()], key=lambda i: i.timestamp)]
 
+def latest_checkpoint_of(table_path: str | Path):
+    "(instant, Checkpoint) of the sink's latest commit on the table; (None, None) before the first."
+    from hudi_kafka_nb.messages import latest_checkpoint
+    return latest_checkpoint(completed_commits(table_path))
+
 def latest_schema_fields(table_path: str | Path) -> set[str] | None:
-    """Field names of the schema recorded by the newest completed commit, delta commit or replace commit, newest by
-    instant time and by completion time (Hudi's writers take the table's schema from there); None before any."""
+    """Field names in the schemas of the newest completed commit, delta commit or replace commit by instant time and by
+    completion time (Hudi's writers take the table's schema from there): the names both have; None before any."""
     import hudi, json
     if table_properties(table_path) is None: return None
     timeline = hudi.HudiTableBuilder.from_base_uri(str(table_path)).build().get_timeline()
     instants = [*timeline.get_completed_commits(), *timeline.get_completed_deltacommits(), *timeline.get_completed_replacecommits()]
-    folder = Path(table_path) / ".hoodie" / "timeline"
-    completed = dict(n.split(".", 1)[0].split("_", 1) for n in os.listdir(folder) if "_" in n.split(".", 1)[0]) if folder.exists() else {}
-    fields = set()
-    for newest in (max(instants, key=lambda i: i.timestamp, default=None), max(instants, key=lambda i: completed.get(i.timestamp, ""), default=None)):
-        if newest is None: return None
-        schema = (json.loads(timeline.get_instant_metadata_in_json(newest)).get("extraMetadata") or {}).get("schema")
-        names = {f["name"] for f in json.loads(schema)["fields"]} if schema else set()
-        fields = names if not fields else fields & names
-    return fields
+    if not instants: return None
+    completed = completion_times(table_path)
+    fields = []
+    newest = {i.timestamp: i for i in (max(instants, key=lambda i: i.timestamp), max(instants, key=lambda i: completed.get(i.timestamp, "")))}
+    for instant in newest.values():
+        schema = (json.loads(timeline.get_instant_metadata_in_json(instant)).get("extraMetadata") or {}).get("schema")
+        fields.append({f["name"] for f in json.loads(schema)["fields"]} if schema else set())
+    return set.intersection(*fields)
 
 def write_stats(metadata: dict) -> list[dict]:
     "The write stats of a commit's metadata, flattened."

@@ -6,8 +6,8 @@
 from __future__ import annotations
 from pathlib import Path
 import pyarrow as pa
-from .hudi import completed_commits, write_stats
-from .messages import latest_checkpoint, read_checkpoint
+from .hudi import completed_commits, latest_checkpoint_of, write_stats
+from .messages import read_checkpoint
 
 # %% auto #0
 __all__ = ['SERVICE_ACTIONS', 'hudi_table', 'read_snapshot', 'read_incremental', 'spark_read', 'spark_read_incremental',
@@ -81,7 +81,7 @@ def table_services_log(table_path: str | Path) -> list[dict]:
 
 def committed_offsets(table_path: str | Path) -> dict[tuple[str, int], int]:
     "The next offset of each partition per the latest commit; {} before the first."
-    _, checkpoint = latest_checkpoint(completed_commits(table_path))
+    _, checkpoint = latest_checkpoint_of(table_path)
     return checkpoint.next_offsets() if checkpoint else {}
 
 def has_committed(table_path: str | Path, ends: dict[tuple[str, int], int]) -> bool:

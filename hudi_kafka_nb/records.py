@@ -15,8 +15,8 @@ from .config import SinkConfig
 from .hudi import KAFKA_COLUMNS
 
 # %% auto #0
-__all__ = ['AVRO_NAME', 'RawRecord', 'raw_records', 'DeadLetter', 'value_schema', 'decode_records', 'Decoded', 'wider_type',
-           'decode_batch', 'widen_value_schema', 'dead_letter_headers', 'dead_letter_message']
+__all__ = ['AVRO_NAME', 'RawRecord', 'raw_records', 'DeadLetter', 'value_schema', 'Decoded', 'decode_batch', 'decode_records',
+           'wider_type', 'widen_value_schema', 'dead_letter_headers', 'dead_letter_message']
 
 # %% ../nbs/04_records.ipynb #c1021291
 @dataclass(frozen=True, slots=True)
@@ -115,15 +115,6 @@ def _stored_rows(good: list[RawRecord], table: pa.Table, dead: list[DeadLetter],
         table = table.append_column(field, column)
     return table, dead
 
-def decode_records(records: list[RawRecord], config: SinkConfig) -> tuple[pa.Table, list[DeadLetter]]:
-    "Arrow rows (value fields + Kafka coordinates) for the good records, and the dead letters; fields beyond value_schema are left out."
-    schema = value_schema(config)
-    good, tables, dead = _split_good_bad(records, schema)
-    return _stored_rows(good, pa.concat_tables(tables) if tables else schema.empty_table(), dead, config)
-
-# %% ../nbs/04_records.ipynb #9120a425
-AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
 class Decoded(NamedTuple):
     "A batch of records decoded: the rows to write, the dead letters, and where new fields stopped a partition."
     rows: pa.Table
@@ -131,6 +122,32 @@ class Decoded(NamedTuple):
     new_fields: dict[str, str]                  # field → inferred type, for fields value_schema does not have
     held: dict[tuple[str, int], int]            # partition → offset of its first record with a new field (not decoded)
     ignored_fields: dict[str, str]              # field → why it cannot become a column
+
+def decode_batch(records: list[RawRecord], config: SinkConfig, discover: bool | None = None) -> Decoded:
+    """Decode `records` against `config.value_schema`; with `discover` (default: `schema_evolution="add_fields"`) also find
+    fields it lacks, and stop each partition at its first record that has one ("New fields in the events", below)."""
+    discover = config.schema_evolution == "add_fields" if discover is None else discover
+    schema = value_schema(config)
+    good, tables, dead = _split_good_bad(records, schema, infer=discover)
+    new_fields, ignored, flags = _new_fields(tables, schema, config) if discover else ({}, {}, [])
+    table = pa.concat_tables([t.select(schema.names) for t in tables]) if tables else schema.empty_table()
+    held = {}
+    for record, has_new in zip(good, flags):
+        if has_new: held[(record.topic, record.partition)] = min(record.offset, held.get((record.topic, record.partition), record.offset))
+    if held:             # the held records (and any dead letters among them) are read again in the next instant
+        before = lambda r: r.offset < held.get((r.topic, r.partition), r.offset + 1)
+        keep = [before(r) for r in good]
+        good, table = [r for r, k in zip(good, keep) if k], table.filter(pa.array(keep, pa.bool_()))
+        dead = [d for d in dead if before(d.record)]
+    rows, dead = _stored_rows(good, table, dead, config)
+    return Decoded(rows, dead, new_fields, held, ignored)
+
+def decode_records(records: list[RawRecord], config: SinkConfig) -> tuple[pa.Table, list[DeadLetter]]:
+    "Arrow rows (value fields + Kafka coordinates) for the good records, and the dead letters; fields beyond value_schema are left out."
+    return decode_batch(records, config, discover=False)[:2]
+
+# %% ../nbs/04_records.ipynb #9120a425
+AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def _discovered_type(arrow_type: pa.DataType) -> str | None:
     "The `value_schema` type of a field Arrow inferred as `arrow_type`, or None for nested and all-null fields."
@@ -168,25 +185,6 @@ def _new_fields(tables: list[pa.Table], schema: pa.Schema, config: SinkConfig) -
             has_new = pc.or_(has_new, pc.is_valid(table[field.name]))
         flags.extend(has_new.to_pylist() if types else [False] * table.num_rows)
     return types, ignored, flags
-
-def decode_batch(records: list[RawRecord], config: SinkConfig, discover: bool | None = None) -> Decoded:
-    """Decode `records` against `config.value_schema`; with `discover` (default: `schema_evolution="add_fields"`) also find
-    fields it lacks, and stop each partition at its first record that has one (see above)."""
-    discover = config.schema_evolution == "add_fields" if discover is None else discover
-    schema = value_schema(config)
-    good, tables, dead = _split_good_bad(records, schema, infer=discover)
-    new_fields, ignored, flags = _new_fields(tables, schema, config) if discover else ({}, {}, [])
-    table = pa.concat_tables([t.select(schema.names) for t in tables]) if tables else schema.empty_table()
-    held = {}
-    for record, has_new in zip(good, flags):
-        if has_new: held[(record.topic, record.partition)] = min(record.offset, held.get((record.topic, record.partition), record.offset))
-    if held:             # the held records (and any dead letters among them) are read again in the next instant
-        before = lambda r: r.offset < held.get((r.topic, r.partition), r.offset + 1)
-        keep = [before(r) for r in good]
-        good, table = [r for r, k in zip(good, keep) if k], table.filter(pa.array(keep, pa.bool_()))
-        dead = [d for d in dead if before(d.record)]
-    rows, dead = _stored_rows(good, table, dead, config)
-    return Decoded(rows, dead, new_fields, held, ignored)
 
 def widen_value_schema(current: dict[str, str], proposals: Iterable[dict[str, str]]) -> dict[str, str]:
     "`current` and, after its fields, the new fields participants proposed (one field proposed with two types: `wider_type`)."

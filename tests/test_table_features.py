@@ -6,8 +6,7 @@ import pytest
 from helpers import read_dead_letters
 from hudi_kafka_nb.chaos import LocalStack, run_chaos, verdict_ok, verify_keyed, verify_table
 from hudi_kafka_nb.demo import latest_per_key
-from hudi_kafka_nb.hudi import completed_commits
-from hudi_kafka_nb.messages import latest_checkpoint
+from hudi_kafka_nb.hudi import latest_checkpoint_of
 from hudi_kafka_nb.table_services import status_file as ts_status_file
 from hudi_kafka_nb.reading import commit_log, coordinator_status, read_snapshot, spark_read, table_services_log
 
@@ -91,7 +90,7 @@ def test_new_fields_in_the_events_widen_the_table_and_a_wrong_type_is_dead_lette
     spark = spark_session("reader")
     assert {r.order_id: (r.coupon, r.gift) for r in spark_read(spark, stack.table_path).select("order_id", "coupon", "gift").collect()} == expected
     spark.stop()
-    _, checkpoint = latest_checkpoint(completed_commits(stack.table_path))
+    _, checkpoint = latest_checkpoint_of(stack.table_path)
     assert {k: checkpoint.value_schema[k] for k in ("coupon", "gift")} == {"coupon": "string", "gift": "bool"}
 
 
