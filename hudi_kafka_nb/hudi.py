@@ -314,7 +314,19 @@ class HudiCommitter:
         rdd = self.hudi.jsc.parallelize(statuses, 1)
         committed = bool(self.client.commit(instant, rdd, H.common.util.Option.of(self.hudi.java_map(extra_metadata))))
         shutil.rmtree(staging_dir(self.hudi.config.table_path, instant), ignore_errors=True)
+        if committed: self.metadata_table_services()
         return committed
+
+    def metadata_table_services(self) -> bool:
+        """Compact, clean and archive the metadata table, while no instant of the data table is pending; whether they ran.
+        Hudi's own writers run them as each write begins; our participants write without a write client and our commit
+        does not run them, so without this the metadata table never compacts while the sink runs, and the data table's
+        archival, which waits for that compaction, never archives. Between instants, with nothing pending, no delta
+        commit of the metadata table can start before its compaction and end after it: hudi-rs 0.5 misreads a metadata
+        table where one did and was archived since (it finds files that cleaning deleted)."""
+        if not self.hudi.meta_client().getActiveTimeline().filterInflightsAndRequested().empty(): return False
+        self.client.initTable(self.hudi.write_operation(), self.hudi.H.common.util.Option.empty())
+        return True
 
     def rollback(self, instant: str) -> bool:
         "Roll back a pending instant with Hudi (its files deleted through their markers), and what was staged for it."

@@ -11,8 +11,8 @@ from .messages import read_checkpoint
 
 # %% auto #0
 __all__ = ['SERVICE_ACTIONS', 'hudi_table', 'read_snapshot', 'read_incremental', 'spark_read', 'spark_read_incremental',
-           'commit_log', 'table_services_log', 'committed_offsets', 'has_committed', 'coordinate_check', 'coordinates',
-           'commit_history', 'coordinator_status']
+           'commit_log', 'table_services_log', 'committed_offsets', 'has_committed', 'timeline_sizes',
+           'coordinate_check', 'coordinates', 'commit_history', 'coordinator_status']
 
 # %% ../nbs/09_reading.ipynb #2b0976b9
 def hudi_table(table_path: str | Path):
@@ -51,7 +51,7 @@ def spark_read_incremental(spark, table_path: str | Path, start: str, end: str):
 
 # %% ../nbs/09_reading.ipynb #98515ee1
 def commit_log(table_path: str | Path) -> list[dict]:
-    "One entry per commit of the sink, in commit order (epoch, then instant): instant, completion time, epoch, records, files, offsets."
+    "One entry per commit of the sink on the active timeline, in commit order (epoch, then instant): instant, completion time, epoch, records, files, offsets."
     entries = []
     for commit in completed_commits(table_path):
         checkpoint, stats = read_checkpoint(commit["metadata"]), write_stats(commit["metadata"])
@@ -89,6 +89,18 @@ def has_committed(table_path: str | Path, ends: dict[tuple[str, int], int]) -> b
     try: committed = committed_offsets(table_path)
     except Exception: return False                     # the timeline is being written right now; ask again
     return all(committed.get(tp, 0) >= end for tp, end in ends.items())
+
+# %% ../nbs/09_reading.ipynb #cceb02a7
+def timeline_sizes(table_path: str | Path) -> dict[str, int]:
+    "Completed instants on the active timeline ('active') and in the archived timeline ('archived')."
+    import json
+    import pyarrow.parquet as pq
+    folder = Path(table_path) / ".hoodie" / "timeline"
+    active = [p for p in folder.glob("[0-9]*") if "_" in p.name.split(".")[0]]     # completed: <requested>_<completed>.<action>
+    manifests = sorted(folder.glob("history/manifest_*"), key=lambda p: int(p.name.split("_")[1]))
+    files = json.loads(manifests[-1].read_text())["files"] if manifests else []
+    archived = sum(pq.read_metadata(folder / "history" / f["fileName"]).num_rows for f in files)
+    return {"active": len(active), "archived": archived}
 
 # %% ../nbs/09_reading.ipynb #ea575ccd
 def coordinate_check(table_path: str | Path) -> dict:

@@ -8,7 +8,7 @@ from hudi_kafka_nb.chaos import LocalStack, run_chaos, verdict_ok, verify_keyed,
 from hudi_kafka_nb.demo import latest_per_key
 from hudi_kafka_nb.hudi import latest_checkpoint_of
 from hudi_kafka_nb.table_services import status_file as ts_status_file
-from hudi_kafka_nb.reading import commit_log, coordinator_status, read_snapshot, spark_read, table_services_log
+from hudi_kafka_nb.reading import commit_log, coordinator_status, read_snapshot, spark_read, table_services_log, timeline_sizes
 
 
 def order_event(i, prefix="o", **extra):
@@ -107,9 +107,7 @@ def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, br
 
 @pytest.mark.slow
 def test_table_services_job_beside_an_appending_sink_clusters_cleans_and_archives(tmp_path, broker):
-    # retention small enough that a couple of minutes show cleaning at work. Archival is called every round but has not
-    # been seen to archive anything (Hudi archives no instant newer than the metadata table's last compaction, which
-    # waits while the sink runs): the active timeline is not checked here (see the README's limits)
+    # retention small enough that a couple of minutes show cleaning and archival at work
     retention = {"hoodie.clean.commits.retained": "2", "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "6",
                  "hoodie.clustering.plan.strategy.small.file.limit": "10485760"}
     stack = LocalStack(tmp_path / "stack", participants=2, partitions=6, broker=broker, table_services=True,
@@ -129,6 +127,8 @@ def test_table_services_job_beside_an_appending_sink_clusters_cleans_and_archive
     assert verdict_ok(report), report
     status = coordinator_status(stack.table_path)
     assert status["aborts"] == 0, f"the sink's commits must never fail because of the table services: {status}"
+    sizes = timeline_sizes(stack.table_path)
+    assert sizes["archived"] >= 1 and sizes["active"] <= 20, f"archival keeps the active timeline bounded: {sizes}"
     # archival moves old services off the active timeline: count what the role says it ran
     services = json.loads(ts_status_file(stack.table_path).read_text())["counts"]
     assert services.get("clustering", 0) >= 1 and services.get("clean", 0) >= 1 and not any("failed" in k for k in services), services
