@@ -128,7 +128,17 @@ class FencedTable:
     def latest(self):
         "(latest commit instant, its Checkpoint) of our commits, by epoch then instant; (None, None) before the first."
         from hudi_kafka_nb.messages import latest_checkpoint
-        return latest_checkpoint(self.read_commits(self.path))
+        from hudi_kafka_nb.reading import timeline_sizes
+        instant, checkpoint = latest_checkpoint(self.read_commits(self.path))
+        if checkpoint is None and timeline_sizes(self.path)["archived"]:
+            # archival moved every commit of ours off the active timeline (other writers' commits pushed them out):
+            # starting from no offsets would write every record of the topics a second time
+            from hudi_kafka_nb.hudi import TableError
+            raise TableError(f"table_path={self.path}: no commit of this sink is left on the table's active timeline, only "
+                             "archived ones, so where ingestion stands is not known; refusing to start from the beginning of the "
+                             "topics (every record would be written twice). Keep hoodie.keep.min.commits above the commits other "
+                             "writers make between two of the sink's")
+        return instant, checkpoint
 
     def _slot(self) -> Slot:
         instant, checkpoint = self.latest()
