@@ -3,7 +3,9 @@
 In one run on the embedded Apache Kafka broker it measures
   (a) the raw rate of a confluent-kafka consumer reading the records with the sink's fetch settings,
   (b) the sink's committed-records rate with 1 and 2 participants (real role notebooks under papermill),
-  (c) the keyed mode (upsert into merge-on-read, compaction every 3 delta commits run by the coordinator),
+  (c) the keyed mode (upsert into merge-on-read, compaction every 3 delta commits) with its table services run by the
+      coordinator inside its commits, then by a table-services job beside it,
+  (d) an appending sink with and without the table-services job beside it,
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak resident memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
@@ -77,16 +79,20 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
 
 
 def keyed_figure(broker, args, root):
-    "(c) upserts of 20,000 orders into merge-on-read, compacted by the coordinator."
+    "(c) upserts of 20,000 orders into merge-on-read, compacted by the coordinator, then by a table-services job beside it."
     keyed_topic = f"bench-keyed-{uuid.uuid4().hex[:6]}"
     create_topic(broker.bootstrap_servers, keyed_topic, 8)
     keyed_ends = produce_orders(broker.bootstrap_servers, keyed_topic, args.records // 2, progress=False, orders=20_000)
-    # small instants (10,000 events per participant), so that compactions come every few commits;
-    # table services run inline: "separate" is refused with upserts for now (see README, table services)
+    # small instants (10,000 events per participant), so that compactions come every few commits
     keyed = {**UPSERT_SETTINGS, "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"}, "max_batch_records": 5_000}
-    rate, latencies, _ = sink_rate(broker, keyed_topic, keyed_ends, 2, args.commit_interval, 10_000, root / "keyed-inline", settings=keyed)
-    print(f"(c) upsert, merge-on-read, table services inline (coordinator): {rate:,.0f} events/s; commit latency median "
-          f"{statistics.median(latencies):.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")
+    medians = {}
+    for where in ("inline", "separate"):
+        rate, latencies, _ = sink_rate(broker, keyed_topic, keyed_ends, 2, args.commit_interval, 10_000, root / f"keyed-{where}",
+                                       settings={**keyed, "table_services": where}, table_services=where == "separate")
+        medians[where] = statistics.median(latencies)
+        print(f"(c) upsert, merge-on-read, table services {where}: {rate:,.0f} events/s; commit latency median "
+              f"{medians[where]:.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")
+    print(f"(c) commit latency with the table-services job beside the sink / without: {medians['separate'] / medians['inline']:.2f}")
 
 def table_services_figure(broker, topic, ends, args, root):
     "(d) the appending sink with its services inline (cleaning, archival in the coordinator) and beside it in their own job (plus clustering)."

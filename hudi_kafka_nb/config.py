@@ -190,10 +190,10 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.table_services_interval_s > 0, "table_services_interval_s", "must be positive")
     need(not config.clustering_sort_columns or config.multi_writer, "clustering_sort_columns",
          "needs table_services='separate': clustering runs in the table-services job, beside the sink")
-    need(not (config.multi_writer and config.writes_by_key), "table_services",
-         f"is 'separate', which is not safe yet with write_operation={config.write_operation!r}: beside an upserting sink the "
-         "table-services job's clean can remove a file version the coordinator's index lookup is reading, and keys are then "
-         "written twice (seen in tests/test_table_features.py); use table_services='inline' (the coordinator compacts, cleans and archives)")
+    need(not (config.clustering_sort_columns and config.writes_by_key), "clustering_sort_columns",
+         f"cannot be used with write_operation={config.write_operation!r}: clustering rewrites file groups that an insert or upsert "
+         "may be updating at the same time, and Hudi then fails the sink's write, or its commit after it was decided; with "
+         "keyed writes use merge-on-read, whose compaction the table-services job runs")
     for column in filter(None, (c.strip() for c in config.clustering_sort_columns.split(","))):
         need(column in config.value_schema or column in ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp"),
              "clustering_sort_columns", f"names {column!r}, which is not a column of the table")

@@ -4,14 +4,15 @@
 
 # %% ../nbs/03_fencing.ipynb #8edc97c7
 from __future__ import annotations
-import base64, logging, os, time
+import base64, contextlib, logging, os, shutil, time
+from typing import Callable, Iterable
 from pathlib import Path
 import msgspec
 
 # %% auto #0
 __all__ = ['log', 'GENESIS', 'Fenced', 'CommitConflict', 'WriteFailed', 'aux_dir', 'create_exclusively', 'latest_epoch',
            'claim_epoch', 'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable',
-           'decision_in_flight']
+           'decision_in_flight', 'writing_dir', 'writing_by_key', 'keyed_write_in_flight']
 
 # %% ../nbs/03_fencing.ipynb #673c2428
 log = logging.getLogger(__name__)
@@ -156,6 +157,7 @@ class FencedTable:
         # what older epochs left pending will never commit (the chain is closed to them): roll it back now, as Hudi's eager
         # policy would at the next start, and as its lazy policy (with a table-services job) would only once a heartbeat expires
         for instant in self.committer.pending_instants(): self.committer.rollback(instant)
+        shutil.rmtree(writing_dir(self.path), ignore_errors=True)     # marks of writes by key that died with their coordinator
         return self.epoch
 
     def _roll_forward(self, decision: Decision):
@@ -201,7 +203,8 @@ class FencedTable:
         "The write statuses of the staged rows written into `instant`; `Fenced` (its files deleted) if a newer epoch rolled it back meanwhile."
         from hudi_kafka_nb.hudi import error_summary
         check_epoch(self.path, self.epoch)
-        try: statuses = self.committer.write_staged(instant, staged_files)
+        try:
+            with writing_by_key(self.path, instant): statuses = self.committer.write_staged(instant, staged_files)
         except Exception as e: raise WriteFailed(error_summary(e)) from e
         if instant not in self.committer.pending_instants():     # a newer coordinator's eager rollback ran under the write
             self.committer.delete_instant_files(instant)
@@ -218,3 +221,22 @@ def decision_in_flight(table_path: str | Path, read_commits=None) -> str | None:
     instant, checkpoint = latest_checkpoint((read_commits or completed_commits)(table_path))
     slot = walk(table_path, instant, checkpoint.epoch if checkpoint else 0)
     return slot.decided.instant if slot.decided is not None else None
+
+# %% ../nbs/03_fencing.ipynb #f1e2d005
+def writing_dir(table_path: str | Path) -> Path: return aux_dir(table_path) / "writing"
+
+@contextlib.contextmanager
+def writing_by_key(table_path: str | Path, instant: str):
+    "Mark, while the block runs, that this coordinator is writing `instant` by key (reading the table's latest file versions)."
+    mark = writing_dir(table_path) / instant
+    mark.parent.mkdir(parents=True, exist_ok=True); mark.touch()
+    try: yield
+    finally: mark.unlink(missing_ok=True)
+
+def keyed_write_in_flight(table_path: str | Path, pending_writes: Callable[[], Iterable[str]]) -> str | None:
+    "The instant a coordinator is writing by key now, if any: a mark whose instant `pending_writes` still names."
+    folder = writing_dir(table_path)
+    marked = sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) if folder.exists() else []
+    if not marked: return None
+    pending = set(pending_writes())
+    return next((instant for instant in marked if instant in pending), None)

@@ -16,9 +16,9 @@ __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'reco
            'table_options', 'multi_writer_options', 'coordinator_options', 'table_services_options',
            'participant_options', 'bundle_jars', 'on_databricks', 'spark_session', 'hudi_version', 'HudiJava',
            'TableError', 'table_properties', 'check_table', 'create_or_open_table', 'check_table_folder',
-           'HudiCommitter', 'HudiTableServices', 'error_summary', 'WrittenFiles', 'staging_dir', 'stage_rows',
-           'HudiWriter', 'instant_of_file', 'delete_instant_files', 'completion_times', 'completed_commits',
-           'latest_checkpoint_of', 'latest_schema_fields', 'write_stats']
+           'pending_writes', 'HudiCommitter', 'HudiTableServices', 'error_summary', 'WrittenFiles', 'staging_dir',
+           'stage_rows', 'HudiWriter', 'instant_of_file', 'delete_instant_files', 'completion_times',
+           'completed_commits', 'latest_checkpoint_of', 'latest_schema_fields', 'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -261,6 +261,11 @@ def check_table_folder(config: SinkConfig):
     if props is not None: check_table(config, props)
 
 # %% ../nbs/02_hudi.ipynb #238b56f9
+def pending_writes(meta_client) -> list[str]:
+    "Commit instants requested or inflight (data writes: not a pending compaction or clustering of the table-services job)."
+    timeline = meta_client.getActiveTimeline().getCommitsTimeline().filterPendingExcludingCompaction()
+    return [i.requestedTime() for i in timeline.getInstants() if i.getAction() in ("commit", "deltacommit")]
+
 class HudiCommitter:
     "The coordinator's Hudi write client: start, write staged records into, commit and roll back instants; table services inline."
     def __init__(self, hudi: HudiJava):
@@ -336,10 +341,7 @@ class HudiCommitter:
 
     def delete_instant_files(self, instant: str): delete_instant_files(self.hudi.config.table_path, instant)
 
-    def pending_instants(self) -> list[str]:
-        "Commit instants requested or inflight (data writes: not a pending compaction or clustering of the table-services job)."
-        timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterPendingExcludingCompaction()
-        return [i.requestedTime() for i in timeline.getInstants() if i.getAction() in ("commit", "deltacommit")]
+    def pending_instants(self) -> list[str]: return pending_writes(self.hudi.meta_client())
 
     def adopt(self, instant: str):
         "Make a pending instant another client started committable by this one (rolling forward a dead coordinator's decision)."
@@ -367,6 +369,8 @@ class HudiTableServices:
         _, checkpoint = latest_checkpoint_of(self.hudi.config.table_path)
         if checkpoint and checkpoint.value_schema: self.hudi.use_value_schema(checkpoint.value_schema)
         self.client = self.hudi.write_client(table_services_options(self.hudi.config, self.hudi.avro_schema))
+
+    def pending_writes(self) -> list[str]: return pending_writes(self.hudi.meta_client())
 
     def pending_compactions(self) -> list[str]:
         return [i.requestedTime() for i in self.hudi.meta_client().getActiveTimeline().filterPendingCompactionTimeline().getInstants()]

@@ -18,8 +18,9 @@ log = logging.getLogger(__name__)
 class TableServices:
     "The table-services role: every `table_services_interval_s`, run Hudi's table services beside the sink."
     def __init__(self, config: SinkConfig, services, in_doubt: Callable[[], str | None], clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep, role_id: str | None = None, publish_status: Callable[[dict], None] | None = None):
-        self.config, self.services, self.in_doubt, self.clock, self.sleep = config, services, in_doubt, clock, sleep
+                 sleep: Callable[[float], None] = time.sleep, role_id: str | None = None, publish_status: Callable[[dict], None] | None = None,
+                 writing: Callable[[], str | None] = lambda: None):
+        self.config, self.services, self.in_doubt, self.writing, self.clock, self.sleep = config, services, in_doubt, writing, clock, sleep
         self.id = role_id or f"table-services-{socket.gethostname()}-{os.getpid()}"
         self.publish_status = publish_status
         self.counts, self.next_round, self.last_round = collections.Counter(), clock(), {}
@@ -43,7 +44,7 @@ from fastcore.basics import patch
 
 @patch
 def run_round(self: TableServices) -> dict:
-    "One round: every pending compaction, clustering (if configured), cleaning (unless a decision is in flight), archival."
+    "One round: every pending compaction, clustering (if configured), cleaning (unless a decision or a write by key is in flight), archival."
     ran = {}
     self.services.new_round()
     for instant in self.services.pending_compactions():
@@ -52,9 +53,13 @@ def run_round(self: TableServices) -> dict:
         adding = self.services.fields_in_flight()     # see HudiTableServices.fields_in_flight: clustering now would drop them
         if adding: log.info(transition_line("table_services", self.id, "CLUSTERING_SKIPPED", reason="fields_being_added", fields=",".join(adding)))
         else: ran["clustering"] = self._run("clustering", self.services.cluster)
+    # checked after this round's compactions and clusterings completed: see fencing.keyed_write_in_flight
     doubt = self.in_doubt()
+    writing = None if doubt else self._keyed_write_after_waiting()
     if doubt:
         log.info(transition_line("table_services", self.id, "CLEAN_SKIPPED", reason="commit_decided_not_completed", instant=doubt))
+    elif writing:
+        log.info(transition_line("table_services", self.id, "CLEAN_SKIPPED", reason="write_by_key_in_flight", instant=writing))
     else: ran["clean"] = self._run("clean", self.services.clean)
     ran["archive"] = self._run("archive", self.services.archive)
     return ran
@@ -83,6 +88,13 @@ def close(self: TableServices):
     self.services.close()
     log.info(transition_line("table_services", self.id, "STOPPED", **self.counts))
 
+@patch
+def _keyed_write_after_waiting(self: TableServices) -> str | None:
+    "The instant a coordinator is still writing by key after waiting up to one interval for the write to end; None if none is."
+    deadline = self.clock() + self.config.table_services_interval_s
+    while (instant := self.writing()) is not None and self.clock() < deadline: self.sleep(0.5)
+    return instant
+
 # %% ../nbs/14_table_services.ipynb #8e9b9630
 TABLE_WAIT_S = 600
 
@@ -107,7 +119,7 @@ def open_table_services(config: SinkConfig, role_id: str | None = None, spark=No
     "The table-services role on the real table: Hudi's write client with the lock, in this process's Spark."
     from hudi_kafka_nb.config import ConfigError
     from hudi_kafka_nb.coordinator import status_writer
-    from hudi_kafka_nb.fencing import decision_in_flight
+    from hudi_kafka_nb.fencing import decision_in_flight, keyed_write_in_flight
     from hudi_kafka_nb.hudi import HudiJava, HudiTableServices, check_table_folder, spark_session
     if not config.multi_writer:
         raise ConfigError("setting 'table_services' is 'inline': the coordinator runs the table services itself; set "
@@ -117,4 +129,5 @@ def open_table_services(config: SinkConfig, role_id: str | None = None, spark=No
     role_id = role_id or f"table-services-{socket.gethostname()}-{os.getpid()}"
     services = HudiTableServices(HudiJava(spark or spark_session(role_id), config))
     return TableServices(config, services, in_doubt=lambda: decision_in_flight(config.table_path), role_id=role_id,
+                         writing=lambda: keyed_write_in_flight(config.table_path, services.pending_writes),
                          publish_status=status_writer(status_file(config.table_path)))

@@ -163,3 +163,111 @@ def test_coordinator_crash_beside_table_services_resumes_exactly_once(tmp_path, 
     report = verify_table(stack.table_path, stack.ends)
     assert verdict_ok(report) and report["in_table"] == 5_000, report
     if point == "after_decision": assert "rolled forward decided commit" in (stack.workdir / "coordinator.log").read_text()
+
+
+@pytest.mark.slow
+def test_table_services_job_beside_an_upserting_sink_compacts_cleans_and_archives(tmp_path, broker):
+    # retention as tight as above: cleans run right after the compactions the coordinator schedules every 2 delta commits
+    retention = {"hoodie.compact.inline.max.delta.commits": "2", "hoodie.clean.commits.retained": "2",
+                 "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "6"}
+    stack = LocalStack(tmp_path / "stack", participants=2, partitions=6, broker=broker, orders=1_500, table_services=True,
+                       table_services_interval_s=3.0, hudi_options=retention).start()
+    try:
+        for _ in range(10):
+            stack.produce(2_000); stack.wait_committed(180)
+        expected = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends)
+        time.sleep(8)                                         # one more round of the services after the last commit
+    finally:
+        stack.stop()
+    report = verify_keyed(stack.table_path, stack.ends, expected)
+    assert verdict_ok(report), report
+    status = coordinator_status(stack.table_path)
+    assert status["aborts"] == 0, f"the sink's commits must never fail because of the table services: {status}"
+    services = json.loads(ts_status_file(stack.table_path).read_text())["counts"]
+    assert services.get("compaction", 0) >= 1 and services.get("clean", 0) >= 1 and not any("failed" in k for k in services), services
+    sizes = timeline_sizes(stack.table_path)
+    assert sizes["archived"] >= 1 and sizes["active"] <= 20, f"archival keeps the active timeline bounded: {sizes}"
+    assert not list((stack.table_path / ".hoodie" / ".aux" / "hudi_kafka_nb" / "writing").glob("*")), "no write-by-key mark is left"
+
+
+def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_path):
+    """The race behind fencing.keyed_write_in_flight, replayed step by step on Hudi's clients in one process: a compaction
+    requested before three of the sink's commits completes after them, and the job's clean then deletes the file
+    versions that a write by key with an older timeline needs. Under the coordinator's mark the clean waits."""
+    import random
+    from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
+    from hudi_kafka_nb.demo import sample_orders
+    from hudi_kafka_nb.fencing import FencedTable, writing_by_key
+    from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, HudiWriter, coordinator_options, spark_session
+    from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
+    from hudi_kafka_nb.records import RawRecord, decode_records
+    from hudi_kafka_nb.table_services import open_table_services
+    path = str(tmp_path / "table")
+    config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=path, table_name="orders",
+                         partition_field="region", value_schema=DEMO_VALUE_SCHEMA, write_operation="upsert",
+                         record_key_field="order_id", ordering_field="event_time", table_type="MERGE_ON_READ",
+                         table_services="separate", table_services_interval_s=1.0,
+                         hudi_options={"hoodie.compact.inline.max.delta.commits": "2", "hoodie.clean.commits.retained": "2"})
+    spark = spark_session("stale-view")
+    hudi = HudiJava(spark, config)
+    H, committer = hudi.H, HudiCommitter(hudi)
+    table, writer = FencedTable(path, committer), HudiWriter(hudi)
+    table.take_over("c")
+    role = open_table_services(config, spark=spark)
+    rng, offset = random.Random(3), 0
+
+    def stage(instant):
+        nonlocal offset
+        events = sample_orders(offset, 400, rng, orders=200)           # updates of 200 orders
+        rows, _ = decode_records([RawRecord("orders", 0, offset + i, 1_795_000_000_000 + i, k, v) for i, (k, v) in enumerate(events)], config)
+        offset += 400
+        return writer.write(rows, instant).staged
+
+    def commit(instant, staged):
+        progress = PartitionProgress("orders", 0, offset - 400, offset, 400)
+        table.commit(instant, Checkpoint(epoch=table.epoch, coordinator_id="c", partitions=[progress]), [], "c", staged_files=staged)
+
+    def commits_past_a_compaction():
+        while not role.services.pending_compactions():
+            instant = table.start_instant(); commit(instant, stage(instant))
+        for _ in range(3):
+            instant = table.start_instant(); commit(instant, stage(instant))
+
+    def located(stale_table, instant, staged):
+        "How many of the staged rows the index of `stale_table` (a write's view of the table) finds in the table."
+        options = coordinator_options(config, hudi.avro_schema)
+        schema = H.common.schema.HoodieSchema.parse(hudi.avro_schema)
+        frame = spark.read.schema(hudi.struct).parquet(*staged)
+        args = getattr(H, "HoodieCreateRecordUtils$createHoodieRecordRddArgs")(
+            frame._jdf, committer.client.getConfig(), H.HoodieConversionUtils.mapAsScalaImmutableMap(hudi.java_map(options)),
+            "orders_record", "hoodie.orders", schema, schema, hudi.write_operation(), instant, False, False, False,
+            stale_table.getMetaClient().getTableConfig())
+        records = H.data.HoodieJavaRDD.of(H.HoodieCreateRecordUtils.createHoodieRecordRdd(args))
+        tagged = stale_table.getIndex().tagLocation(records, hudi.engine_context(), stale_table)
+        return sum(bool(r.isCurrentLocationKnown()) for r in H.data.HoodieJavaRDD.getJavaRDD(tagged).collect())
+
+    try:
+        # without the mark: the round compacts, then cleans; the stale view loses file groups (Hudi 1.2 as pinned)
+        commits_past_a_compaction()
+        instant = table.start_instant(); staged = stage(instant)
+        stale = H.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
+        ran = role.run_round()
+        assert any(k.startswith("compaction") for k in ran) and ran.get("clean", 0) > 0, ran
+        fresh = H.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
+        assert located(stale, instant, staged) < located(fresh, instant, staged), \
+            "Hudi's stale view no longer loses file groups to a clean: keyed_write_in_flight may be unneeded"
+        table.rollback(instant); offset -= 400
+        # under the mark (as FencedTable writes staged rows): the round compacts, the clean waits; every key is found
+        commits_past_a_compaction()
+        instant = table.start_instant(); staged = stage(instant)
+        with writing_by_key(path, instant):
+            stale = H.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
+            ran = role.run_round()
+            assert any(k.startswith("compaction") for k in ran) and "clean" not in ran, ran
+            fresh = H.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
+            assert located(stale, instant, staged) == located(fresh, instant, staged)
+        commit(instant, staged)
+        rows = spark.read.format("hudi").load(path)
+        assert rows.count() == rows.select("order_id").distinct().count(), "no key twice"
+    finally:
+        role.close(); table.close()
