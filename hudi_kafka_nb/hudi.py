@@ -295,10 +295,9 @@ class HudiCommitter:
         self.client.preWrite(instant, self.hudi.write_operation(), meta)
         return instant
 
-    def write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
-        "Insert or upsert the records participants staged for `instant` with Hudi's write client; its serialized write statuses."
+    def staged_records(self, instant: str, staged_files: list[str]):
+        "The rows participants staged for `instant`, as the `JavaRDD` of Hudi records its write client takes."
         H, hudi = self.hudi.H, self.hudi
-        if not staged_files: return []
         frame = hudi.spark.read.schema(hudi.struct).parquet(*staged_files)
         schema = H.common.schema.HoodieSchema.parse(hudi.avro_schema)
         options = coordinator_options(hudi.config, hudi.avro_schema)
@@ -306,7 +305,13 @@ class HudiCommitter:
             frame._jdf, self.client.getConfig(), H.HoodieConversionUtils.mapAsScalaImmutableMap(hudi.java_map(options)),
             f"{hudi.config.table_name}_record", f"hoodie.{hudi.config.table_name}", schema, schema, hudi.write_operation(), instant,
             False, False, False, hudi.meta_client().getTableConfig())
-        records = H.HoodieCreateRecordUtils.createHoodieRecordRdd(args)
+        return H.HoodieCreateRecordUtils.createHoodieRecordRdd(args)
+
+    def write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
+        "Insert or upsert the records participants staged for `instant` with Hudi's write client; its serialized write statuses."
+        H, hudi = self.hudi.H, self.hudi
+        if not staged_files: return []
+        records = self.staged_records(instant, staged_files)
         written = self.client.upsert(records, instant) if hudi.config.write_operation == "upsert" else self.client.insert(records, instant)
         statuses = hudi.jvm.java.util.ArrayList(written.collect())
         return [bytes(H.common.util.SerializationUtils.serialize(statuses))]

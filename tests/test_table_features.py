@@ -198,7 +198,7 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
     from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
     from hudi_kafka_nb.demo import sample_orders
     from hudi_kafka_nb.fencing import FencedTable, writing_by_key
-    from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, HudiWriter, coordinator_options, spark_session
+    from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, HudiWriter, spark_session
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
     from hudi_kafka_nb.table_services import open_table_services
@@ -235,14 +235,7 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
 
     def located(stale_table, instant, staged):
         "How many of the staged rows the index of `stale_table` (a write's view of the table) finds in the table."
-        options = coordinator_options(config, hudi.avro_schema)
-        schema = H.common.schema.HoodieSchema.parse(hudi.avro_schema)
-        frame = spark.read.schema(hudi.struct).parquet(*staged)
-        args = getattr(H, "HoodieCreateRecordUtils$createHoodieRecordRddArgs")(
-            frame._jdf, committer.client.getConfig(), H.HoodieConversionUtils.mapAsScalaImmutableMap(hudi.java_map(options)),
-            "orders_record", "hoodie.orders", schema, schema, hudi.write_operation(), instant, False, False, False,
-            stale_table.getMetaClient().getTableConfig())
-        records = H.data.HoodieJavaRDD.of(H.HoodieCreateRecordUtils.createHoodieRecordRdd(args))
+        records = H.data.HoodieJavaRDD.of(committer.staged_records(instant, staged))
         tagged = stale_table.getIndex().tagLocation(records, hudi.engine_context(), stale_table)
         return sum(bool(r.isCurrentLocationKnown()) for r in H.data.HoodieJavaRDD.getJavaRDD(tagged).collect())
 
