@@ -200,15 +200,32 @@ _MUST_MATCH = {"hoodie.table.type": lambda c: c.table_type, "hoodie.table.name":
                "hoodie.table.recordkey.fields": lambda c: ",".join(record_key_fields(c)),
                "hoodie.table.partition.fields": lambda c: c.partition_field}
 
-def table_properties(table_path: str | Path) -> dict[str, str] | None:
-    "The table's `hoodie.properties`, or None where there is no Hudi table."
-    path = Path(table_path) / ".hoodie" / "hoodie.properties"
-    if not path.exists(): return None
+def _read_properties(path: Path) -> dict[str, str] | None:
+    try: text = path.read_text()
+    except FileNotFoundError: return None
     props = {}
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         if line and not line.startswith("#") and "=" in line:
             key, _, value = line.partition("="); props[key.strip()] = value.strip().replace("\\:", ":").replace("\\=", "=")
     return props
+
+_ALWAYS_WRITTEN = ("hoodie.table.name", "hoodie.table.type", "hoodie.table.checksum")
+
+def table_properties(table_path: str | Path, settle_s: float = 2.0) -> dict[str, str] | None:
+    """The table's `hoodie.properties`, or None where there is no Hudi table.
+
+    Hudi writes the file in place: a new table's in one go, a change by copying it to `hoodie.properties.backup`,
+    rewriting it and deleting the copy (its readers use the copy meanwhile). Read while Hudi writes, the file lacks
+    keys: a table-services job started beside a coordinator creating the table saw no `hoodie.table.type` and refused
+    the table. So a reading that lacks a key Hudi always writes is taken again, the backup first, for up to `settle_s`."""
+    folder = Path(table_path) / ".hoodie"
+    deadline = time.monotonic() + settle_s
+    while True:
+        backup, props = _read_properties(folder / "hoodie.properties.backup"), _read_properties(folder / "hoodie.properties")
+        for reading in (backup, props):
+            if reading is not None and all(key in reading for key in _ALWAYS_WRITTEN): return reading
+        if (backup is None and props is None) or time.monotonic() > deadline: return props
+        time.sleep(0.05)
 
 def check_table(config: SinkConfig, props: dict[str, str]):
     "Refuse a table whose identity differs from the settings (`TableError` naming the key and the fix)."

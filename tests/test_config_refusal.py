@@ -58,6 +58,6 @@ def test_a_table_path_on_a_read_only_disk_is_refused_naming_the_setting(sink_par
 def test_a_participant_pointed_at_another_table_refuses_to_start(sink_params, tmp_path):
     other = tmp_path / "customers"
     (other / ".hoodie").mkdir(parents=True)
-    (other / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=customers\nhoodie.table.type=COPY_ON_WRITE\n")
+    (other / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=customers\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.checksum=1\n")
     with pytest.raises(Exception, match="hoodie.table.name='customers'"):
         run_job("participant", {**sink_params, "table_path": str(other)})
