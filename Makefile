@@ -7,11 +7,12 @@ PYTHON  := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 JARS    := .jars/hudi/.resolved .jars/kafka/.resolved
 BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
+SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup tools demo demo-upsert test test-notebooks test-pytest test-examples readme benchmark benchmark-ingest chaos clean
 
-setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA)
+setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA) $(SPARK_CDS)
 
 tools:
 	@command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { echo "installing Java 17 and Maven from Debian's packages"; \
@@ -28,6 +29,11 @@ tools:
 $(BUNDLE_SCHEMA): tools/bundle_schema.py
 	python3 tools/bundle_schema.py $@
 
+# The classes every local Spark loads, kept parsed and verified for the next JVMs (see tools/spark_cds.py): written
+# again whenever the venv (pyspark) or the Hudi bundle change.
+$(SPARK_CDS): $(INSTALLED) .jars/hudi/.resolved tools/spark_cds.py
+	$(PYTHON) tools/spark_cds.py $@ > .jars/spark-cds.log 2>&1 || { tail -30 .jars/spark-cds.log; exit 1; }
+
 $(INSTALLED): settings.ini setup.py | tools
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install -q --upgrade pip
@@ -41,8 +47,11 @@ demo: setup
 demo-upsert: setup
 	$(VENV)/bin/hudi-kafka-nb demo --upsert --records 200000 --rate 15000 --workdir runs/demo-upsert
 
+# The budget: about 20 minutes of tests on a 2-core machine (setup excluded); the total is printed at the end, and
+# pytest prints its ten slowest tests.
 test: setup
-	$(MAKE) --no-print-directory test-notebooks test-pytest test-examples
+	@started=$$(date +%s); $(MAKE) --no-print-directory test-notebooks test-pytest test-examples; status=$$?; \
+	  echo "make test: $$(( $$(date +%s) - started )) s of tests (setup excluded), exit $$status"; exit $$status
 
 # The package must be exactly what the notebooks export, the README what index.ipynb says,
 # and every notebook's inline tests must pass.
@@ -53,7 +62,7 @@ test-notebooks: setup
 
 # Every suite, the slow ones included (a bare `pytest tests` leaves out those marked slow, for a quicker loop).
 test-pytest: setup
-	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900 -m "slow or not slow" --durations 15
+	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900 -m "slow or not slow" --durations 10
 
 # The tour's outputs are documentation: nbval runs it on the real stack and compares every output with the one kept
 # in the notebook (instant times and paths sanitized). After changing it: run it in Jupyter, nbdev_clean, commit.

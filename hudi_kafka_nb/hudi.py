@@ -14,11 +14,12 @@ from .fencing import aux_dir
 # %% auto #0
 __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'record_key_fields', 'key_generator_class',
            'table_options', 'multi_writer_options', 'coordinator_options', 'table_services_options',
-           'participant_options', 'bundle_jars', 'on_databricks', 'spark_session', 'hudi_version', 'HudiJava',
-           'TableError', 'table_properties', 'check_table', 'create_or_open_table', 'check_table_folder',
-           'pending_writes', 'HudiCommitter', 'HudiTableServices', 'error_summary', 'WrittenFiles', 'staging_dir',
-           'stage_rows', 'HudiWriter', 'instant_of_file', 'delete_instant_files', 'completion_times',
-           'completed_commits', 'latest_checkpoint_of', 'latest_schema_fields', 'write_stats']
+           'participant_options', 'bundle_jars', 'on_databricks', 'class_data_archive', 'spark_java_options',
+           'spark_session', 'hudi_version', 'HudiJava', 'TableError', 'table_properties', 'check_table',
+           'create_or_open_table', 'check_table_folder', 'pending_writes', 'HudiCommitter', 'HudiTableServices',
+           'error_summary', 'WrittenFiles', 'staging_dir', 'stage_rows', 'HudiWriter', 'instant_of_file',
+           'delete_instant_files', 'completion_times', 'completed_commits', 'latest_checkpoint_of',
+           'latest_schema_fields', 'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -113,6 +114,17 @@ def bundle_jars() -> list[str]:
 
 def on_databricks() -> bool: return bool(os.environ.get("DATABRICKS_RUNTIME_VERSION"))
 
+def class_data_archive() -> Path:
+    "Where `make setup` writes the class-data-sharing archive of a local Spark with Hudi's bundle."
+    return Path(__file__).resolve().parent.parent / ".jars" / "spark-cds" / "spark.jsa"
+
+def spark_java_options(archive: Path | None = None) -> str:
+    "Options of a local Spark's JVM: the class-data archive (`class_data_archive()`) if it exists, then `$HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS`."
+    archive = archive or class_data_archive()
+    # -Xlog:cds=off: a JVM that cannot use the archive (another JDK or classpath) says so on every start; it is harmless
+    shared = [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"] if archive.exists() else []
+    return " ".join(shared + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split())
+
 def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None, extra_jars: list[str] = ()):
     "The process's SparkSession, with Hudi's bundle (and `extra_jars`), Kryo and Hudi's SQL extensions."
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -122,6 +134,7 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
         builder = (builder.master(master or os.environ.get("HUDI_KAFKA_NB_SPARK_MASTER", "local[2]"))
                    .config("spark.jars", ",".join(bundle_jars() + list(extra_jars)))
                    .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
+                   .config("spark.driver.extraJavaOptions", spark_java_options())
                    .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
     session = (builder.config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
                .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")

@@ -1,5 +1,9 @@
 """For nbval (`make test-examples`): the tour keeps its outputs, and nbdev_clean blanks every execution count, which
 nbval reads as "this cell was never run" and refuses. Every code cell of the kept notebook was run: number them again."""
+import os
+
+# The tour's roles are short-lived Spark JVMs, as the test suites' are: see tests/conftest.py
+os.environ.setdefault("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 
 def pytest_collection_modifyitems(items):

@@ -12,6 +12,10 @@ MARK = "HUDI_KAFKA_NB_TEST_RUN"
 SESSION = uuid.uuid4().hex[:12]
 SESSION_BROKERS = []        # a test may kill and restart the session's broker: its new process is the session's, not the test's
 
+# Every Spark the suites start (roles and readers) lives seconds to minutes: the JIT compiler's first tier only halves
+# the CPU each one burns compiling, and compiled code changes no behaviour (02_hudi, "Spark with Hudi's bundle").
+os.environ.setdefault("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
+
 
 def marked_processes(prefix, grace_s=15):
     "Processes (not this one, nor its own Spark JVM) marked with `prefix` still alive after `grace_s` to exit on their own."
