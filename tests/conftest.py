@@ -65,6 +65,15 @@ def broker(tmp_path_factory):
         SESSION_BROKERS.remove(running)
 
 
+@pytest.fixture(scope="session")
+def spark():
+    """One Spark in the test process for every reader and in-process writer: a JVM start costs more than most reads."""
+    from hudi_kafka_nb.hudi import spark_session
+    session = spark_session("tests")
+    yield session
+    session.stop()          # before interpreter exit, or py4j logs to closed streams
+
+
 @pytest.fixture
 def topics(broker):
     """A fresh 8-partition data topic and a fresh control topic, so tests never see each other's events."""

@@ -1,4 +1,5 @@
 """Helpers shared by the pytest suites."""
+import time
 from hudi_kafka_nb.kafka import read_dead_letters  # noqa: F401 (the suites import it from here)
 from hudi_kafka_nb.reading import commit_log
 
@@ -16,3 +17,12 @@ def assert_offsets_continue(table_path):
             assert committed.get(tp, start) == start, f"{commit['instant']}: {tp} starts at {start}, previous ended at {committed.get(tp)}"
             committed[tp] = end
     return committed
+
+
+def wait_for(condition, timeout_s=60, what="condition", poll_s=0.1):
+    """Poll `condition` until it is true; TimeoutError naming `what` was awaited if `timeout_s` passes first."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition(): return
+        time.sleep(poll_s)
+    raise TimeoutError(f"waited {timeout_s}s for {what}")

@@ -1,19 +1,12 @@
 """Tables written by Hudi's own client through the sink's ports: Hudi's format, and independent readers
 (Spark's Hudi datasource, hudi-rs) agree on every record, in snapshot, time-travel and incremental reads."""
 import pytest
-from hudi_kafka_nb.hudi import spark_session, table_properties
+from hudi_kafka_nb.hudi import table_properties
 from hudi_kafka_nb.reading import commit_log, read_incremental, read_snapshot, spark_read, spark_read_incremental
 from table_builder import build_table
 
 KEY = ["kafka_partition", "kafka_offset"]
 COLUMNS = ["_hoodie_commit_time", "_hoodie_record_key", "_hoodie_partition_path", "order_id", "region", "amount", "kafka_partition", "kafka_offset"]
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = spark_session("tests")
-    yield session
-    session.stop()          # before interpreter exit, or py4j logs to closed streams
 
 
 @pytest.fixture(scope="module")
