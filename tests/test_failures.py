@@ -9,7 +9,8 @@ from hudi_kafka_nb.coordinator import CRASH_POINTS
 from hudi_kafka_nb.reading import commit_log, timeline_sizes
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.kafka import ControlChannel
-from hudi_kafka_nb.messages import EndCommit, PartitionProgress, PartitionStart, StartCommit, WriteStatus, encode_event
+from hudi_kafka_nb.messages import EndCommit, Heartbeat, PartitionProgress, PartitionStart, StartCommit, WriteStatus, encode_event
+from helpers import wait_for
 
 
 @pytest.fixture
@@ -31,16 +32,21 @@ def finish(stack, timeout_s=120):
     return report
 
 
-def wait_for(condition, timeout_s=60, what="condition"):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition(): return
-        time.sleep(0.1)
-    raise TimeoutError(what)
-
-
 def log_of(stack, name):
-    return (stack.workdir / f"{name}.log").read_text()
+    return (stack.workdir / f"{name}.log").read_text(errors="replace")
+
+
+def state_line(stack, name, pattern, after=0, timeout_s=120):
+    """Wait until role `name` logs a line matching `pattern` past character `after` of its log; the match."""
+    found = []
+    wait_for(lambda: found.append(re.search(pattern, log_of(stack, name)[after:], re.M)) or found[-1], timeout_s,
+             f"{name} to log {pattern!r}", poll_s=0.05)
+    return found[-1]
+
+
+def commit_epochs_in_completion_order(table_path):
+    """The epoch of each commit of ours, in the order Hudi completed them (commit_log orders them by epoch)."""
+    return [c["epoch"] for c in sorted(commit_log(table_path), key=lambda c: c["completed"])]
 
 
 @pytest.mark.parametrize("point", CRASH_POINTS)
@@ -62,8 +68,9 @@ def test_zombie_coordinator_never_commits_after_a_new_one_took_over(stack):
     s = stack(participants=2).start()
     s.produce(3_000); s.wait_committed()
     zombie = s.roles["coordinator"]
+    mark = len(log_of(s, "coordinator"))
     s.start_producing(2_000)
-    time.sleep(1.5)
+    state_line(s, "coordinator", r"state=WRITING instant=", after=mark)      # inside an instant of the new records
     os.kill(zombie.process.pid, signal.SIGSTOP)          # slow, not dead: a zombie
     try:
         s.restart("coordinator-b")
@@ -73,16 +80,29 @@ def test_zombie_coordinator_never_commits_after_a_new_one_took_over(stack):
         os.kill(zombie.process.pid, signal.SIGCONT)
     wait_for(lambda: not zombie.running(), timeout_s=30, what="the zombie to step down")
     assert "steps down" in log_of(s, "coordinator")
-    epochs = [c["epoch"] for c in commit_log(s.table_path)]
-    assert epochs == sorted(epochs), f"an older coordinator committed after a newer one: {epochs}"
     finish(s)
+    epochs = commit_epochs_in_completion_order(s.table_path)
+    assert epochs == sorted(epochs) and epochs[-1] == 2, f"an older coordinator committed after a newer one: {epochs}"
 
 
 def test_two_coordinators_started_at_once_commit_exactly_once(stack):
-    s = stack(participants=2).start()
-    s.restart("coordinator-b")                            # a duplicate coordinator, as after a rebalance
-    s.start_producing(3_000); time.sleep(6); s.stop_producing()
+    s = stack(participants=2)
+    s.names.insert(1, "coordinator-b")                    # a duplicate coordinator, as after a rebalance, started with the first
+    s.start()
+    s.start_producing(2_000)
+    # the later of the two epoch claims wins; the other coordinator must notice and stop, whatever it was doing
+    wait_for(lambda: not all(s.roles[c].running() for c in ("coordinator", "coordinator-b")), 120, "one coordinator to step down")
+    (loser,) = [c for c in ("coordinator", "coordinator-b") if not s.roles[c].running()]
+    (winner,) = {"coordinator", "coordinator-b"} - {loser}
+    s.stop_producing()
+    s.produce(1_000)                                      # the winner commits on after the loser stepped down
+    assert "steps down" in log_of(s, loser) and "steps down" not in log_of(s, winner)
+    winner_epoch = int(re.search(r"state=RECOVERED epoch=(\d+)", log_of(s, winner))[1])
+    loser_epoch = re.search(r"state=RECOVERED epoch=(\d+)", log_of(s, loser))   # absent if it was fenced while taking over
+    assert loser_epoch is None or int(loser_epoch[1]) < winner_epoch
     finish(s)
+    epochs = commit_epochs_in_completion_order(s.table_path)
+    assert epochs == sorted(epochs) and epochs[-1] == winner_epoch, f"the fenced coordinator committed after the winner: {epochs}"
 
 
 def test_lost_participant_partitions_move_and_return_when_it_comes_back(stack):
@@ -126,13 +146,18 @@ def test_late_write_status_for_an_aborted_instant_is_ignored(stack):
 
 
 def test_restart_of_everything_mid_transaction_resumes_from_the_table(stack):
+    from hudi_kafka_nb.chaos import pending_instants
     s = stack(participants=2).start()
-    s.start_producing(3_000); time.sleep(4)
+    s.start_producing(2_000)
+    wait_for(lambda: commit_log(s.table_path), 120, "a first commit")
+    # mid transaction: END_COMMIT sent, the participants writing the instant's files, nothing decided yet
+    mark = len(log_of(s, "coordinator"))
+    instant = state_line(s, "coordinator", r"state=COLLECTING instant=(\d+)", after=mark)[1]
     for name in list(s.roles): s.kill(name)
-    time.sleep(1)
+    assert instant in pending_instants(s.table_path), f"{instant} was no longer open when everything was killed"
     for name in s.names: s.restart(name)
-    time.sleep(3); s.stop_producing()
-    finish(s)
+    s.stop_producing()
+    finish(s)                                             # rolled back (or, if decided, rolled forward): exactly once
 
 
 def test_ingestion_keeps_going_after_the_first_commit_and_after_a_restart_and_archives(stack):
@@ -168,7 +193,8 @@ def test_idle_participant_never_stalls_a_commit(stack, broker):
 
 def test_duplicated_reordered_malformed_and_foreign_control_messages_change_nothing(stack, broker):
     s = stack(participants=2).start()
-    s.start_producing(2_000); time.sleep(4)
+    s.start_producing(2_000)
+    wait_for(lambda: commit_log(s.table_path), 120, "a first commit")      # the control topic holds a whole transaction to replay
     control = s.params["control_topic"]
     reader = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "replay", "enable.auto.commit": False})
     reader.assign([TopicPartition(control, 0, 0)])
@@ -184,8 +210,20 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
                                        partitions=[]))]
     for payload in noise: producer.produce(control, payload, partition=0)
     producer.flush()
-    time.sleep(3); s.stop_producing()
-    finish(s)
+    # every role read the noise and said why it ignored each kind, while the stream went on
+    said = lambda name, pattern, times=1: len(re.findall(pattern, log_of(s, name))) >= times
+    for name in s.names:
+        wait_for(lambda: said(name, r"ignored malformed or unknown control message at ", 2), 60, f"{name} to ignore the garbage and DROP_TABLE")
+        wait_for(lambda: said(name, r"ignored empty control message at "), 60, f"{name} to ignore the empty message")
+        for sender in ("intruder", "stranger"):
+            wait_for(lambda: said(name, rf"shared with another table: ignored \d+ event\(s\) of \(unnamed\) from '{sender}'"), 60,
+                     f"{name} to ignore the events of {sender}, which name no table")
+    wait_for(lambda: said("coordinator", r"ignored WRITE_STATUS for instant \d+ \(epoch 1\)"), 60,
+             "the coordinator to ignore a replayed WRITE_STATUS of a past instant")
+    wait_for(lambda: any(said(p, r"ignored START_COMMIT \d+ of epoch 1: repeated or stale") for p in s.names[1:]), 60,
+             "a participant to ignore a replayed START_COMMIT")
+    s.stop_producing()
+    finish(s)                                             # and the stream committed on, exactly once
 
 
 @pytest.mark.slow
@@ -197,13 +235,28 @@ def test_chaos_fifteen_random_kills(tmp_path, broker):
 
 
 def test_rebalance_while_a_transaction_is_open(stack):
-    s = stack(participants=2, commit_interval_s=2.0).start()
-    s.kill("participant-1")                               # start with one participant owning all 8 partitions
+    s = stack(participants=2, commit_interval_s=2.0)
+    s.names.remove("participant-1")                       # start with one participant owning all 8 partitions
+    s.start()
     s.produce(2_000); s.wait_committed()
     s.start_producing(2_000)
-    coordinator = log_of(s, "coordinator")
-    while "state=WRITING" not in log_of(s, "coordinator")[len(coordinator):]: time.sleep(0.05)
-    s.restart("participant-1")                            # joins while an instant is open
-    wait_for(lambda: "participants=participant-0,participant-1" in log_of(s, "coordinator")[len(coordinator):], what="rebalance")
-    time.sleep(3); s.stop_producing()
+    mark = len(log_of(s, "coordinator"))
+    instant = state_line(s, "coordinator", r"state=WRITING instant=(\d+)", after=mark)[1]
+    # hold the coordinator inside the open instant until the new participant heartbeats: it joins mid-transaction for
+    # sure, not in the moment between two instants
+    coordinator = s.roles["coordinator"].process.pid
+    os.kill(coordinator, signal.SIGSTOP)
+    try:
+        observer = ControlChannel(load_config(s.role_params()), "observer")
+        s.restart("participant-1")
+        wait_for(lambda: any(isinstance(e, Heartbeat) and e.participant_id == "participant-1" for e in observer.receive()), 120,
+                 "participant-1's first heartbeat")
+        observer.close()
+    finally:
+        os.kill(coordinator, signal.SIGCONT)
+    joined = state_line(s, "coordinator", r"PARTICIPANT_JOINED participant=participant-1$", after=mark)
+    states = re.findall(r"state=(WRITING|COLLECTING|WAITING) instant=(\d+)", log_of(s, "coordinator")[mark:mark + joined.start()])
+    assert states[-1] in {("WRITING", instant), ("COLLECTING", instant)}, f"participant-1 joined while instant {instant} was open: {states}"
+    state_line(s, "coordinator", r"state=WRITING instant=\d+ epoch=\d+ participants=participant-0,participant-1$", after=mark)
+    s.stop_producing()
     finish(s)

@@ -6,6 +6,7 @@ from confluent_kafka.admin import AdminClient, NewPartitions
 from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
 from hudi_kafka_nb.reading import committed_offsets, coordinates
 from hudi_kafka_nb.runtime import EmbeddedBroker
+from helpers import wait_for
 
 
 def test_broker_killed_and_restarted_mid_transaction_loses_and_duplicates_nothing(tmp_path):
@@ -13,8 +14,11 @@ def test_broker_killed_and_restarted_mid_transaction_loses_and_duplicates_nothin
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker).start()
     try:
         stack.produce(3_000); stack.wait_committed()
+        mark = len((stack.workdir / "coordinator.log").read_text())
         stack.produce(3_000)
-        time.sleep(1.5)                                   # mid-transaction
+        # mid-transaction: END_COMMIT sent, the participants writing the instant's files, nothing decided yet
+        wait_for(lambda: "state=COLLECTING" in (stack.workdir / "coordinator.log").read_text()[mark:], 60,
+                 "the coordinator to close an instant of the new records", poll_s=0.05)
         broker.kill()                                     # SIGKILL
         time.sleep(2)
         broker.start()                                    # same log directory, same ports
@@ -50,7 +54,8 @@ def test_partitions_added_while_the_sink_runs_are_picked_up_without_a_restart(br
     try:
         stack.produce(2_000); stack.wait_committed()
         admin.create_partitions([NewPartitions(stack.topic, 8)])[stack.topic].result(timeout=30)
-        time.sleep(1)                                     # the producer's metadata must see them too
+        wait_for(lambda: len(admin.list_topics(stack.topic, timeout=5).topics[stack.topic].partitions) == 8, 30,
+                 "the broker's metadata to list the new partitions")
         stack.produce(4_000)
         assert {p for _, p in stack.ends} == set(range(8)), "records went to the new partitions"
         stack.wait_committed(120)
@@ -63,16 +68,19 @@ def test_partitions_added_while_the_sink_runs_are_picked_up_without_a_restart(br
 def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):
     from confluent_kafka import ConsumerGroupTopicPartitions
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker, consumer_group=f"lag-{tmp_path.name}").start()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+
+    def in_group():
+        request = ConsumerGroupTopicPartitions(stack.params["consumer_group"], [TopicPartition(t, p) for t, p in stack.ends])
+        group = admin.list_consumer_group_offsets([request])[request.group_id].result(timeout=30)
+        return {(tp.topic, tp.partition): tp.offset for tp in group.topic_partitions}
     try:
         stack.produce(3_000); stack.wait_committed()
-        time.sleep(3)                                     # the ACK reaches the participants after the commit
+        # the participants commit the group's offsets once the ACK of the commit reaches them
+        wait_for(lambda: in_group() == stack.ends, 60, "the group's offsets to reach the produced ends", poll_s=0.5)
     finally:
         stack.stop()
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    request = ConsumerGroupTopicPartitions(stack.params["consumer_group"], [TopicPartition(t, p) for t, p in stack.ends])
-    group = admin.list_consumer_group_offsets([request])[request.group_id].result(timeout=30)
-    in_group = {(tp.topic, tp.partition): tp.offset for tp in group.topic_partitions}
-    assert in_group == committed_offsets(stack.table_path) == stack.ends
+    assert in_group() == committed_offsets(stack.table_path) == stack.ends
 
 
 def test_the_coordinators_view_reads_watermarks_of_partitions_added_after_it_opened(broker, sink_config):
