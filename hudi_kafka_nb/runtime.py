@@ -95,6 +95,7 @@ class EmbeddedBroker:
         self.log_path = Path(log_path) if log_path else self.workdir / "broker.log"
         self.port, self.controller_port = port or free_port(), free_port()
         self.secure_port = free_port() if secured else None
+        self.ports_chosen_here, self.has_run = port is None, False
         self.process = None
 
     @property
@@ -141,16 +142,28 @@ class EmbeddedBroker:
         subprocess.run(self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)),
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
-    def start(self, timeout_s: float = 60) -> "EmbeddedBroker":
+    def start(self, timeout_s: float = 60, attempts: int = 3) -> "EmbeddedBroker":
         self.workdir.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "server.properties"
         if self.secure_port and not self.ca_file.exists(): write_tls_files(self.ca_file.parent)
-        config.write_text(broker_properties(self.workdir / "data", self.port, self.controller_port, self.secure_port, self.ca_file.parent))
-        self._format(config)
-        self.process = subprocess.Popen(self._java("kafka.Kafka", str(config)), stdout=open(self.log_path, "ab"),
-                                        stderr=subprocess.STDOUT, start_new_session=True)
-        self._wait_ready(timeout_s)
-        return self
+        for attempt in range(1, attempts + 1):
+            config.write_text(broker_properties(self.workdir / "data", self.port, self.controller_port, self.secure_port, self.ca_file.parent))
+            self._format(config)
+            logged = self.log_path.stat().st_size if self.log_path.exists() else 0
+            self.process = subprocess.Popen(self._java("kafka.Kafka", str(config)), stdout=open(self.log_path, "ab"),
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+            try: self._wait_ready(timeout_s)
+            except RuntimeError:
+                # a free port is chosen by binding and releasing it: another process (a test run beside this one) may
+                # bind it before Kafka does. Ports chosen here and never served yet may be chosen again; others may not
+                taken = "Address already in use" in self.log_path.read_bytes()[logged:].decode(errors="replace")
+                if not (taken and self.ports_chosen_here and not self.has_run and attempt < attempts): raise
+                log.warning("embedded Kafka: a port was taken before it could bind it; trying other ports")
+                self.port, self.controller_port = free_port(), free_port()
+                self.secure_port = free_port() if self.secure_port else None
+                continue
+            self.has_run = True
+            return self
 
     def _wait_ready(self, timeout_s: float):
         from confluent_kafka.admin import AdminClient

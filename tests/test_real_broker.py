@@ -99,3 +99,18 @@ def test_the_coordinators_view_reads_watermarks_of_partitions_added_after_it_ope
     assert len(partitions) == 12
     assert view.end_offsets(partitions) == {**{(topic, p): 0 for p in range(11)}, (topic, 11): 1}
     assert view.earliest_offsets(partitions) == {(topic, p): 0 for p in range(12)}
+
+
+def test_a_port_taken_before_the_broker_binds_it_is_replaced_by_another(tmp_path):
+    # test runs side by side choose free ports at the same moment: one may bind the port the other's broker chose
+    import socket
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0)); taken.listen()
+        broker = EmbeddedBroker(tmp_path / "broker")
+        broker.controller_port = taken.getsockname()[1]
+        try:
+            broker.start()
+            assert broker.controller_port != taken.getsockname()[1]
+            assert "Address already in use" in broker.log_path.read_text(errors="replace")
+        finally:
+            broker.stop()
