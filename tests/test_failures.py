@@ -6,7 +6,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
 from hudi_kafka_nb.coordinator import CRASH_POINTS
-from hudi_kafka_nb.reading import commit_log, timeline_sizes
+from hudi_kafka_nb.reading import commit_log, coordinator_status, timeline_sizes
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.kafka import ControlChannel
 from hudi_kafka_nb.messages import EndCommit, Heartbeat, PartitionProgress, PartitionStart, StartCommit, WriteStatus, encode_event
@@ -42,6 +42,11 @@ def state_line(stack, name, pattern, after=0, timeout_s=120):
     wait_for(lambda: found.append(re.search(pattern, log_of(stack, name)[after:], re.M)) or found[-1], timeout_s,
              f"{name} to log {pattern!r}", poll_s=0.05)
     return found[-1]
+
+
+def committed_once(stack):
+    """Whether the coordinator says it has committed an instant (its status file, written whole or not at all)."""
+    return bool((coordinator_status(stack.table_path) or {}).get("last_committed_instant"))
 
 
 def commit_epochs_in_completion_order(table_path):
@@ -149,7 +154,7 @@ def test_restart_of_everything_mid_transaction_resumes_from_the_table(stack):
     from hudi_kafka_nb.chaos import pending_instants
     s = stack(participants=2).start()
     s.start_producing(2_000)
-    wait_for(lambda: commit_log(s.table_path), 120, "a first commit")
+    wait_for(lambda: committed_once(s), 120, "a first commit")
     # mid transaction: END_COMMIT sent, the participants writing the instant's files, nothing decided yet
     mark = len(log_of(s, "coordinator"))
     instant = state_line(s, "coordinator", r"state=COLLECTING instant=(\d+)", after=mark)[1]
@@ -194,7 +199,7 @@ def test_idle_participant_never_stalls_a_commit(stack, broker):
 def test_duplicated_reordered_malformed_and_foreign_control_messages_change_nothing(stack, broker):
     s = stack(participants=2).start()
     s.start_producing(2_000)
-    wait_for(lambda: commit_log(s.table_path), 120, "a first commit")      # the control topic holds a whole transaction to replay
+    wait_for(lambda: committed_once(s), 120, "a first commit")      # the control topic holds a whole transaction to replay
     control = s.params["control_topic"]
     reader = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "replay", "enable.auto.commit": False})
     reader.assign([TopicPartition(control, 0, 0)])
@@ -235,7 +240,8 @@ def test_chaos_fifteen_random_kills(tmp_path, broker):
 
 
 def test_rebalance_while_a_transaction_is_open(stack):
-    s = stack(participants=2, commit_interval_s=2.0)
+    # participant_timeout_s: the coordinator is paused below; back, it must not take the pause for participant-0's silence
+    s = stack(participants=2, commit_interval_s=2.0, participant_timeout_s=60.0)
     s.names.remove("participant-1")                       # start with one participant owning all 8 partitions
     s.start()
     s.produce(2_000); s.wait_committed()
@@ -243,7 +249,8 @@ def test_rebalance_while_a_transaction_is_open(stack):
     mark = len(log_of(s, "coordinator"))
     instant = state_line(s, "coordinator", r"state=WRITING instant=(\d+)", after=mark)[1]
     # hold the coordinator inside the open instant until the new participant heartbeats: it joins mid-transaction for
-    # sure, not in the moment between two instants
+    # sure, not in the moment between two instants (the heartbeat precedes, on the control topic, every WRITE_STATUS
+    # of the instant, so the coordinator reads the join before it can commit)
     coordinator = s.roles["coordinator"].process.pid
     os.kill(coordinator, signal.SIGSTOP)
     try:
