@@ -60,9 +60,13 @@ test-notebooks: setup
 	@git diff --quiet -- hudi_kafka_nb 2>/dev/null || { echo "hudi_kafka_nb/ differs from what nbs/ exports: edit the notebooks, run nbdev_export, commit"; git diff --stat -- hudi_kafka_nb; exit 1; }
 	$(VENV)/bin/nbdev_test --n_workers 2
 
-# Every suite, the slow ones included (a bare `pytest tests` leaves out those marked slow, for a quicker loop).
+# Every suite, the slow ones included (a bare `pytest tests` leaves out those marked slow, for a quicker loop), in two
+# pytest-xdist workers: a test's roles wait on the protocol's clocks about half the time, and the other worker's test
+# uses that CPU. Each worker has its own broker; the suites that start Jupyter kernels share one worker
+# (xdist_group "papermill"), as kernels started at once may pick one port.
+TEST_WORKERS ?= 2
 test-pytest: setup
-	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900 -m "slow or not slow" --durations 10
+	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900 -m "slow or not slow" --durations 10 -n $(TEST_WORKERS) --dist loadgroup
 
 # The tour's outputs are documentation: nbval runs it on the real stack and compares every output with the one kept
 # in the notebook (instant times and paths sanitized). After changing it: run it in Jupyter, nbdev_clean, commit.

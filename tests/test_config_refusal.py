@@ -33,6 +33,7 @@ def test_unreachable_broker_is_named(sink_params):
     assert "cannot reach Kafka" in refusal({**sink_params, "bootstrap_servers": f"127.0.0.1:{free_port()}", "broker_wait_s": 2})
 
 
+@pytest.mark.xdist_group("papermill")     # Jupyter kernels started at once by two workers can pick one port
 def test_a_misspelt_papermill_parameter_stops_the_job_with_the_packages_message(sink_params, tmp_path):
     import papermill
     from hudi_kafka_nb.runtime import jobs_dir

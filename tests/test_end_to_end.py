@@ -1,12 +1,14 @@
 """The happy path end to end: coordinator and two participants as papermill jobs, 8 partitions, several commits."""
 from pathlib import Path
 import nbformat
+import pytest
 from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import commit_history, commit_log, coordinate_check, coordinates, coordinator_status
 from hudi_kafka_nb.runtime import RoleProcess
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
 
 
+@pytest.mark.xdist_group("papermill")     # Jupyter kernels started at once by two workers can pick one port
 def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_params, tmp_path):
     workdir = tmp_path / "jobs"
     roles = [RoleProcess("coordinator", sink_params, workdir)]

@@ -17,6 +17,10 @@ from hudi_kafka_nb.reading import coordinate_check, coordinates
 from hudi_kafka_nb.runtime import EmbeddedBroker, RoleProcess, run_job
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
 
+# one worker for the module (its secured broker is started once) and for every suite that starts Jupyter kernels: kernels
+# started at once by two workers can pick one port
+pytestmark = pytest.mark.xdist_group("papermill")
+
 
 @pytest.fixture(scope="module")
 def secured_broker(tmp_path_factory):
