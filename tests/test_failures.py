@@ -233,6 +233,8 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
 
 @pytest.mark.slow
 def test_chaos_fifteen_random_kills(tmp_path, broker):
+    """About two minutes: fifteen kills 2 to 5 s apart, each role restarted 0.5 to 3 s later, then the drain. The test is
+    the sequence: roles coming back into a protocol that other failures have left mid-way, which a shorter run cannot show."""
     from hudi_kafka_nb.chaos import run_chaos
     report = run_chaos(tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2)
     assert report["ok"], report

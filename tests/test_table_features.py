@@ -52,6 +52,8 @@ def run_keyed(stack, batches=4, per_batch=3_000):
 
 
 def test_merge_on_read_compacts_and_every_reader_agrees(tmp_path, broker, spark):
+    """About a minute: five batches, each waited for, so that keys update across commits and a compaction (every second
+    delta commit) runs between them; then two readers read the merged snapshot."""
     # partitioned by the minute of the event time; an update moves its order to the partition of its latest event
     # (Hudi's global index), so each order has one row across all partitions
     stack = keyed_stack(tmp_path, broker, partition_field="event_minute", partition_time_field="event_time",
@@ -109,6 +111,7 @@ def test_new_fields_in_the_events_widen_the_table_and_a_wrong_type_is_dead_lette
 
 @pytest.mark.slow
 def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, broker):
+    """About a minute: eight kills 2 to 5 s apart and the drain, with upserts (see test_chaos_fifteen_random_kills)."""
     # copy-on-write here (merge-on-read is the other tests'): events of one order arrive through different partitions
     # (keyed by customer), out of event-time order, repeated within one instant and across instants, while roles and the
     # broker are killed; the table holds each order's latest event, and the staged files are gone
@@ -120,6 +123,8 @@ def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, br
 
 @pytest.mark.slow
 def test_table_services_job_beside_an_appending_sink_clusters_cleans_and_archives(tmp_path, broker):
+    """About a minute: eight commits, each waited for, are what it takes for retention this tight to leave the job files
+    to cluster and clean and instants to archive."""
     # retention small enough that a couple of minutes show cleaning and archival at work
     retention = {"hoodie.clean.commits.retained": "2", "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "6",
                  "hoodie.clustering.plan.strategy.small.file.limit": "10485760"}
@@ -156,6 +161,7 @@ def test_table_services_job_beside_an_appending_sink_clusters_cleans_and_archive
 @pytest.mark.slow
 @pytest.mark.parametrize("point", ["after_decision", "after_end_commit"])
 def test_coordinator_crash_beside_table_services_resumes_exactly_once(tmp_path, broker, point):
+    """Up to a minute: three coordinator starts, and (after_decision) the quarter minute a stale Hudi lock has to live."""
     # the coordinator dies after deciding a commit (rolled forward by its successor, whose client must adopt the instant
     # under Hudi's lazy policy, while the table-services job's cleaner must leave it alone), or before deciding it
     stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, table_services=True,
@@ -185,6 +191,8 @@ def test_coordinator_crash_beside_table_services_resumes_exactly_once(tmp_path, 
 
 @pytest.mark.slow
 def test_table_services_job_beside_an_upserting_sink_compacts_cleans_and_archives(tmp_path, broker):
+    """About a minute: ten delta commits, each waited for, give the job scheduled compactions to run, file versions to
+    clean and instants to archive."""
     # retention as tight as above: cleans run right after the compactions the coordinator schedules every 2 delta commits
     retention = {"hoodie.compact.inline.max.delta.commits": "2", "hoodie.clean.commits.retained": "2",
                  "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "6"}
@@ -212,7 +220,8 @@ def test_table_services_job_beside_an_upserting_sink_compacts_cleans_and_archive
 def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_path, spark):
     """The race behind fencing.keyed_write_in_flight, replayed step by step on Hudi's clients in one process: a compaction
     requested before three of the sink's commits completes after them, and the job's clean then deletes the file
-    versions that a write by key with an older timeline needs. Under the coordinator's mark the clean waits."""
+    versions that a write by key with an older timeline needs. Under the coordinator's mark the clean waits.
+    About a minute: two runs of commits until a compaction is requested, three commits past it, and a round of services."""
     import random
     from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
     from hudi_kafka_nb.demo import sample_orders
