@@ -123,7 +123,9 @@ def spark_java_options(archive: Path | None = None) -> str:
     archive = archive or class_data_archive()
     # -Xlog:cds=off: a JVM that cannot use the archive (another JDK or classpath) says so on every start; it is harmless
     shared = [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"] if archive.exists() else []
-    return " ".join(shared + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split())
+    # Hudi sizes records with JOL, which tries three times to attach HotSpot's serviceability agent (each a process of
+    # its own: 0.6 s of every first write here), fails on a stock JDK, and estimates without it: skip to the estimate
+    return " ".join(["-Djol.skipHotspotSAAttach=true"] + shared + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split())
 
 def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None, extra_jars: list[str] = ()):
     "The process's SparkSession, with Hudi's bundle (and `extra_jars`), Kryo and Hudi's SQL extensions."
