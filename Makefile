@@ -5,25 +5,35 @@
 VENV    := .venv
 PYTHON  := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
-JARS    := .jars/hudi/.resolved .jars/kafka/.resolved
+JARS    := .jars/hudi/.resolved .jars/kafka/.resolved .jars/hadoop-aws/.resolved
+# The S3 server the object-store tests and demo run (MinIO, from its Go module: the proxy serves it as pseudo-versions).
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+MINIO   := .tools/minio/$(MINIO_VERSION)/minio
 BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup tools demo demo-upsert test test-notebooks test-pytest test-examples readme benchmark benchmark-ingest chaos clean
 
-setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA) $(SPARK_CDS)
+setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA) $(SPARK_CDS) $(MINIO)
 
 tools:
 	@command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { echo "installing Java 17 and Maven from Debian's packages"; \
 	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	  openjdk-17-jre-headless maven; }
+	@command -v go >/dev/null 2>&1 || { echo "installing Go from Debian's packages (it fetches the toolchain MinIO's module asks for)"; \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go; }
 
 # Each folder of .jars/ is what Maven resolves from one pom; it is resolved again only when the pom changes.
 .jars/%/.resolved: maven/%/pom.xml | tools
 	rm -rf .jars/$*
 	mvn -B -q -f $< dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.jars/$*
 	touch $@
+
+# MinIO, built from its pinned Go module (about 3 minutes on 2 cores the first time; Go's caches make later builds quick).
+# hudi_kafka_nb/runtime.py names the same version (MINIO_VERSION) and looks for the binary in its folder.
+$(MINIO): | tools
+	GOBIN=$(CURDIR)/$(dir $(MINIO)) GOTOOLCHAIN=auto GOFLAGS=-trimpath go install github.com/minio/minio@$(MINIO_VERSION)
 
 # The schema the Databricks CLI validates bundles against, from its pinned Go module (tests validate databricks.yml offline).
 $(BUNDLE_SCHEMA): tools/bundle_schema.py
@@ -89,4 +99,4 @@ chaos: setup
 	$(PYTHON) scripts/chaos.py --kills 100
 
 clean:
-	rm -rf runs _docs _proc .jars
+	rm -rf runs _docs _proc .jars .tools

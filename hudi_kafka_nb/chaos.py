@@ -10,7 +10,9 @@ from .config import DEMO_VALUE_SCHEMA
 import msgspec
 from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, send_events
 from .reading import commit_log, committed_offsets, coordinates, has_committed
-from .runtime import EmbeddedBroker, RoleProcess, create_topic
+from .runtime import EmbeddedBroker, EmbeddedS3, RoleProcess, create_topic
+from .config import resolve_secret
+from .storage import open_table_storage, table_storage
 
 # %% auto #0
 __all__ = ['log', 'ROLES', 'LocalStack', 'protocol_log_tail', 'pending_instants', 'orphan_files', 'verify_table', 'verify_keyed',
@@ -22,19 +24,25 @@ log = logging.getLogger(__name__)
 class LocalStack:
     "Broker, coordinator and participants as processes, with a producer, for failure tests."
     def __init__(self, workdir: str | Path, participants: int = 2, partitions: int = 8, broker: EmbeddedBroker | None = None,
-                 orders: int = 0, table_services: bool = False, **settings):
+                 orders: int = 0, table_services: bool = False, s3: EmbeddedS3 | None = None, **settings):
         """`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by `settings`).
-        `table_services`: a table-services job runs beside the sink (every role then runs with `table_services="separate"`)."""
+        `table_services`: a table-services job runs beside the sink (every role then runs with `table_services="separate"`).
+        `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in the stack's folder."""
         self.workdir = Path(workdir); self.workdir.mkdir(parents=True, exist_ok=True)
         self.orders, self.produced = orders, 0
         self.broker, self.own_broker = broker or EmbeddedBroker(self.workdir / "broker"), broker is None
         suffix = uuid.uuid4().hex[:8]
-        self.topic, self.partitions, self.table_path = f"orders-{suffix}", partitions, self.workdir / "table"
+        self.s3 = s3
+        self.table_path = s3.url(f"{self.workdir.name}-{suffix}") if s3 else self.workdir / "table"
+        self.topic, self.partitions = f"orders-{suffix}", partitions
         self.params = {"topics": self.topic, "control_topic": f"control-{suffix}", "dead_letter_topic": f"dead-{suffix}",
                        "table_path": str(self.table_path), "table_name": "orders", "partition_field": "region",
                        "value_schema": DEMO_VALUE_SCHEMA, "commit_interval_s": 1.0, "write_timeout_s": 20.0,
                        "heartbeat_interval_s": 0.5, "participant_timeout_s": 3.0, "min_participants": 1,
-                       **(UPSERT_SETTINGS if orders else {}), **({"table_services": "separate"} if table_services else {}), **settings}
+                       **(UPSERT_SETTINGS if orders else {}), **({"table_services": "separate"} if table_services else {}),
+                       **({"storage_options": s3.storage_options} if s3 else {}), **settings}
+        # this process reads the table too (the verdicts), with the roles' settings
+        open_table_storage(self.table_path, {k: resolve_secret(k, v, "storage_options") for k, v in self.params.get("storage_options", {}).items()})
         self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)] + (["table-services"] if table_services else [])
         self.roles: dict[str, RoleProcess] = {}
         self.ends: dict[tuple[str, int], int] = {}
@@ -140,23 +148,23 @@ def stop(self: LocalStack):
 # %% ../nbs/12_chaos.ipynb #16a0771c
 def pending_instants(table_path: str | Path) -> set[str]:
     "Instant times requested or inflight on the table's timeline (v2 layout: `.hoodie/timeline/`)."
-    folder = Path(table_path) / ".hoodie" / "timeline"
-    return {p.name.split(".")[0] for p in folder.glob("*") if p.name.endswith((".inflight", ".requested")) and "_" not in p.name}
+    names = table_storage(table_path).names(".hoodie/timeline")
+    return {n.split(".")[0] for n in names if n.endswith((".inflight", ".requested")) and "_" not in n}
 
 def orphan_files(table_path: str | Path) -> list[str]:
     "Data files (base and log) that no completed commit wrote and the latest snapshot does not list, outside pending instants."
     from hudi_kafka_nb.hudi import completed_commits, instant_of_file, write_stats
     from hudi_kafka_nb.reading import hudi_table
-    root = Path(table_path)
-    on_disk = [p for p in root.rglob("*") if p.relative_to(root).parts[0] != ".hoodie" and instant_of_file(p.name) and not p.name.endswith(".crc")]
+    storage = table_storage(table_path)
+    name = lambda key: key.rsplit("/", 1)[-1]
+    on_disk = [k for k in storage.list("") if not k.startswith(".hoodie/") and instant_of_file(name(k)) and not k.endswith(".crc")]
     # an upsert or a compaction leaves the file versions it replaced until cleaning removes them: written by a commit, not orphans
     written = {s["path"] for commit in completed_commits(table_path) for s in write_stats(commit["metadata"])}
     listed = written | {s.base_file_relative_path() for s in hudi_table(table_path).get_file_slices()}
     # archival moved older commits off the active timeline: as for Hudi, an instant before its start was completed
-    timeline = [p.name.split("_")[0].split(".")[0] for p in (root / ".hoodie" / "timeline").glob("[0-9]*")]
-    start = min(timeline, default="")
-    return [str(p.relative_to(root)) for p in on_disk if str(p.relative_to(root)) not in listed
-            and instant_of_file(p.name) not in pending_instants(table_path) and instant_of_file(p.name) >= start]
+    timeline = [n.split("_")[0].split(".")[0] for n in storage.names(".hoodie/timeline") if n[:1].isdigit()]
+    start, pending = min(timeline, default=""), pending_instants(table_path)
+    return [k for k in on_disk if k not in listed and instant_of_file(name(k)) not in pending and instant_of_file(name(k)) >= start]
 
 def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_lettered: set = frozenset()) -> dict:
     "Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1) less what was dead-lettered."

@@ -9,8 +9,9 @@ import msgspec
 
 # %% auto #0
 __all__ = ['DEMO_VALUE_SCHEMA', 'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES',
-           'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'SinkConfig', 'ConfigError', 'unknown_setting_error',
-           'is_secret_key', 'resolve_secret', 'redacted', 'load_config', 'client_settings', 'consumer_settings']
+           'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN', 'SinkConfig', 'ConfigError',
+           'unknown_setting_error', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config', 'client_settings',
+           'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
 DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
@@ -20,7 +21,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     "Every setting of one Kafka → Hudi sink, shared by the coordinator and all participants."
     bootstrap_servers: str                      # Kafka brokers, host:port[,host:port]
     topics: list[str]                           # data topics to ingest
-    table_path: str                             # folder of the Hudi table (created if absent)
+    table_path: str                             # folder or object-store URL of the Hudi table (created if absent)
+    storage_options: dict[str, str] = msgspec.field(default_factory=dict)  # for a table on an object store: object_store's names (see 00a_storage)
     table_name: str                             # hoodie.table.name
     value_schema: dict[str, str]                # record fields and their Arrow types, e.g. {"order_id": "string"}
     schema_evolution: str = "add_fields"        # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
@@ -112,42 +114,46 @@ def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
 SECRET_KEY_PATTERN = re.compile(r"password|secret|\.key\.pem$|^ssl_key$|oauthbearer\.config$|jaas")
 SECRET_REFERENCE = re.compile(r"\$\{(env|file|secrets):([^}]+)\}")
 
-def is_secret_key(key: str) -> bool:
-    "Whether a librdkafka setting holds a secret (its value must be a reference and is never shown)."
-    return bool(SECRET_KEY_PATTERN.search(key))
+# storage_options (object_store's names): aws_secret_access_key, aws_session_token, azure_storage_account_key,
+# azure_storage_sas_key, azure_client_secret, google_service_account_key, …
+STORAGE_SECRET_KEY_PATTERN = re.compile(r"secret|token|_key$|sas|password")
 
-def resolve_secret(key: str, value: str) -> str:
+def is_secret_key(key: str, setting: str = "kafka") -> bool:
+    "Whether a librdkafka setting (or a storage option) holds a secret (its value must be a reference and is never shown)."
+    return bool((STORAGE_SECRET_KEY_PATTERN if setting == "storage_options" else SECRET_KEY_PATTERN).search(key.lower()))
+
+def resolve_secret(key: str, value: str, setting: str = "kafka") -> str:
     "The value a `${env:…}`, `${file:…}` or `${secrets:scope/key}` reference stands for; other values as they are."
     match = SECRET_REFERENCE.fullmatch(value)
     if not match: return value
     provider, where = match.groups()
-    if provider == "secrets": return _databricks_secret(key, where)
+    if provider == "secrets": return _databricks_secret(key, where, setting)
     if provider == "env":
-        if where not in os.environ: raise ConfigError(f"setting 'kafka': {key!r} refers to ${{env:{where}}}, which is not set in this process")
+        if where not in os.environ: raise ConfigError(f"setting {setting!r}: {key!r} refers to ${{env:{where}}}, which is not set in this process")
         return os.environ[where]
     path, _, prop = where.rpartition(":") if ":" in where else (where, "", "")
     try: text = open(path).read()
-    except OSError as e: raise ConfigError(f"setting 'kafka': {key!r} refers to ${{file:{where}}}, which cannot be read ({e.strerror})") from None
+    except OSError as e: raise ConfigError(f"setting {setting!r}: {key!r} refers to ${{file:{where}}}, which cannot be read ({e.strerror})") from None
     if not prop: return text.rstrip("\n")
     for line in text.splitlines():
         name, sep, found = line.partition("=")
         if sep and name.strip() == prop: return found.strip()
-    raise ConfigError(f"setting 'kafka': {key!r} refers to ${{file:{where}}}, but {path} has no key {prop!r}")
+    raise ConfigError(f"setting {setting!r}: {key!r} refers to ${{file:{where}}}, but {path} has no key {prop!r}")
 
-def _databricks_secret(key: str, where: str) -> str:
+def _databricks_secret(key: str, where: str, setting: str = "kafka") -> str:
     scope, _, name = where.partition("/")
-    if not scope or not name: raise ConfigError(f"setting 'kafka': {key!r} refers to ${{secrets:{where}}}; write ${{secrets:scope/key}}")
+    if not scope or not name: raise ConfigError(f"setting {setting!r}: {key!r} refers to ${{secrets:{where}}}; write ${{secrets:scope/key}}")
     try: from databricks.sdk.runtime import dbutils
     except ImportError:
-        raise ConfigError(f"setting 'kafka': {key!r} refers to the Databricks secret ${{secrets:{where}}}, but this process does "
+        raise ConfigError(f"setting {setting!r}: {key!r} refers to the Databricks secret ${{secrets:{where}}}, but this process does "
                           f"not run on Databricks; use ${{env:…}} or ${{file:…}} here") from None
     try: return dbutils.secrets.get(scope=scope, key=name)
     except Exception as e:
-        raise ConfigError(f"setting 'kafka': {key!r} refers to ${{secrets:{where}}}, which Databricks cannot read: {type(e).__name__}") from None
+        raise ConfigError(f"setting {setting!r}: {key!r} refers to ${{secrets:{where}}}, which Databricks cannot read: {type(e).__name__}") from None
 
-def redacted(settings: dict[str, str]) -> dict[str, str]:
+def redacted(settings: dict[str, str], setting: str = "kafka") -> dict[str, str]:
     "`settings` fit to print: every secret's value hidden."
-    return {k: "[redacted]" if is_secret_key(k) else v for k, v in settings.items()}
+    return {k: "[redacted]" if is_secret_key(k, setting) else v for k, v in settings.items()}
 
 # %% ../nbs/00_config.ipynb #3a21a2d9
 def _option_text(value) -> str:
@@ -157,12 +163,12 @@ def _option_text(value) -> str:
 def _coerce_text(key: str, value):
     "Turn a string parameter into the list or mapping the setting expects; option values into their text form."
     if isinstance(value, str) and key == "topics": return [t.strip() for t in value.split(",") if t.strip()]
-    if isinstance(value, str) and key in ("value_schema", "kafka", "hudi_options"):
+    if isinstance(value, str) and key in ("value_schema", "kafka", "hudi_options", "storage_options"):
         try: value = json.loads(value) if value.strip() else {}
         except json.JSONDecodeError as e:
             # never echo the text: a kafka setting may hold a password, and this message lands in logs and notebooks
             raise ConfigError(f"setting {key!r} must be a JSON object; the {len(value)} characters given are not one ({e})") from None
-    if key in ("kafka", "hudi_options") and isinstance(value, dict): return {k: _option_text(v) for k, v in value.items()}
+    if key in ("kafka", "hudi_options", "storage_options") and isinstance(value, dict): return {k: _option_text(v) for k, v in value.items()}
     return value
 
 # %% ../nbs/00_config.ipynb #4d5d65e4
@@ -217,6 +223,17 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         need(not is_secret_key(key) or SECRET_REFERENCE.fullmatch(value), "kafka",
              f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
              f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}} (see `resolve_secret`)")
+    for key, value in config.storage_options.items():
+        need(not is_secret_key(key, "storage_options") or SECRET_REFERENCE.fullmatch(value), "storage_options",
+             f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
+             f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}}")
+    need(not (config.multi_writer and "://" in config.table_path) or "hoodie.write.lock.provider" in config.hudi_options, "table_services",
+         f"is 'separate' with table_path={config.table_path!r} on an object store, where the lock both writers need cannot be the "
+         "default one: Hudi's file-system lock creates its lock file with a check-then-write there, so two writers can both hold it. "
+         "Use table_services='inline' (the coordinator runs the services in its commits, one writer, no lock), or give a lock provider "
+         "that works on your store in hudi_options (hoodie.write.lock.provider, e.g. Hudi's ZooKeeper or DynamoDB lock)")
+    need(not config.storage_options or "://" in config.table_path, "storage_options",
+         f"is given but table_path={config.table_path!r} is a local folder; storage_options are for a table on an object store (s3a://…, abfss://…, gs://…)")
     for key in config.hudi_options:
         need(key.startswith("hoodie."), "hudi_options", f"holds {key!r}, which is not a Hudi setting (hoodie.*)")
         need(key not in PROTOCOL_OWNED_KEYS, "hudi_options", f"sets {key!r}, which the sink itself must control; remove it")

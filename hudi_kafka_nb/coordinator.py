@@ -13,12 +13,13 @@ from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, Checkpoint, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     PartitionStart, StartCommit, WriteStatus, transition_line)
 from .fencing import CommitConflict, Fenced, WriteFailed
+from .storage import aux_key, storage_of, table_storage
 from .records import widen_value_schema
 
 # %% auto #0
-__all__ = ['log', 'CRASH_POINTS', 'WRITE_FAILURES_BEFORE_STOP', 'assign_partitions', 'start_offsets', 'check_statuses',
-           'crash_point', 'ParticipantHealth', 'CoordinatorState', 'Transaction', 'table_value_schema', 'Coordinator',
-           'status_file', 'status_writer', 'open_coordinator']
+__all__ = ['log', 'CRASH_POINTS', 'WRITE_FAILURES_BEFORE_STOP', 'STATUS_KEY', 'assign_partitions', 'start_offsets',
+           'check_statuses', 'crash_point', 'ParticipantHealth', 'CoordinatorState', 'Transaction',
+           'table_value_schema', 'Coordinator', 'status_writer', 'open_coordinator']
 
 # %% ../nbs/08_coordinator.ipynb #5a96611f
 log = logging.getLogger(__name__)
@@ -374,17 +375,11 @@ def close(self: Coordinator):
     if hasattr(self.table, "close"): self.table.close()
 
 # %% ../nbs/08_coordinator.ipynb #bbb3e235
-def status_file(table_path) -> "Path":
-    "Where the coordinator publishes its status: `.hoodie/.aux/hudi_kafka_nb/coordinator-status.json`."
-    from hudi_kafka_nb.fencing import aux_dir
-    return aux_dir(table_path) / "coordinator-status.json"
+STATUS_KEY = aux_key("coordinator-status.json")       # beside the table, wherever it lives (see reading.coordinator_status)
 
-def status_writer(path: "Path"):
-    "A function that replaces the JSON file at `path` with a status, atomically (readers never see half a file)."
-    def publish(status: dict):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(msgspec.json.encode(status)); os.replace(tmp, path)
+def status_writer(table_path: str, key: str):
+    "A function that replaces the table's status file `key` with a status, atomically (readers never see half a file)."
+    def publish(status: dict): table_storage(table_path).put(key, msgspec.json.encode(status))
     return publish
 
 def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spark=None) -> Coordinator:
@@ -393,8 +388,9 @@ def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spar
     from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, check_table_folder, spark_session
     from hudi_kafka_nb.fencing import FencedTable
     coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
-    check_table_folder(config)                        # a file, a read-only folder, another table: refused before Spark starts
+    storage_of(config)                                # the table's store, with its settings, for every module of this process
+    check_table_folder(config)                        # a file, a read-only folder, another table, a store without fences: refused before Spark starts
     broker = BrokerView(config, preflight(config, "coordinator"))   # credentials, topics, rights: refused before anything starts
-    table = FencedTable(config.table_path, HudiCommitter(HudiJava(spark or spark_session(coordinator_id), config)))
+    table = FencedTable(config.table_path, HudiCommitter(HudiJava(spark or spark_session(coordinator_id, table_path=config.table_path), config)))
     return Coordinator(config, ControlChannel(config, coordinator_id), table, broker, coordinator_id=coordinator_id,
-                       publish_status=status_writer(status_file(config.table_path)))
+                       publish_status=status_writer(config.table_path, STATUS_KEY))

@@ -4,15 +4,16 @@
 
 # %% ../nbs/03_fencing.ipynb #8edc97c7
 from __future__ import annotations
-import base64, contextlib, logging, os, shutil, time
+import base64, contextlib, logging
 from typing import Callable, Iterable
 from pathlib import Path
 import msgspec
+from .storage import aux_key, table_storage
 
 # %% auto #0
-__all__ = ['log', 'GENESIS', 'Fenced', 'CommitConflict', 'WriteFailed', 'aux_dir', 'create_exclusively', 'latest_epoch',
-           'claim_epoch', 'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable',
-           'decision_in_flight', 'writing_dir', 'writing_by_key', 'keyed_write_in_flight']
+__all__ = ['log', 'GENESIS', 'Fenced', 'CommitConflict', 'WriteFailed', 'create_exclusively', 'latest_epoch', 'claim_epoch',
+           'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable', 'decision_in_flight',
+           'writing_by_key', 'keyed_write_in_flight']
 
 # %% ../nbs/03_fencing.ipynb #673c2428
 log = logging.getLogger(__name__)
@@ -27,28 +28,14 @@ class CommitConflict(RuntimeError):
 class WriteFailed(RuntimeError):
     "Hudi could not write the staged records into the instant (the message is Hudi's root cause)."
 
-def aux_dir(table_path: str | Path) -> Path:
-    "Our bookkeeping folder inside the table (Hudi leaves `.hoodie/.aux` to its users)."
-    return Path(table_path) / ".hoodie" / ".aux" / "hudi_kafka_nb"
-
-def create_exclusively(path: Path, data: bytes) -> bool:
-    "Create `path` holding `data`, atomically and durably; False if it already exists."
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data); f.flush(); os.fsync(f.fileno())
-    try: os.link(tmp, path)
-    except FileExistsError: return False
-    finally: tmp.unlink(missing_ok=True)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try: os.fsync(fd)
-    finally: os.close(fd)
-    return True
+def create_exclusively(table_path: str | Path, key: str, data: bytes) -> bool:
+    "Create the sink's file `key` of the table holding `data`, atomically and durably; False if it already exists."
+    return table_storage(table_path).create(key, data)
 
 # %% ../nbs/03_fencing.ipynb #0a757e07
 def _epochs(table_path) -> list[int]:
-    folder = aux_dir(table_path) / "epochs"
-    return [int(p.name) for p in folder.iterdir() if p.name.isdigit()] if folder.exists() else []
+    names = (key.rsplit("/", 1)[-1] for key in table_storage(table_path).list(aux_key("epochs")))
+    return [int(name) for name in names if name.isdigit()]
 
 def latest_epoch(table_path: str | Path) -> int:
     "The greatest epoch any coordinator of this table has claimed (0 before the first)."
@@ -57,7 +44,7 @@ def latest_epoch(table_path: str | Path) -> int:
 def claim_epoch(table_path: str | Path, coordinator_id: str, floor: int = 0) -> int:
     "A new epoch, greater than every earlier one and than `floor`, claimed exclusively for `coordinator_id`."
     epoch = max(latest_epoch(table_path), floor) + 1
-    while not create_exclusively(aux_dir(table_path) / "epochs" / str(epoch), coordinator_id.encode()): epoch += 1
+    while not create_exclusively(table_path, aux_key("epochs", str(epoch)), coordinator_id.encode()): epoch += 1
     return epoch
 
 def check_epoch(table_path: str | Path, epoch: int):
@@ -83,33 +70,33 @@ class Slot(msgspec.Struct):
     owner_epoch: int
     decided: Decision | None = None
 
-def _read(path: Path) -> Decision | None:
-    return msgspec.json.decode(path.read_bytes(), type=Decision) if path.exists() else None
+def _read(table_path, slot_name: str) -> Decision | None:
+    data = table_storage(table_path).get(aux_key("chain", slot_name))
+    return msgspec.json.decode(data, type=Decision) if data is not None else None
 
 def walk(table_path: str | Path, latest_commit: str | None, committed_by_epoch: int) -> Slot:
     "The slot after `latest_commit` (committed by `committed_by_epoch`), following takeovers."
-    chain = aux_dir(table_path) / "chain"
     base = latest_commit or GENESIS
     name, owner = base, committed_by_epoch
-    while (decision := _read(chain / name)) is not None:
+    while (decision := _read(table_path, name)) is not None:
         if decision.kind == "commit": return Slot(name, owner, decision)
         name, owner = f"{base}~{decision.epoch}", decision.epoch
     return Slot(name, owner)
 
 def claim_slot(table_path: str | Path, slot: Slot, decision: Decision) -> bool:
     "Fill the open `slot` with `decision`; False if another coordinator filled it first."
-    return create_exclusively(aux_dir(table_path) / "chain" / slot.name, msgspec.json.encode(decision))
+    return create_exclusively(table_path, aux_key("chain", slot.name), msgspec.json.encode(decision))
 
 # %% ../nbs/03_fencing.ipynb #319608ab
 def prune(table_path: str | Path, keep_after: str, keep_epochs: int = 16) -> int:
     "Delete chain slots of commits older than `keep_after` and all but the newest epoch files; how many were deleted."
-    deleted = 0
-    chain = aux_dir(table_path) / "chain"
-    for path in chain.glob("*") if chain.exists() else []:
-        base = path.name.split("~")[0]
-        if not path.name.startswith(".") and base != GENESIS and base < keep_after: path.unlink(missing_ok=True); deleted += 1
+    deleted, storage = 0, table_storage(table_path)
+    for key in storage.list(aux_key("chain")):
+        name = key.rsplit("/", 1)[-1]
+        base = name.split("~")[0]
+        if not name.startswith(".") and base != GENESIS and base < keep_after: storage.delete(key); deleted += 1
     for epoch in sorted(_epochs(table_path))[:-keep_epochs]:
-        (aux_dir(table_path) / "epochs" / str(epoch)).unlink(missing_ok=True); deleted += 1
+        storage.delete(aux_key("epochs", str(epoch))); deleted += 1
     return deleted
 
 # %% ../nbs/03_fencing.ipynb #622a699b
@@ -117,7 +104,7 @@ class FencedTable:
     "The coordinator's table: Hudi's write client behind epochs and the one-successor chain."
     def __init__(self, table_path: str | Path, committer, read_commits=None):
         from hudi_kafka_nb.hudi import completed_commits
-        self.path, self.committer = Path(table_path), committer
+        self.path, self.committer = str(table_path), committer     # a folder or an object store's URL
         self.read_commits = read_commits or completed_commits
         self.epoch = 0
 
@@ -157,7 +144,7 @@ class FencedTable:
         # what older epochs left pending will never commit (the chain is closed to them): roll it back now, as Hudi's eager
         # policy would at the next start, and as its lazy policy (with a table-services job) would only once a heartbeat expires
         for instant in self.committer.pending_instants(): self.committer.rollback(instant)
-        shutil.rmtree(writing_dir(self.path), ignore_errors=True)     # marks of writes by key that died with their coordinator
+        table_storage(self.path).delete_all(aux_key("writing"))     # marks of writes by key that died with their coordinator
         return self.epoch
 
     def _roll_forward(self, decision: Decision):
@@ -223,20 +210,17 @@ def decision_in_flight(table_path: str | Path, read_commits=None) -> str | None:
     return slot.decided.instant if slot.decided is not None else None
 
 # %% ../nbs/03_fencing.ipynb #f1e2d005
-def writing_dir(table_path: str | Path) -> Path: return aux_dir(table_path) / "writing"
-
 @contextlib.contextmanager
 def writing_by_key(table_path: str | Path, instant: str):
     "Mark, while the block runs, that this coordinator is writing `instant` by key (reading the table's latest file versions)."
-    mark = writing_dir(table_path) / instant
-    mark.parent.mkdir(parents=True, exist_ok=True); mark.touch()
+    storage, mark = table_storage(table_path), aux_key("writing", instant)
+    storage.put(mark, b"")
     try: yield
-    finally: mark.unlink(missing_ok=True)
+    finally: storage.delete(mark)
 
 def keyed_write_in_flight(table_path: str | Path, pending_writes: Callable[[], Iterable[str]]) -> str | None:
     "The instant a coordinator is writing by key now, if any: a mark whose instant `pending_writes` still names."
-    folder = writing_dir(table_path)
-    marked = sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) if folder.exists() else []
+    marked = [name for name in table_storage(table_path).names(aux_key("writing")) if not name.startswith(".")]
     if not marked: return None
     pending = set(pending_writes())
     return next((instant for instant in marked if instant in pending), None)

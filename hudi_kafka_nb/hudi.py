@@ -4,22 +4,22 @@
 
 # %% ../nbs/02_hudi.ipynb #f5f8a204
 from __future__ import annotations
-import glob, logging, os, re, shutil, sys, time, uuid
+import glob, logging, os, re, sys, time, uuid
 from pathlib import Path
 import msgspec
 import pyarrow as pa
 from .config import ConfigError, SinkConfig
-from .fencing import aux_dir
+from .storage import aux_key, check_conditional_writes, hadoop_options, is_object_store, scheme_of, table_storage
 
 # %% auto #0
 __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'record_key_fields', 'key_generator_class',
            'table_options', 'multi_writer_options', 'coordinator_options', 'table_services_options',
-           'participant_options', 'bundle_jars', 'on_databricks', 'class_data_archive', 'spark_java_options',
-           'spark_session', 'hudi_version', 'HudiJava', 'TableError', 'table_properties', 'check_table',
-           'create_or_open_table', 'check_table_folder', 'pending_writes', 'HudiCommitter', 'HudiTableServices',
-           'error_summary', 'WrittenFiles', 'staging_dir', 'stage_rows', 'HudiWriter', 'instant_of_file',
-           'delete_instant_files', 'completion_times', 'completed_commits', 'latest_checkpoint_of',
-           'latest_schema_fields', 'write_stats']
+           'participant_options', 'bundle_jars', 'on_databricks', 'object_store_jars', 'class_data_archive',
+           'spark_java_options', 'spark_session', 'hudi_version', 'HudiJava', 'TableError', 'table_properties',
+           'check_table', 'create_or_open_table', 'check_table_folder', 'pending_writes', 'HudiCommitter',
+           'HudiTableServices', 'error_summary', 'WrittenFiles', 'staging_key', 'stage_rows', 'HudiWriter',
+           'instant_of_file', 'delete_instant_files', 'completion_times', 'rust_table', 'completed_commits',
+           'latest_checkpoint_of', 'latest_schema_fields', 'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -114,6 +114,16 @@ def bundle_jars() -> list[str]:
 
 def on_databricks() -> bool: return bool(os.environ.get("DATABRICKS_RUNTIME_VERSION"))
 
+def object_store_jars(table_path: str) -> list[str]:
+    "The jars a local Spark (or standalone cluster) needs to write the table at `table_path`: Hadoop's S3A for s3:// and s3a://."
+    if scheme_of(table_path) not in ("s3", "s3a") or on_databricks(): return []
+    folder = os.environ.get("HUDI_KAFKA_NB_S3A_JARS") or str(Path(__file__).resolve().parent.parent / ".jars" / "hadoop-aws")
+    jars = sorted(glob.glob(os.path.join(folder, "*.jar")))
+    if not jars:
+        raise FileNotFoundError(f"table_path={table_path} is on S3, and Spark needs Hadoop's S3A jars for it, but {folder} holds none: "
+                                "run `make setup` (Maven resolves maven/hadoop-aws/pom.xml), or set HUDI_KAFKA_NB_S3A_JARS")
+    return jars
+
 def class_data_archive() -> Path:
     "Where `make setup` writes the class-data-sharing archive of a local Spark with Hudi's bundle."
     return Path(__file__).resolve().parent.parent / ".jars" / "spark-cds" / "spark.jsa"
@@ -127,14 +137,19 @@ def spark_java_options(archive: Path | None = None) -> str:
     # its own: 0.6 s of every first write here), fails on a stock JDK, and estimates without it: skip to the estimate
     return " ".join(["-Djol.skipHotspotSAAttach=true"] + shared + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split())
 
-def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None, extra_jars: list[str] = ()):
-    "The process's SparkSession, with Hudi's bundle (and `extra_jars`), Kryo and Hudi's SQL extensions."
+def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None, extra_jars: list[str] = (),
+                  table_path: str = ""):
+    """The process's SparkSession, with Hudi's bundle (and `extra_jars`), Kryo and Hudi's SQL extensions; with what it
+    needs to reach the table at `table_path` if that is on an object store (S3A's jars, and the settings of the
+    table's store: see `storage.hadoop_options`)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
     builder = SparkSession.builder.appName(app_name)
+    if table_path:
+        for key, value in hadoop_options(table_path, table_storage(table_path).options).items(): builder = builder.config(f"spark.hadoop.{key}", value)
     if not on_databricks():
         builder = (builder.master(master or os.environ.get("HUDI_KAFKA_NB_SPARK_MASTER", "local[2]"))
-                   .config("spark.jars", ",".join(bundle_jars() + list(extra_jars)))
+                   .config("spark.jars", ",".join(bundle_jars() + object_store_jars(table_path) + list(extra_jars)))
                    .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
                    .config("spark.driver.extraJavaOptions", spark_java_options())
                    .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
@@ -162,6 +177,9 @@ class HudiJava:
         self.jvm, self.jsc = spark._jvm, spark.sparkContext._jsc
         self.H = self.jvm.org.apache.hudi
         self.version = hudi_version(spark)
+        # the table's store settings, also on a session that existed before (Databricks, a notebook's own Spark)
+        hadoop = self.jsc.hadoopConfiguration()
+        for key, value in hadoop_options(config.table_path, table_storage(config.table_path).options).items(): hadoop.set(key, value)
         self.storage_conf = self.H.hadoop.fs.HadoopFSUtils.getStorageConf(self.jsc.hadoopConfiguration())
         self._derive(config)
 
@@ -215,10 +233,10 @@ _MUST_MATCH = {"hoodie.table.type": lambda c: c.table_type, "hoodie.table.name":
                "hoodie.table.recordkey.fields": lambda c: ",".join(record_key_fields(c)),
                "hoodie.table.partition.fields": lambda c: c.partition_field}
 
-def _read_properties(path: Path) -> dict[str, str] | None:
-    try: text = path.read_text()
-    except FileNotFoundError: return None
-    props = {}
+def _read_properties(table_path, key: str) -> dict[str, str] | None:
+    data = table_storage(table_path).get(key)
+    if data is None: return None
+    text, props = data.decode(), {}
     for line in text.splitlines():
         if line and not line.startswith("#") and "=" in line:
             key, _, value = line.partition("="); props[key.strip()] = value.strip().replace("\\:", ":").replace("\\=", "=")
@@ -233,10 +251,10 @@ def table_properties(table_path: str | Path, settle_s: float = 2.0) -> dict[str,
     rewriting it and deleting the copy (its readers use the copy meanwhile). Read while Hudi writes, the file lacks
     keys: a table-services job started beside a coordinator creating the table saw no `hoodie.table.type` and refused
     the table. So a reading that lacks a key Hudi always writes is taken again, the backup first, for up to `settle_s`."""
-    folder = Path(table_path) / ".hoodie"
     deadline = time.monotonic() + settle_s
     while True:
-        backup, props = _read_properties(folder / "hoodie.properties.backup"), _read_properties(folder / "hoodie.properties")
+        backup = _read_properties(table_path, ".hoodie/hoodie.properties.backup")
+        props = _read_properties(table_path, ".hoodie/hoodie.properties")
         for reading in (backup, props):
             if reading is not None and all(key in reading for key in _ALWAYS_WRITTEN): return reading
         if (backup is None and props is None) or time.monotonic() > deadline: return props
@@ -249,24 +267,24 @@ def check_table(config: SinkConfig, props: dict[str, str]):
             raise TableError(f"the table at table_path={config.table_path!r} has {key}={props.get(key, '(unset)')!r} but the "
                              f"settings ask for {wanted(config)!r}; point table_path at a new folder or change the settings to match")
 
-def _creation_never_finished(path: Path) -> bool:
-    "Whether `path` holds only a `.hoodie` folder with folders in it and no file (Hudi creates the folders first)."
-    return (path / ".hoodie").is_dir() and [p.name for p in path.iterdir()] == [".hoodie"] and \
-        not any(p.is_file() for p in (path / ".hoodie").rglob("*"))
+def _creation_never_finished(table_path: str) -> bool:
+    "Whether the table's folder holds only a `.hoodie` folder with folders in it and no file (Hudi creates the folders first)."
+    storage = table_storage(table_path)
+    return storage.names() == [".hoodie"] and not storage.list(".hoodie")
 
 def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
     "Create the table if the folder has none (it must then be empty or absent); its properties."
     config = hudi.config
-    path = Path(config.table_path)
+    storage = table_storage(config.table_path)
     check_table_folder(config)
-    props = table_properties(path)
-    if props is None and _creation_never_finished(path):
+    props = table_properties(config.table_path)
+    if props is None and _creation_never_finished(config.table_path):
         # a coordinator killed while Hudi created the table left its folders and not one file: nothing to lose, and
         # refusing would make every restart fail the same way
         log.warning("table_path=%r holds folders of a table creation that never finished and no file: creating the table again", config.table_path)
-        shutil.rmtree(path / ".hoodie")
+        storage.delete_all(".hoodie")
     if props is None:
-        if path.exists() and any(path.iterdir()):
+        if storage.names():
             raise TableError(f"table_path={config.table_path!r} is not empty and holds no Hudi table; choose an empty or new folder")
         builder = hudi.H.common.table.HoodieTableMetaClient.newTableBuilder().setTableType(config.table_type)
         # with an ordering field Hudi merges by event time: of two rows with one key, the higher ordering value wins
@@ -276,13 +294,19 @@ def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
          .setKeyGeneratorClassProp(key_generator_class(config)).setHiveStylePartitioningEnable(config.hive_style_partitioning)
          .setPopulateMetaFields(True).initTable(hudi.storage_conf, config.table_path))
         log.info("created Hudi table %s at %s", config.table_name, config.table_path)
-        props = table_properties(path)
+        props = table_properties(config.table_path)
     check_table(config, props)
     return props
 
 def check_table_folder(config: SinkConfig):
     "Refuse, before anything starts, a `table_path` this process cannot use (`ConfigError` naming the setting and the fix)."
-    if "://" in config.table_path or config.table_path.startswith("dbfs:"): return    # object stores: Hudi's storage layer checks
+    if config.table_path.startswith("dbfs:"): return       # Databricks' own file system: Hudi's storage layer checks
+    if is_object_store(config.table_path):
+        # reachable with the settings given, and a fence there: a store that overwrites on a conditional create is refused
+        check_conditional_writes(table_storage(config.table_path))
+        props = table_properties(config.table_path)
+        if props is not None: check_table(config, props)
+        return
     path = Path(config.table_path)
     existing = next(p for p in [path, *path.parents] if p.exists())
     if not existing.is_dir():
@@ -321,7 +345,7 @@ class HudiCommitter:
         instant = self.client.startCommit()
         # staged files of earlier instants are garbage now: those instants were committed or rolled back (a participant
         # that stages into one of them later finds it closed and deletes its file itself)
-        shutil.rmtree(staging_dir(self.hudi.config.table_path, instant).parent, ignore_errors=True)
+        table_storage(self.hudi.config.table_path).delete_all(aux_key("staging"))
         meta = self.hudi.meta_client()
         meta.getActiveTimeline().transitionRequestedToInflight(meta.getCommitActionType(), instant)
         self.client.preWrite(instant, self.hudi.write_operation(), meta)
@@ -355,7 +379,7 @@ class HudiCommitter:
         for blob in write_statuses: statuses.addAll(H.common.util.SerializationUtils.deserialize(bytearray(blob)))
         rdd = self.hudi.jsc.parallelize(statuses, 1)
         committed = bool(self.client.commit(instant, rdd, H.common.util.Option.of(self.hudi.java_map(extra_metadata))))
-        shutil.rmtree(staging_dir(self.hudi.config.table_path, instant), ignore_errors=True)
+        table_storage(self.hudi.config.table_path).delete_all(staging_key(instant))
         if committed: self.metadata_table_services()
         return committed
 
@@ -373,7 +397,7 @@ class HudiCommitter:
     def rollback(self, instant: str) -> bool:
         "Roll back a pending instant with Hudi (its files deleted through their markers), and what was staged for it."
         rolled_back = bool(self.client.rollback(instant))
-        shutil.rmtree(staging_dir(self.hudi.config.table_path, instant), ignore_errors=True)
+        table_storage(self.hudi.config.table_path).delete_all(staging_key(instant))
         return rolled_back
 
     def delete_instant_files(self, instant: str): delete_instant_files(self.hudi.config.table_path, instant)
@@ -456,19 +480,18 @@ class WrittenFiles:
     def __init__(self, statuses: bytes, paths: list[str], records: int, errors: int, staged: list[str] = ()):
         self.statuses, self.paths, self.records, self.errors, self.staged = statuses, paths, records, errors, list(staged)
 
-def staging_dir(table_path: str | Path, instant: str) -> Path:
-    "Where participants stage an instant's rows for the coordinator to insert or upsert (see \"Writing by key\")."
-    return aux_dir(table_path) / "staging" / instant
+def staging_key(instant: str) -> str:
+    "Where participants stage an instant's rows for the coordinator to insert or upsert (see \"Writing by key\"), beside the table."
+    return aux_key("staging", instant)
 
 def stage_rows(rows: pa.Table, table_path: str | Path, instant: str) -> str:
-    "Write `rows` as one Parquet file for `instant`'s coordinator-side write; its path. Written under a temporary name, then renamed."
+    "Write `rows` as one Parquet file for `instant`'s coordinator-side write, atomically, in the table's store; its URL (Spark reads it)."
     import pyarrow.parquet as pq
-    folder = staging_dir(table_path, instant); folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{uuid.uuid4().hex}.parquet"
-    tmp = folder / f".{path.name}.tmp"
-    pq.write_table(rows, tmp, compression="zstd")
-    os.replace(tmp, path)
-    return str(path)
+    buffer = pa.BufferOutputStream()
+    pq.write_table(rows, buffer, compression="zstd")
+    storage, key = table_storage(table_path), f"{staging_key(instant)}/{uuid.uuid4().hex}.parquet"
+    storage.put(key, buffer.getvalue().to_pybytes())
+    return storage.url(key)
 
 class HudiWriter:
     "A participant's writer: rows in, files of an inflight instant and serialized write statuses out; never commits."
@@ -553,24 +576,30 @@ def instant_of_file(name: str) -> str | None:
 
 def delete_instant_files(table_path: str | Path, instant: str):
     "Delete every data file, marker and staged file of an instant that was rolled back (once nothing writes into it any more)."
-    root = Path(table_path)
-    for path in root.rglob(f"*_{instant}.*"):
-        if path.relative_to(root).parts[0] != ".hoodie" and instant_of_file(path.name) == instant: path.unlink(missing_ok=True)
-    shutil.rmtree(root / ".hoodie" / ".temp" / instant, ignore_errors=True)
-    shutil.rmtree(staging_dir(root, instant), ignore_errors=True)
+    storage = table_storage(table_path)
+    for key in storage.list(""):
+        if not key.startswith(".hoodie/") and instant_of_file(key.rsplit("/", 1)[-1]) == instant: storage.delete(key)
+    storage.delete_all(f".hoodie/.temp/{instant}")
+    storage.delete_all(staging_key(instant))
 
 # %% ../nbs/02_hudi.ipynb #0b70078b
 def completion_times(table_path: str | Path) -> dict[str, str]:
     "Instant → completion time of the completed commits and replace commits (table version 8+ names them `<instant>_<completion>.commit`)."
-    folder = Path(table_path) / ".hoodie" / (table_properties(table_path) or {}).get("hoodie.timeline.path", "timeline")
-    names = [n for n in os.listdir(folder) if n.endswith((".commit", ".deltacommit", ".replacecommit")) and "_" in n] if folder.exists() else []
+    folder = ".hoodie/" + (table_properties(table_path) or {}).get("hoodie.timeline.path", "timeline")
+    names = [n for n in table_storage(table_path).names(folder) if n.endswith((".commit", ".deltacommit", ".replacecommit")) and "_" in n]
     return dict(n.rsplit(".", 1)[0].split("_", 1) for n in names)
+
+def rust_table(table_path: str | Path):
+    "The table as hudi-rs reads it, with the settings of the table's store."
+    import hudi
+    storage = table_storage(table_path)
+    return hudi.HudiTableBuilder.from_base_uri(storage.url("").rstrip("/") if storage.local else storage.location).with_storage_options(storage.options).build()
 
 def completed_commits(table_path: str | Path) -> list[dict]:
     "Completed commits on the active timeline, oldest first: {'instant', 'completed', 'metadata'}."
     import hudi, json
     if table_properties(table_path) is None: return []
-    timeline = hudi.HudiTableBuilder.from_base_uri(str(table_path)).build().get_timeline()
+    timeline = rust_table(table_path).get_timeline()
     completed = completion_times(table_path)
     return [{"instant": i.timestamp, "completed": completed.get(i.timestamp), "metadata": json.loads(timeline.get_instant_metadata_in_json(i))}
             for i in sorted([*timeline.get_completed_commits(), *timeline.get_completed_deltacommits()], key=lambda i: i.timestamp)]
@@ -585,7 +614,7 @@ def latest_schema_fields(table_path: str | Path) -> set[str] | None:
     completion time (Hudi's writers take the table's schema from there): the names both have; None before any."""
     import hudi, json
     if table_properties(table_path) is None: return None
-    timeline = hudi.HudiTableBuilder.from_base_uri(str(table_path)).build().get_timeline()
+    timeline = rust_table(table_path).get_timeline()
     instants = [*timeline.get_completed_commits(), *timeline.get_completed_deltacommits(), *timeline.get_completed_replacecommits()]
     if not instants: return None
     completed = completion_times(table_path)

@@ -255,10 +255,12 @@ def open_participant(config: SinkConfig, participant_id: str | None = None, spar
     from hudi_kafka_nb.config import consumer_settings
     from hudi_kafka_nb.kafka import ControlChannel, DeadLetterQueue, preflight
     from hudi_kafka_nb.hudi import HudiJava, HudiWriter, check_table_folder, spark_session
+    from hudi_kafka_nb.storage import storage_of
     participant_id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
+    storage_of(config)                  # the table's store, with its settings, for every module of this process
     check_table_folder(config)          # a participant of the wrong table would stall every commit of the right one
     preflight(config, "participant")    # credentials, topics (created if missing: it may start first), every right
-    writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}"), config))
+    writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}", table_path=config.table_path), config))
     participant = Participant(config, ControlChannel(config, participant_id),
                               Consumer(consumer_settings(config, config.group_id, **{"client.id": participant_id})),
                               DeadLetterQueue.for_config(config, participant_id), writer, participant_id=participant_id)

@@ -6,19 +6,19 @@
 from __future__ import annotations
 from pathlib import Path
 import pyarrow as pa
-from .hudi import completed_commits, latest_checkpoint_of, write_stats
+from .hudi import completed_commits, latest_checkpoint_of, rust_table, write_stats
+from .storage import aux_key, table_storage
 from .messages import read_checkpoint
 
 # %% auto #0
 __all__ = ['SERVICE_ACTIONS', 'hudi_table', 'read_snapshot', 'read_incremental', 'spark_read', 'spark_read_incremental',
            'commit_log', 'table_services_log', 'committed_offsets', 'has_committed', 'timeline_sizes',
-           'coordinate_check', 'coordinates', 'commit_history', 'coordinator_status']
+           'coordinate_check', 'coordinates', 'commit_history', 'coordinator_status', 'table_services_status']
 
 # %% ../nbs/09_reading.ipynb #2b0976b9
 def hudi_table(table_path: str | Path):
-    "The table opened with hudi-rs."
-    import hudi
-    return hudi.HudiTableBuilder.from_base_uri(str(table_path)).build()
+    "The table opened with hudi-rs (with the settings of its store: see `storage.open_table_storage`)."
+    return rust_table(table_path)
 
 def read_snapshot(table_path: str | Path, columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
     "Rows of the latest snapshot (or as of an instant), read by hudi-rs."
@@ -65,8 +65,7 @@ SERVICE_ACTIONS = {"compaction": "commit", "clustering": "replacecommit", "clean
 
 def table_services_log(table_path: str | Path) -> list[dict]:
     "Table services completed on the active timeline, oldest first: {'instant', 'completed', 'action'} (compaction, clustering, clean)."
-    folder = Path(table_path) / ".hoodie" / "timeline"
-    names = {p.name for p in folder.iterdir()} if folder.exists() else set()
+    names = set(table_storage(table_path).names(".hoodie/timeline"))
     completed = {}
     for name in names:
         stem, _, action = name.rpartition(".")
@@ -95,11 +94,11 @@ def timeline_sizes(table_path: str | Path) -> dict[str, int]:
     "Completed instants on the active timeline ('active') and in the archived timeline ('archived')."
     import json
     import pyarrow.parquet as pq
-    folder = Path(table_path) / ".hoodie" / "timeline"
-    active = [p for p in folder.glob("[0-9]*") if "_" in p.name.split(".")[0]]     # completed: <requested>_<completed>.<action>
-    manifests = sorted(folder.glob("history/manifest_*"), key=lambda p: int(p.name.split("_")[1]))
-    files = json.loads(manifests[-1].read_text())["files"] if manifests else []
-    archived = sum(pq.read_metadata(folder / "history" / f["fileName"]).num_rows for f in files)
+    storage, folder = table_storage(table_path), ".hoodie/timeline"
+    active = [n for n in storage.names(folder) if n[:1].isdigit() and "_" in n.split(".")[0]]     # completed: <requested>_<completed>.<action>
+    manifests = sorted((n for n in storage.names(f"{folder}/history") if n.startswith("manifest_")), key=lambda n: int(n.split("_")[1]))
+    files = json.loads(storage.get(f"{folder}/history/{manifests[-1]}"))["files"] if manifests else []
+    archived = sum(pq.read_metadata(pa.BufferReader(storage.get(f"{folder}/history/{f['fileName']}"))).num_rows for f in files)
     return {"active": len(active), "archived": archived}
 
 # %% ../nbs/09_reading.ipynb #ea575ccd
@@ -129,7 +128,13 @@ def commit_history(table_path: str | Path):
 
 def coordinator_status(table_path: str | Path) -> dict | None:
     "The coordinator's last published status, or None if no coordinator has run on this table."
+    return _status(table_path, "coordinator-status.json")
+
+def table_services_status(table_path: str | Path) -> dict | None:
+    "The table-services job's last published status (its counts of each service), or None if it has not run on this table."
+    return _status(table_path, "table-services-status.json")
+
+def _status(table_path, name: str) -> dict | None:
     import json
-    from hudi_kafka_nb.fencing import aux_dir
-    path = aux_dir(table_path) / "coordinator-status.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    data = table_storage(table_path).get(aux_key(name))
+    return json.loads(data) if data is not None else None

@@ -10,9 +10,9 @@ import msgspec, yaml
 from .config import SinkConfig, load_config, redacted, unknown_setting_error
 
 # %% auto #0
-__all__ = ['log', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'free_port', 'kafka_classpath', 'broker_properties', 'write_tls_files',
-           'kafka_uuid', 'EmbeddedBroker', 'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'owner_only',
-           'RoleProcess']
+__all__ = ['log', 'MINIO_VERSION', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'free_port', 'kafka_classpath', 'broker_properties',
+           'write_tls_files', 'kafka_uuid', 'EmbeddedBroker', 'minio_binary', 'EmbeddedS3', 'create_topic',
+           'job_parameters', 'run_job', 'jobs_dir', 'owner_only', 'RoleProcess']
 
 # %% ../nbs/10_runtime.ipynb #983b62d3
 log = logging.getLogger(__name__)
@@ -188,6 +188,90 @@ class EmbeddedBroker:
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
 
+# %% ../nbs/10_runtime.ipynb #e235bc1e
+MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"      # the Go module proxy serves MinIO as pseudo-versions only
+
+def minio_binary() -> Path:
+    "The MinIO server: `$HUDI_KAFKA_NB_MINIO` or the repository's `.tools/minio/<MINIO_VERSION>/minio` (`make setup` builds it)."
+    path = Path(os.environ.get("HUDI_KAFKA_NB_MINIO") or Path(__file__).resolve().parent.parent / ".tools" / "minio" / MINIO_VERSION / "minio")
+    if not path.exists():
+        raise FileNotFoundError(f"no MinIO server at {path}: run `make setup` (go install github.com/minio/minio@{MINIO_VERSION}), "
+                                "or set HUDI_KAFKA_NB_MINIO to a minio binary")
+    return path
+
+class EmbeddedS3:
+    "MinIO on free loopback ports with one bucket, for development and tests; restartable on the same data."
+    def __init__(self, workdir: str | Path | None = None, bucket: str = "lake", access_key: str = "hudi-kafka-nb"):
+        import tempfile, secrets
+        self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-s3-"))
+        self.bucket, self.access_key = bucket, access_key
+        self.secret_file = self.workdir / "credentials.properties"
+        self.port, self.console_port, self.has_run, self.process = free_port(), free_port(), False, None
+        self._secret = secrets.token_urlsafe(24)
+
+    @property
+    def endpoint(self) -> str: return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def storage_options(self) -> dict[str, str]:
+        "The `storage_options` of a sink whose table is in this bucket (the secret key as a reference to a file)."
+        return {"aws_endpoint": self.endpoint, "aws_region": "us-east-1", "aws_allow_http": "true",
+                "aws_access_key_id": self.access_key, "aws_secret_access_key": f"${{file:{self.secret_file}:aws_secret_access_key}}"}
+
+    def url(self, *parts: str) -> str: return "/".join([f"s3a://{self.bucket}", *parts])
+
+    def start(self, timeout_s: float = 30, attempts: int = 3) -> "EmbeddedS3":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if not self.secret_file.exists(): owner_only(self.secret_file).write_text(f"aws_secret_access_key={self._secret}\n")
+        self._secret = self.secret_file.read_text().split("=", 1)[1].strip()
+        log_path = self.workdir / "minio.log"
+        for attempt in range(1, attempts + 1):
+            env = {**os.environ, "MINIO_ROOT_USER": self.access_key, "MINIO_ROOT_PASSWORD": self._secret, "MINIO_BROWSER": "off",
+                   "MINIO_UPDATE": "off", "GOMAXPROCS": "2"}
+            self.process = subprocess.Popen([str(minio_binary()), "server", str(self.workdir / "data"), "--quiet", "--address",
+                                             f"127.0.0.1:{self.port}", "--console-address", f"127.0.0.1:{self.console_port}"],
+                                            env=env, stdout=open(log_path, "ab"), stderr=subprocess.STDOUT, start_new_session=True)
+            if self._wait_ready(timeout_s): break
+            # as for the broker: a port chosen free may be taken by another process before MinIO binds it
+            if self.has_run or attempt == attempts:
+                raise RuntimeError(f"embedded MinIO did not start on {self.endpoint}; see {log_path}")
+            log.warning("embedded MinIO exited before it served; trying other ports")
+            self.port, self.console_port = free_port(), free_port()
+        self.has_run = True
+        self._create_bucket()
+        return self
+
+    def _wait_ready(self, timeout_s: float) -> bool:
+        import urllib.request
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None: return False
+            try:
+                with urllib.request.urlopen(f"{self.endpoint}/minio/health/ready", timeout=1) as answer:
+                    if answer.status == 200: return True
+            except OSError: pass
+            time.sleep(0.1)
+        raise TimeoutError(f"embedded MinIO not ready on {self.endpoint} after {timeout_s}s; see {self.workdir / 'minio.log'}")
+
+    def _create_bucket(self):
+        import pyarrow.fs
+        s3 = pyarrow.fs.S3FileSystem(access_key=self.access_key, secret_key=self._secret, endpoint_override=self.endpoint,
+                                     scheme="http", region="us-east-1", allow_bucket_creation=True)
+        s3.create_dir(self.bucket)
+
+    def kill(self):
+        "SIGKILL the server, as a crash would; `start()` brings it back on the same data."
+        self.stop(kill=True)
+
+    def stop(self, kill: bool = False):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            try: self.process.wait(30)
+            except subprocess.TimeoutExpired: self.process.kill(); self.process.wait()
+
+    def __enter__(self): return self.start()
+    def __exit__(self, *exc): self.stop()
+
 # %% ../nbs/10_runtime.ipynb #7368adcf
 def create_topic(bootstrap_servers: str, name: str, partitions: int):
     "Create a data topic (idempotent)."
@@ -232,7 +316,8 @@ def run_job(role: str, params: dict) -> dict:
     import faulthandler
     faulthandler.register(signal.SIGUSR1, all_threads=True)    # `kill -USR1 <pid>` prints where a role is stuck
     config = load_config(params)
-    shown = {**msgspec.structs.asdict(config), "kafka": redacted(config.kafka)}
+    shown = {**msgspec.structs.asdict(config), "kafka": redacted(config.kafka),
+             "storage_options": redacted(config.storage_options, "storage_options")}
     log.info("%s %s starts with settings %s", role, controls.get("role_id") or "", msgspec.json.encode(shown).decode())
     should_stop = _stop_condition(controls.get("stop_file", ""), controls.get("max_runtime_s", 0))
     if role == "coordinator":

@@ -8,9 +8,10 @@ import collections, logging, os, socket, time
 from typing import Callable
 from .config import SinkConfig
 from .messages import transition_line
+from .storage import aux_key
 
 # %% auto #0
-__all__ = ['log', 'TABLE_WAIT_S', 'TableServices', 'status_file', 'wait_for_table', 'open_table_services']
+__all__ = ['log', 'TABLE_WAIT_S', 'STATUS_KEY', 'TableServices', 'wait_for_table', 'open_table_services']
 
 # %% ../nbs/14_table_services.ipynb #e08c7e7f
 log = logging.getLogger(__name__)
@@ -98,10 +99,7 @@ def _keyed_write_after_waiting(self: TableServices) -> str | None:
 # %% ../nbs/14_table_services.ipynb #8e9b9630
 TABLE_WAIT_S = 600
 
-def status_file(table_path) -> "Path":
-    "Where the role publishes its status: `.hoodie/.aux/hudi_kafka_nb/table-services-status.json`."
-    from hudi_kafka_nb.fencing import aux_dir
-    return aux_dir(table_path) / "table-services-status.json"
+STATUS_KEY = aux_key("table-services-status.json")    # beside the table (see reading.table_services_status)
 
 def wait_for_table(config: SinkConfig, timeout_s: float = TABLE_WAIT_S, sleep=time.sleep) -> dict:
     "The table's properties once the coordinator has created it; `TableError` naming the path after `timeout_s`."
@@ -119,15 +117,17 @@ def open_table_services(config: SinkConfig, role_id: str | None = None, spark=No
     "The table-services role on the real table: Hudi's write client with the lock, in this process's Spark."
     from hudi_kafka_nb.config import ConfigError
     from hudi_kafka_nb.coordinator import status_writer
+    from hudi_kafka_nb.storage import storage_of
     from hudi_kafka_nb.fencing import decision_in_flight, keyed_write_in_flight
     from hudi_kafka_nb.hudi import HudiJava, HudiTableServices, check_table_folder, spark_session
     if not config.multi_writer:
         raise ConfigError("setting 'table_services' is 'inline': the coordinator runs the table services itself; set "
                           "table_services='separate' on every job of this table to run them in this job")
+    storage_of(config)
     check_table_folder(config)
     wait_for_table(config)
     role_id = role_id or f"table-services-{socket.gethostname()}-{os.getpid()}"
-    services = HudiTableServices(HudiJava(spark or spark_session(role_id), config))
+    services = HudiTableServices(HudiJava(spark or spark_session(role_id, table_path=config.table_path), config))
     return TableServices(config, services, in_doubt=lambda: decision_in_flight(config.table_path), role_id=role_id,
                          writing=lambda: keyed_write_in_flight(config.table_path, services.pending_writes),
-                         publish_status=status_writer(status_file(config.table_path)))
+                         publish_status=status_writer(config.table_path, STATUS_KEY))

@@ -69,7 +69,7 @@ def coordinator_log(stack):
 
 
 def test_a_participant_whose_writes_fail_is_quarantined_and_the_others_carry_on(broker, tmp_path):
-    from hudi_kafka_nb.coordinator import status_file
+    from hudi_kafka_nb.reading import coordinator_status
     from hudi_kafka_nb.runtime import RoleProcess
     stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker, min_participants=2,
                        participant_quarantine_s=600).start()
@@ -82,7 +82,7 @@ def test_a_participant_whose_writes_fail_is_quarantined_and_the_others_carry_on(
     finally:
         stack.stop()
     assert "state=PARTICIPANT_QUARANTINED participant=participant-broken" in coordinator_log(stack)
-    status = json.loads(status_file(stack.table_path).read_text())
+    status = coordinator_status(stack.table_path)
     assert "participant-broken" not in status["live_participants"]
     assert "CompressionCodecName.NO-SUCH-CODEC" in status["quarantined_participants"]["participant-broken"]
     assert verdict_ok(verify_table(stack.table_path, stack.ends))

@@ -7,8 +7,7 @@ from helpers import read_dead_letters, wait_for
 from hudi_kafka_nb.chaos import LocalStack, run_chaos, verdict_ok, verify_keyed, verify_table
 from hudi_kafka_nb.demo import latest_per_key
 from hudi_kafka_nb.hudi import latest_checkpoint_of
-from hudi_kafka_nb.table_services import status_file as ts_status_file
-from hudi_kafka_nb.reading import commit_log, coordinator_status, read_snapshot, spark_read, table_services_log, timeline_sizes
+from hudi_kafka_nb.reading import commit_log, coordinator_status, read_snapshot, spark_read, table_services_log, table_services_status, timeline_sizes
 
 
 def order_event(i, prefix="o", **extra):
@@ -19,8 +18,8 @@ def order_event(i, prefix="o", **extra):
 
 def services_ran(stack):
     "How often the table-services job ran each service, as its status file says ({} before its first round)."
-    path = ts_status_file(stack.table_path)
-    return json.loads(path.read_text())["counts"] if path.exists() else {}
+    status = table_services_status(stack.table_path)
+    return status["counts"] if status else {}
 
 
 def job_log(stack):
