@@ -10,7 +10,7 @@ from .config import DEMO_VALUE_SCHEMA
 import msgspec
 from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, send_events
 from .reading import commit_log, committed_offsets, coordinates, has_committed
-from .runtime import EmbeddedBroker, EmbeddedS3, RoleProcess, create_topic
+from .runtime import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, RoleProcess, create_topic
 from .config import resolve_secret
 from .storage import open_table_storage, table_storage
 
@@ -24,15 +24,18 @@ log = logging.getLogger(__name__)
 class LocalStack:
     "Broker, coordinator and participants as processes, with a producer, for failure tests."
     def __init__(self, workdir: str | Path, participants: int = 2, partitions: int = 8, broker: EmbeddedBroker | None = None,
-                 orders: int = 0, table_services: bool = False, s3: EmbeddedS3 | None = None, **settings):
+                 orders: int = 0, table_services: bool = False, s3: EmbeddedS3 | None = None,
+                 spark_cluster: LocalSparkCluster | None = None, **settings):
         """`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by `settings`).
         `table_services`: a table-services job runs beside the sink (every role then runs with `table_services="separate"`).
-        `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in the stack's folder."""
+        `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in the stack's folder.
+        `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core each."""
         self.workdir = Path(workdir); self.workdir.mkdir(parents=True, exist_ok=True)
         self.orders, self.produced = orders, 0
         self.broker, self.own_broker = broker or EmbeddedBroker(self.workdir / "broker"), broker is None
         suffix = uuid.uuid4().hex[:8]
-        self.s3 = s3
+        self.s3, self.spark_cluster = s3, spark_cluster
+        self.role_env = {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=768m,spark.executor.cores=1"} if spark_cluster else {}
         self.table_path = s3.url(f"{self.workdir.name}-{suffix}") if s3 else self.workdir / "table"
         self.topic, self.partitions = f"orders-{suffix}", partitions
         self.params = {"topics": self.topic, "control_topic": f"control-{suffix}", "dead_letter_topic": f"dead-{suffix}",
@@ -40,7 +43,8 @@ class LocalStack:
                        "value_schema": DEMO_VALUE_SCHEMA, "commit_interval_s": 1.0, "write_timeout_s": 20.0,
                        "heartbeat_interval_s": 0.5, "participant_timeout_s": 3.0, "min_participants": 1,
                        **(UPSERT_SETTINGS if orders else {}), **({"table_services": "separate"} if table_services else {}),
-                       **({"storage_options": s3.storage_options} if s3 else {}), **settings}
+                       **({"storage_options": s3.storage_options} if s3 else {}),
+                       **({"spark_master": spark_cluster.master_url} if spark_cluster else {}), **settings}
         # this process reads the table too (the verdicts), with the roles' settings
         open_table_storage(self.table_path, {k: resolve_secret(k, v, "storage_options") for k, v in self.params.get("storage_options", {}).items()})
         self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)] + (["table-services"] if table_services else [])
@@ -66,7 +70,7 @@ def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess
     "(Re)start role `name` (`coordinator`, `participant-<i>`, or `broker` on its log directory); `env` e.g. injects a crash point."
     if name == "broker": self.broker.start(); return None
     role = next(r for prefix, r in ROLES if name.startswith(prefix))
-    self.roles[name] = RoleProcess(role, self.role_params(), self.workdir, name=name, direct=True, env=env).start()
+    self.roles[name] = RoleProcess(role, self.role_params(), self.workdir, name=name, direct=True, env={**self.role_env, **(env or {})}).start()
     return self.roles[name]
 
 @patch

@@ -83,6 +83,12 @@ def coordinator_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
     options = {"hoodie.datasource.write.operation": config.write_operation,
                # of two rows with one key in one instant, Hudi keeps the higher ordering value (insert keeps both)
                "hoodie.combine.before.upsert": "true", **multi_writer_options(config)}
+    if config.writes_by_key:
+        # the instant is inflight before the write by key (participants and fencing need it so), and Hudi's insert/upsert
+        # then writes the inflight file again with its workload profile: a local disk's rename replaced the file quietly,
+        # S3A refuses to create an existing object (FileAlreadyExistsException). Hudi's flag for a second write of one
+        # instant's state makes it replace the file on every store
+        options["_.hoodie.allow.multi.write.on.same.instant"] = "true"
     if config.multi_writer:        # the coordinator only schedules compaction; the table-services job runs it, and cleans and archives
         options.update({"hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": str(config.table_type == "MERGE_ON_READ").lower(),
                         "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"})
@@ -153,6 +159,9 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
                    .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
                    .config("spark.driver.extraJavaOptions", spark_java_options())
                    .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
+        # more Spark settings for a local or standalone Spark, e.g. spark.cores.max=1,spark.executor.memory=768m
+        for pair in filter(None, os.environ.get("HUDI_KAFKA_NB_SPARK_CONF", "").split(",")):
+            key, _, value = pair.partition("="); builder = builder.config(key.strip(), value.strip())
     session = (builder.config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
                .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
                .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
