@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pyarrow as pa
 from .config import ConfigError, SinkConfig
-from .storage import aux_key, check_conditional_writes, hadoop_options, is_object_store, scheme_of, table_storage
+from .storage import TableStorage, aux_key, check_conditional_writes, hadoop_options, is_object_store, scheme_of, table_storage
 
 # %% auto #0
 __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'record_key_fields', 'key_generator_class',
@@ -322,6 +322,10 @@ def check_table_folder(config: SinkConfig):
         raise ConfigError(f"setting 'table_path': {existing} is a file, not a folder; point table_path at the folder of the Hudi table (created if absent)")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(f"setting 'table_path': cannot write under {existing} (read-only or no permission); give this job write access there or choose another folder")
+    # a mounted folder may not do the atomic create the fencing needs (a FUSE mount of object storage): probe it where
+    # the table's files will be, or in the nearest folder that exists, leaving nothing behind
+    probe_in = table_storage(config.table_path) if existing == path else TableStorage(existing)
+    check_conditional_writes(probe_in, folder=".hoodie/.aux/hudi_kafka_nb" if existing == path and (path / ".hoodie").exists() else ".hudi-kafka-nb-probe")
     props = table_properties(path)
     if props is not None: check_table(config, props)
 

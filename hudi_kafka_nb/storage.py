@@ -184,19 +184,22 @@ def storage_of(config: SinkConfig) -> TableStorage:
     return open_table_storage(config.table_path, resolved_storage_options(config))
 
 # %% ../nbs/00a_storage.ipynb #ccba7502
-def check_conditional_writes(storage: TableStorage):
-    "Refuse (`StorageError`) a store that is unreachable or that lets a second create of one key overwrite the first."
-    if storage.local: return
-    key = aux_key("probes", f"{uuid.uuid4().hex}")
+def check_conditional_writes(storage: TableStorage, folder: str = AUX):
+    "Refuse (`StorageError`) a store that is unreachable or that lets a second create of one key overwrite the first (probed under `folder`)."
+    key = f"{folder}/.probe-{uuid.uuid4().hex}"
     try:
         first = storage.create(key, b"first")
         second = storage.create(key, b"second")
         kept = storage.get(key)
     except Exception as e:
+        cause = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:300]}"
+        if storage.local:
+            raise StorageError(f"table_path={storage.location}: cannot create a file there atomically ({cause}); a mounted folder (such "
+                               "as a FUSE mount of object storage) may not support it: give the table's object-store URL instead") from None
         raise StorageError(f"table_path={storage.location}: the store cannot be written with the storage_options given "
-                           f"({type(e).__name__}: {str(e).splitlines()[0][:300]}); check the bucket, the endpoint and the credentials") from None
+                           f"({cause}); check the bucket, the endpoint and the credentials") from None
     finally:
-        try: storage.delete(key)
+        try: storage.delete_all(key.rsplit("/", 1)[0]) if storage.local and folder != AUX else storage.delete(key)
         except Exception: pass
     if not first or second or kept != b"first":
         raise StorageError(f"table_path={storage.location}: the store does not refuse a second create of one key (a PUT with "
