@@ -13,7 +13,7 @@ BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools demo demo-upsert test test-notebooks test-pytest test-examples readme benchmark benchmark-ingest chaos clean
+.PHONY: setup tools demo demo-upsert demo-object-store test test-notebooks test-pytest test-examples readme benchmark benchmark-ingest chaos clean
 
 setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA) $(SPARK_CDS) $(MINIO)
 
@@ -56,6 +56,11 @@ demo: setup
 # The keyed mode: updates of 20,000 orders upserted into a merge-on-read table, compacted by the coordinator.
 demo-upsert: setup
 	$(VENV)/bin/hudi-kafka-nb demo --upsert --records 200000 --rate 15000 --workdir runs/demo-upsert
+
+# The same demo as machines that share no disk run it: the table on an embedded S3 server (MinIO), each role's Spark on a
+# local standalone cluster (master and two workers); about two minutes.
+demo-object-store: setup
+	$(VENV)/bin/hudi-kafka-nb demo --object-store --workdir runs/demo-object-store
 
 # The budget: about 20 minutes of tests on a 2-core machine (setup excluded); the total is printed at the end, and
 # pytest prints its ten slowest tests.

@@ -6,6 +6,7 @@ In one run on the embedded Apache Kafka broker it measures
   (c) the keyed mode (upsert into merge-on-read, compaction every 3 delta commits) with its table services run by the
       coordinator inside its commits, then by a table-services job beside it,
   (d) an appending sink with and without the table-services job beside it,
+  (e) the sink with 2 participants and the table on an embedded S3 server (MinIO, S3A) against (b)'s local table,
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak resident memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
@@ -17,7 +18,8 @@ from confluent_kafka import Consumer, TopicPartition
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config, consumer_settings
 from hudi_kafka_nb.demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinate_check
-from hudi_kafka_nb.runtime import EmbeddedBroker, RoleProcess, create_topic
+from hudi_kafka_nb.runtime import EmbeddedBroker, EmbeddedS3, RoleProcess, create_topic
+from hudi_kafka_nb.storage import open_table_storage
 
 
 def raw_consumer_rate(bootstrap, topic, ends, config):
@@ -50,6 +52,7 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
               "write_timeout_s": 300.0, "value_schema": DEMO_VALUE_SCHEMA, "min_participants": participants,
               "max_buffered_records": max_buffered,
               "control_topic": f"control-{uuid.uuid4().hex[:6]}", **(settings or {})}
+    table = params["table_path"]
     roles = [RoleProcess("coordinator", params, workdir)]
     roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}") for i in range(participants)]
     if table_services: roles.append(RoleProcess("table_services", {**params, "table_services_interval_s": 5.0}, workdir, name="table-services"))
@@ -62,18 +65,18 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
     try:
         for r in roles: r.start()
         threading.Thread(target=sample_memory, daemon=True).start()
-        wait_until_ingesting(workdir / "table", roles, timeout_s=300)
+        wait_until_ingesting(table, roles, timeout_s=300)
         started = time.perf_counter()
-        wait_until_committed(workdir / "table", ends, roles, timeout_s=1800)
+        wait_until_committed(table, ends, roles, timeout_s=1800)
         elapsed = time.perf_counter() - started
     finally:
         stop.set()
         for r in roles: r.stop()
     if settings and settings.get("write_operation") == "upsert":
-        check = compare_latest(workdir / "table", latest_per_key(broker.bootstrap_servers, topic, ends))
+        check = compare_latest(table, latest_per_key(broker.bootstrap_servers, topic, ends))
         assert check["rows"] == check["keys"] and not check["duplicate_keys"] and not check["stale_rows"], check
     else:
-        check = coordinate_check(workdir / "table")
+        check = coordinate_check(table)
         assert check["rows"] == sum(ends.values()) and check["duplicates"] == 0, check
     return sum(ends.values()) / elapsed, commit_latencies(roles[0].log_path), max(peak.values())
 
@@ -106,13 +109,24 @@ def table_services_figure(broker, topic, ends, args, root):
               f"median {medians[where]:.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")
     print(f"(d) commit latency with the table-services job beside the sink / without: {medians['separate'] / medians['inline']:.2f}")
 
+def object_store_figure(broker, topic, ends, args, root, local_rate):
+    """(e) The same sink (2 participants) with its table in MinIO's bucket, written through S3A, read back with hudi-rs."""
+    from hudi_kafka_nb.config import resolve_secret
+    with EmbeddedS3(root / "s3") as s3:
+        settings = {"table_path": s3.url("bench"), "storage_options": s3.storage_options}
+        open_table_storage(settings["table_path"], {k: resolve_secret(k, v, "storage_options") for k, v in s3.storage_options.items()})
+        rate, latencies, _ = sink_rate(broker, topic, ends, 2, args.commit_interval, args.max_buffered, root / "s3-sink", settings)
+    print(f"(e) sink, 2 participants, table on MinIO (S3A): {rate:,.0f} committed records/s = {rate / local_rate:.2f}x the local "
+          f"table's (b); commit latency median {statistics.median(latencies):.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--commit-interval", type=float, default=3.0)
     parser.add_argument("--max-buffered", type=int, default=60_000, help="records a participant buffers per instant")
-    parser.add_argument("--parts", default="abcd", help="which figures: a (raw consumer), b (sink), c (keyed), "
-                        "d (appending, with and without the table-services job)")
+    parser.add_argument("--parts", default="abcde", help="which figures: a (raw consumer), b (sink), c (keyed), "
+                        "d (appending, with and without the table-services job), e (the table on MinIO, with b)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
     with EmbeddedBroker(root / "broker") as broker:
@@ -124,12 +138,16 @@ def main():
         ends = produce_orders(broker.bootstrap_servers, topic, args.records, progress=False)
         raw = raw_consumer_rate(broker.bootstrap_servers, topic, ends, config)
         print(f"(a) raw confluent-kafka consumer, same fetch settings: {raw:,.0f} records/s")
-        for participants in (1, 2) if "b" in args.parts else ():
+        local_rates = {}
+        for participants in (1, 2) if "b" in args.parts or "e" in args.parts else ():
+            if participants == 1 and "b" not in args.parts: continue
             rate, latencies, peak = sink_rate(broker, topic, ends, participants, args.commit_interval,
                                                args.max_buffered, root / f"p{participants}")
+            local_rates[participants] = rate
             print(f"(b) sink, {participants} participant(s), Hudi's writer: {rate:,.0f} committed records/s "
                   f"= {rate / raw:.1%} of raw; commit latency END_COMMIT→ACK median {statistics.median(latencies):.2f}s "
                   f"max {max(latencies):.2f}s over {len(latencies)} commits; peak participant memory {peak / 2**20:,.0f} MiB")
+        if "e" in args.parts: object_store_figure(broker, topic, ends, args, root, local_rates[2])
         if "c" in args.parts: keyed_figure(broker, args, root)
         if "d" in args.parts: table_services_figure(broker, topic, ends, args, root)
     print(f"work folder (logs, executed notebooks): {root}")

@@ -4,14 +4,16 @@
 
 # %% ../nbs/11_demo.ipynb #bf327be2
 from __future__ import annotations
-import argparse, collections, logging, random, shutil, sys, time
+import argparse, collections, contextlib, logging, random, shutil, sys, time
 from pathlib import Path
 import msgspec
 from confluent_kafka import Producer
 from tqdm import tqdm
 from .config import DEMO_VALUE_SCHEMA
-from .runtime import EmbeddedBroker, RoleProcess, create_topic
+from .runtime import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, RoleProcess, create_topic
 from .reading import commit_log, coordinate_check, has_committed
+from .config import resolve_secret
+from .storage import open_table_storage, table_storage
 
 # %% auto #0
 __all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'sample_orders', 'produce_orders', 'send_events',
@@ -120,7 +122,7 @@ def latest_per_key(bootstrap_servers: str, topic: str, ends: dict[tuple[str, int
     return latest
 
 # %% ../nbs/11_demo.ipynb #7e3ee09d
-def wait_until_committed(table_path: Path, ends: dict[tuple[str, int], int], roles: list[RoleProcess], timeout_s: float) -> float:
+def wait_until_committed(table_path: Path | str, ends: dict[tuple[str, int], int], roles: list[RoleProcess], timeout_s: float) -> float:
     "Wait until the table's committed offsets reach `ends`; seconds waited."
     started = time.monotonic()
     while time.monotonic() - started < timeout_s:
@@ -137,7 +139,7 @@ def wait_until_ingesting(table_path: Path, roles: list[RoleProcess], timeout_s: 
     while time.monotonic() < deadline:
         dead = [r.name for r in roles if not r.running()]
         if dead: raise RuntimeError(f"role(s) {dead} exited early; see {roles[0].workdir}/{dead[0]}.log")
-        if any((table_path / ".hoodie" / "timeline").glob("*.inflight")): return
+        if any(n.endswith(".inflight") for n in table_storage(table_path).names(".hoodie/timeline")): return
         time.sleep(0.2)
     raise TimeoutError(f"no instant opened after {timeout_s}s; see the logs in {roles[0].workdir}")
 
@@ -190,24 +192,35 @@ def print_upsert_summary(table_path: Path, produced: int, bad: int, expected: di
 # %% ../nbs/11_demo.ipynb #97cda6aa
 def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8, commit_interval_s: float = 3.0,
              rate_per_s: float = 50_000, bad_every: int = 20_000,
-             workdir: str | Path = "runs/demo", timeout_s: float = 900, orders: int = 0) -> bool:
-    "Run broker, coordinator and participants locally, stream `records` orders through (`orders`: updates of that many, upserted), print the summary."
+             workdir: str | Path = "runs/demo", timeout_s: float = 900, orders: int = 0, object_store: bool = False) -> bool:
+    """Run broker, coordinator and participants locally, stream `records` orders through (`orders`: updates of that many,
+    upserted), print the summary. `object_store`: the table in the bucket of an embedded S3 server (MinIO), the roles'
+    Spark on a local standalone cluster (master and two workers), as on machines that share no disk."""
     workdir = Path(workdir).resolve()
     shutil.rmtree(workdir, ignore_errors=True); workdir.mkdir(parents=True)
-    table_path = workdir / "table" / "orders"
     roles: list[RoleProcess] = []
-    with EmbeddedBroker(workdir / "broker") as broker:
+    with contextlib.ExitStack() as running:
+        broker = running.enter_context(EmbeddedBroker(workdir / "broker"))
         print(f"embedded broker on {broker.bootstrap_servers}; work folder {workdir}")
+        where, role_env = {"table_path": str(workdir / "table" / "orders")}, {}
+        if object_store:
+            s3 = running.enter_context(EmbeddedS3(workdir / "s3"))
+            cluster = running.enter_context(LocalSparkCluster(workdir / "spark", workers=2))
+            print(f"embedded S3 server (MinIO) on {s3.endpoint}; Spark standalone master {cluster.master_url} with 2 workers")
+            where = {"table_path": s3.url("orders"), "storage_options": s3.storage_options, "spark_master": cluster.master_url}
+            role_env = {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=1g,spark.executor.cores=1"}
+        table_path = where["table_path"]
+        open_table_storage(table_path, {k: resolve_secret(k, v, "storage_options") for k, v in where.get("storage_options", {}).items()})
         create_topic(broker.bootstrap_servers, "orders", partitions)
-        params = {"bootstrap_servers": broker.bootstrap_servers, "topics": "orders", "table_path": str(table_path),
+        params = {"bootstrap_servers": broker.bootstrap_servers, "topics": "orders", **where,
                   "table_name": "orders", "partition_field": "region", "commit_interval_s": commit_interval_s,
                   "write_timeout_s": 120.0, "min_participants": participants, "value_schema": DEMO_VALUE_SCHEMA,
                   "max_buffered_records": 60_000,    # small instants, so the stream shows as several commits
                   # keyed: smaller instants, so that orders update across many commits and compactions run
                   **({**UPSERT_SETTINGS, "max_buffered_records": 10_000, "max_batch_records": 5_000} if orders else {})}
         try:
-            roles.append(RoleProcess("coordinator", params, workdir).start())
-            roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}").start() for i in range(participants)]
+            roles.append(RoleProcess("coordinator", params, workdir, env=role_env).start())
+            roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}", env=role_env).start() for i in range(participants)]
             wait_until_ingesting(table_path, roles)
             ends = produce_orders(broker.bootstrap_servers, "orders", records, rate_per_s, bad_every, orders=orders)
             print("waiting for the table to commit every record …")
@@ -215,9 +228,9 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
             expected = latest_per_key(broker.bootstrap_servers, "orders", ends) if orders else None
         finally:
             for role in roles: role.stop()            # the coordinator first: it closes the open instant
-    bad = records // bad_every if bad_every else 0
-    if orders: return print_upsert_summary(table_path, records, bad, expected, workdir, seconds)
-    return print_summary(table_path, records, bad, workdir, seconds)
+        bad = records // bad_every if bad_every else 0    # read back while the S3 server still runs
+        if orders: return print_upsert_summary(table_path, records, bad, expected, workdir, seconds)
+        return print_summary(table_path, records, bad, workdir, seconds)
 
 # %% ../nbs/11_demo.ipynb #e0db800d
 def main(argv: list[str] | None = None):
@@ -232,8 +245,10 @@ def main(argv: list[str] | None = None):
     demo.add_argument("--workdir", default="runs/demo")
     demo.add_argument("--upsert", action="store_true", help="keyed mode: events update --orders orders; the table keeps each one's latest state")
     demo.add_argument("--orders", type=int, default=20_000, help="with --upsert: how many orders the events update")
+    demo.add_argument("--object-store", action="store_true",
+                      help="the table on an embedded S3 server (MinIO) and the roles' Spark on a local standalone cluster")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     ok = run_demo(args.records, args.participants, commit_interval_s=args.commit_interval,
-                  rate_per_s=args.rate, workdir=args.workdir, orders=args.orders if args.upsert else 0)
+                  rate_per_s=args.rate, workdir=args.workdir, orders=args.orders if args.upsert else 0, object_store=args.object_store)
     sys.exit(0 if ok else 1)
