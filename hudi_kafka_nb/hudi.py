@@ -109,26 +109,25 @@ def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
             "hoodie.combine.before.insert": "false", "hoodie.datasource.write.operation": "bulk_insert"}
 
 # %% ../nbs/02_hudi.ipynb #a1955270
-def bundle_jars() -> list[str]:
-    "The Hudi bundle jar(s) to load into a local Spark: `$HUDI_KAFKA_NB_JARS` or the repository's `.jars/hudi/`."
-    folder = os.environ.get("HUDI_KAFKA_NB_JARS") or str(Path(__file__).resolve().parent.parent / ".jars" / "hudi")
+def _resolved_jars(variable: str, folder_name: str, missing: str) -> list[str]:
+    "The jars in `$variable`, else in the repository's `.jars/<folder_name>/` (what Maven resolved from `maven/<folder_name>/pom.xml`)."
+    folder = os.environ.get(variable) or str(Path(__file__).resolve().parent.parent / ".jars" / folder_name)
     jars = sorted(glob.glob(os.path.join(folder, "*.jar")))
     if not jars:
-        raise FileNotFoundError(f"no Hudi bundle jar in {folder}: run `make setup` (Maven resolves maven/hudi/pom.xml), "
-                                "or set HUDI_KAFKA_NB_JARS to a folder holding hudi-spark3.5-bundle_2.12")
+        raise FileNotFoundError(f"{missing}, but {folder} holds no jar: run `make setup` (Maven resolves maven/{folder_name}/pom.xml), "
+                                f"or set {variable} to a folder holding them")
     return jars
+
+def bundle_jars() -> list[str]:
+    "The Hudi bundle jar(s) to load into a local Spark: `$HUDI_KAFKA_NB_JARS` or the repository's `.jars/hudi/`."
+    return _resolved_jars("HUDI_KAFKA_NB_JARS", "hudi", "a local Spark needs Hudi's bundle (hudi-spark3.5-bundle_2.12)")
 
 def on_databricks() -> bool: return bool(os.environ.get("DATABRICKS_RUNTIME_VERSION"))
 
 def object_store_jars(table_path: str) -> list[str]:
     "The jars a local Spark (or standalone cluster) needs to write the table at `table_path`: Hadoop's S3A for s3:// and s3a://."
     if scheme_of(table_path) not in ("s3", "s3a") or on_databricks(): return []
-    folder = os.environ.get("HUDI_KAFKA_NB_S3A_JARS") or str(Path(__file__).resolve().parent.parent / ".jars" / "hadoop-aws")
-    jars = sorted(glob.glob(os.path.join(folder, "*.jar")))
-    if not jars:
-        raise FileNotFoundError(f"table_path={table_path} is on S3, and Spark needs Hadoop's S3A jars for it, but {folder} holds none: "
-                                "run `make setup` (Maven resolves maven/hadoop-aws/pom.xml), or set HUDI_KAFKA_NB_S3A_JARS")
-    return jars
+    return _resolved_jars("HUDI_KAFKA_NB_S3A_JARS", "hadoop-aws", f"table_path={table_path} is on S3, and Spark needs Hadoop's S3A jars for it")
 
 def class_data_archive() -> Path:
     "Where `make setup` writes the class-data-sharing archive of a local Spark with Hudi's bundle."

@@ -10,12 +10,20 @@ import msgspec, yaml
 from .config import SinkConfig, load_config, redacted, unknown_setting_error
 
 # %% auto #0
-__all__ = ['log', 'MINIO_VERSION', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'free_port', 'kafka_classpath', 'broker_properties',
-           'write_tls_files', 'kafka_uuid', 'EmbeddedBroker', 'minio_binary', 'EmbeddedS3', 'spark_home',
-           'LocalSparkCluster', 'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'owner_only', 'RoleProcess']
+__all__ = ['log', 'MINIO_VERSION', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'stop_process', 'free_port', 'kafka_classpath',
+           'broker_properties', 'write_tls_files', 'kafka_uuid', 'EmbeddedBroker', 'minio_binary', 'EmbeddedS3',
+           'spark_home', 'LocalSparkCluster', 'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'owner_only',
+           'RoleProcess']
 
 # %% ../nbs/10_runtime.ipynb #983b62d3
 log = logging.getLogger(__name__)
+
+def stop_process(process: subprocess.Popen | None, kill: bool = False, timeout_s: float = 30):
+    "End a server we started: SIGTERM (SIGKILL with `kill`, as a crash would), then SIGKILL if it outlives `timeout_s`."
+    if process is None or process.poll() is not None: return
+    process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+    try: process.wait(timeout_s)
+    except subprocess.TimeoutExpired: process.kill(); process.wait()
 
 def free_port() -> int:
     "A TCP port on 127.0.0.1 that nothing listens on right now."
@@ -180,11 +188,7 @@ class EmbeddedBroker:
         "SIGKILL the broker, as a crash would; `start()` brings it back on the same log directory."
         self.stop(kill=True)
 
-    def stop(self, kill: bool = False):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-            try: self.process.wait(30)
-            except subprocess.TimeoutExpired: self.process.kill(); self.process.wait()
+    def stop(self, kill: bool = False): stop_process(self.process, kill)
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
 
@@ -263,11 +267,7 @@ class EmbeddedS3:
         "SIGKILL the server, as a crash would; `start()` brings it back on the same data."
         self.stop(kill=True)
 
-    def stop(self, kill: bool = False):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-            try: self.process.wait(30)
-            except subprocess.TimeoutExpired: self.process.kill(); self.process.wait()
+    def stop(self, kill: bool = False): stop_process(self.process, kill)
 
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
@@ -339,10 +339,7 @@ class LocalSparkCluster:
 
     def stop(self):
         for index in range(len(self.workers)): self.kill_worker(index)
-        if self.master and self.master.poll() is None:
-            self.master.terminate()
-            try: self.master.wait(30)
-            except subprocess.TimeoutExpired: self.master.kill(); self.master.wait()
+        stop_process(self.master)
 
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()

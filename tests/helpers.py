@@ -1,5 +1,5 @@
 """Helpers shared by the pytest suites."""
-import time
+import re, time
 from hudi_kafka_nb.kafka import read_dead_letters  # noqa: F401 (the suites import it from here)
 from hudi_kafka_nb.reading import commit_log
 
@@ -26,3 +26,26 @@ def wait_for(condition, timeout_s=60, what="condition", poll_s=0.1):
         if condition(): return
         time.sleep(poll_s)
     raise TimeoutError(f"waited {timeout_s}s for {what}")
+
+
+def log_of(stack, name):
+    """The log of role `name` of a LocalStack so far."""
+    return (stack.workdir / f"{name}.log").read_text(errors="replace")
+
+
+def state_line(stack, name, pattern, after=0, timeout_s=120):
+    """Wait until role `name` logs a line matching `pattern` past character `after` of its log; the match."""
+    found = []
+    wait_for(lambda: found.append(re.search(pattern, log_of(stack, name)[after:], re.M)) or found[-1], timeout_s,
+             f"{name} to log {pattern!r}", poll_s=0.05)
+    return found[-1]
+
+
+def finish(stack, timeout_s=120):
+    """Let the stack commit everything, stop it, and return the verdict (asserting it is clean)."""
+    from hudi_kafka_nb.chaos import verdict_ok, verify_table
+    stack.wait_committed(timeout_s)
+    stack.stop()
+    report = verify_table(stack.table_path, stack.ends)
+    assert verdict_ok(report), report
+    return report

@@ -10,7 +10,7 @@ from hudi_kafka_nb.reading import commit_log, coordinator_status, timeline_sizes
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.kafka import ControlChannel
 from hudi_kafka_nb.messages import EndCommit, Heartbeat, PartitionProgress, PartitionStart, StartCommit, WriteStatus, encode_event
-from helpers import wait_for
+from helpers import finish, log_of, state_line, wait_for
 
 
 @pytest.fixture
@@ -24,27 +24,6 @@ def stack(broker, tmp_path):
         return made[-1]
     yield make
     for s in made: s.stop()
-
-
-def finish(stack, timeout_s=120):
-    """Let the stack commit everything, stop it, and return the verdict (asserting it is clean)."""
-    stack.wait_committed(timeout_s)
-    stack.stop()
-    report = verify_table(stack.table_path, stack.ends)
-    assert verdict_ok(report), report
-    return report
-
-
-def log_of(stack, name):
-    return (stack.workdir / f"{name}.log").read_text(errors="replace")
-
-
-def state_line(stack, name, pattern, after=0, timeout_s=120):
-    """Wait until role `name` logs a line matching `pattern` past character `after` of its log; the match."""
-    found = []
-    wait_for(lambda: found.append(re.search(pattern, log_of(stack, name)[after:], re.M)) or found[-1], timeout_s,
-             f"{name} to log {pattern!r}", poll_s=0.05)
-    return found[-1]
 
 
 def committed_once(stack):
