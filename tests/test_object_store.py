@@ -121,6 +121,19 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
     assert not [r for r in ("coordinator-c", "participant-0", "participant-1") if s.roles[r].process.returncode not in (0, None)]
 
 
+SPARK_COUNT = """
+import json, sys
+from hudi_kafka_nb.hudi import spark_session
+from hudi_kafka_nb.reading import spark_read
+from hudi_kafka_nb.storage import open_table_storage
+open_table_storage(sys.argv[1], json.loads(sys.argv[2]))
+spark = spark_session("reader", table_path=sys.argv[1])
+frame = spark_read(spark, sys.argv[1])
+print(json.dumps({"rows": frame.count(), "keys": frame.select("order_id").distinct().count()}))
+spark.stop()
+"""
+
+
 @pytest.mark.slow
 def test_keyed_upserts_on_s3_survive_kills_with_staged_rows_in_the_bucket(tmp_path, s3, broker):
     """About a minute: the keyed mode on S3, where participants stage their rows in the bucket and the coordinator, in
@@ -131,6 +144,11 @@ def test_keyed_upserts_on_s3_survive_kills_with_staged_rows_in_the_bucket(tmp_pa
     assert report["ok"], {k: v for k, v in report.items() if k != "events"}
     from hudi_kafka_nb.storage import aux_key, table_storage
     assert not table_storage(report["table_path"]).list(aux_key("staging")), "staged objects go once their instant is committed or rolled back"
+    # Spark's Hudi datasource, through S3A with the same settings, reads what hudi-rs read: one row per key
+    options = table_storage(report["table_path"]).options
+    spark_view = json.loads(subprocess.run([sys.executable, "-c", SPARK_COUNT, report["table_path"], json.dumps(options)],
+                                           capture_output=True, text=True, timeout=300, check=True).stdout.strip().splitlines()[-1])
+    assert spark_view == {"rows": report["in_table"], "keys": report["in_table"]}, (spark_view, report["in_table"])
 
 
 @pytest.mark.slow
