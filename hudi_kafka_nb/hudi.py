@@ -322,9 +322,10 @@ def check_table_folder(config: SinkConfig):
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(f"setting 'table_path': cannot write under {existing} (read-only or no permission); give this job write access there or choose another folder")
     # a mounted folder may not do the atomic create the fencing needs (a FUSE mount of object storage): probe it where
-    # the table's files will be, or in the nearest folder that exists, leaving nothing behind
-    probe_in = table_storage(config.table_path) if existing == path else TableStorage(existing)
-    check_conditional_writes(probe_in, folder=".hoodie/.aux/hudi_kafka_nb" if existing == path and (path / ".hoodie").exists() else ".hudi-kafka-nb-probe")
+    # the sink's files are, or, before the table exists, beside its folder (never in it: the roles start together, and
+    # the coordinator creating the table must find its folder empty), leaving nothing behind
+    if (path / ".hoodie").is_dir(): check_conditional_writes(table_storage(config.table_path))
+    else: check_conditional_writes(TableStorage(existing if existing != path else path.parent), folder=f".hudi-kafka-nb-probe-{uuid.uuid4().hex}")
     props = table_properties(path)
     if props is not None: check_table(config, props)
 

@@ -185,7 +185,9 @@ def storage_of(config: SinkConfig) -> TableStorage:
 
 # %% ../nbs/00a_storage.ipynb #ccba7502
 def check_conditional_writes(storage: TableStorage, folder: str = AUX):
-    "Refuse (`StorageError`) a store that is unreachable or that lets a second create of one key overwrite the first (probed under `folder`)."
+    """Refuse (`StorageError`) a store that is unreachable or that lets a second create of one key overwrite the first.
+    The probe is a key of its own under `folder`; a local `folder` other than the sink's own must be this probe's alone
+    (it is deleted with the probe)."""
     key = f"{folder}/.probe-{uuid.uuid4().hex}"
     try:
         first = storage.create(key, b"first")
@@ -202,6 +204,10 @@ def check_conditional_writes(storage: TableStorage, folder: str = AUX):
         try: storage.delete_all(key.rsplit("/", 1)[0]) if storage.local and folder != AUX else storage.delete(key)
         except Exception: pass
     if not first or second or kept != b"first":
+        if storage.local:
+            raise StorageError(f"table_path={storage.location}: the folder does not refuse a second create of one file (a mounted file "
+                               "system without atomic links?); the sink fences coordinators with such creates and cannot run safely "
+                               "on it: give the table's object-store URL instead")
         raise StorageError(f"table_path={storage.location}: the store does not refuse a second create of one key (a PUT with "
                            "If-None-Match: * overwrote the object); the sink fences coordinators with such creates and cannot run "
                            "safely on it. Use a store with conditional writes (S3, GCS, Azure, MinIO) or a local folder")
