@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pyarrow as pa
 from .config import ConfigError, SinkConfig
-from .storage import TableStorage, aux_key, check_conditional_writes, hadoop_options, is_object_store, scheme_of, table_storage
+from .storage import PROBE_PREFIX, TableStorage, aux_key, check_conditional_writes, hadoop_options, is_object_store, scheme_of, table_storage
 
 # %% auto #0
 __all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'record_key_fields', 'key_generator_class',
@@ -277,8 +277,11 @@ def check_table(config: SinkConfig, props: dict[str, str]):
 
 def _creation_never_finished(table_path: str) -> bool:
     "Whether the table's folder holds only a `.hoodie` folder with folders in it and no file (Hudi creates the folders first)."
-    storage = table_storage(table_path)
-    return storage.names() == [".hoodie"] and not storage.list(".hoodie")
+    return _table_folder_names(table_path) == [".hoodie"] and not table_storage(table_path).list(".hoodie")
+
+def _table_folder_names(table_path: str) -> list[str]:
+    "What the table's folder holds, less the atomic-create probes of roles starting beside this one."
+    return [name for name in table_storage(table_path).names() if not name.startswith(PROBE_PREFIX)]
 
 def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
     "Create the table if the folder has none (it must then be empty or absent); its properties."
@@ -292,7 +295,7 @@ def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
         log.warning("table_path=%r holds folders of a table creation that never finished and no file: creating the table again", config.table_path)
         storage.delete_all(".hoodie")
     if props is None:
-        if storage.names():
+        if _table_folder_names(config.table_path):
             raise TableError(f"table_path={config.table_path!r} is not empty and holds no Hudi table; choose an empty or new folder")
         builder = hudi.H.common.table.HoodieTableMetaClient.newTableBuilder().setTableType(config.table_type)
         # with an ordering field Hudi merges by event time: of two rows with one key, the higher ordering value wins
@@ -321,11 +324,9 @@ def check_table_folder(config: SinkConfig):
         raise ConfigError(f"setting 'table_path': {existing} is a file, not a folder; point table_path at the folder of the Hudi table (created if absent)")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(f"setting 'table_path': cannot write under {existing} (read-only or no permission); give this job write access there or choose another folder")
-    # a mounted folder may not do the atomic create the fencing needs (a FUSE mount of object storage): probe it where
-    # the sink's files are, or, before the table exists, beside its folder (never in it: the roles start together, and
-    # the coordinator creating the table must find its folder empty), leaving nothing behind
-    if (path / ".hoodie").is_dir(): check_conditional_writes(table_storage(config.table_path))
-    else: check_conditional_writes(TableStorage(existing if existing != path else path.parent), folder=f".hudi-kafka-nb-probe-{uuid.uuid4().hex}")
+    # a mounted folder may not do the atomic create the fencing needs (a FUSE mount of object storage): probe the table's
+    # folder, or the nearest one that exists, leaving nothing behind (a probe under way is ignored by the emptiness checks)
+    check_conditional_writes(table_storage(config.table_path) if path.is_dir() else TableStorage(existing))
     props = table_properties(path)
     if props is not None: check_table(config, props)
 

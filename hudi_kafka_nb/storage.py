@@ -11,9 +11,9 @@ from obstore.exceptions import AlreadyExistsError
 from .config import SinkConfig, resolve_secret
 
 # %% auto #0
-__all__ = ['AUX', 'OBJECT_STORE_SCHEMES', 'CLIENT_OPTIONS', 'StorageError', 'scheme_of', 'is_object_store', 'aux_key',
-           'resolved_storage_options', 'hadoop_options', 'TableStorage', 'open_table_storage', 'table_storage',
-           'storage_of', 'check_conditional_writes']
+__all__ = ['AUX', 'OBJECT_STORE_SCHEMES', 'CLIENT_OPTIONS', 'PROBE_PREFIX', 'StorageError', 'scheme_of', 'is_object_store',
+           'aux_key', 'resolved_storage_options', 'hadoop_options', 'TableStorage', 'open_table_storage',
+           'table_storage', 'storage_of', 'check_conditional_writes']
 
 # %% ../nbs/00a_storage.ipynb #0bf8c634
 AUX = ".hoodie/.aux/hudi_kafka_nb"
@@ -184,11 +184,13 @@ def storage_of(config: SinkConfig) -> TableStorage:
     return open_table_storage(config.table_path, resolved_storage_options(config))
 
 # %% ../nbs/00a_storage.ipynb #ccba7502
-def check_conditional_writes(storage: TableStorage, folder: str = AUX):
+PROBE_PREFIX = ".hudi-kafka-nb-probe-"      # a probe's folder at the root of a store: ignored wherever a table's folder is read
+
+def check_conditional_writes(storage: TableStorage):
     """Refuse (`StorageError`) a store that is unreachable or that lets a second create of one key overwrite the first.
-    The probe is a key of its own under `folder`; a local `folder` other than the sink's own must be this probe's alone
-    (it is deleted with the probe)."""
-    key = f"{folder}/.probe-{uuid.uuid4().hex}"
+    The probe is a folder of its own at the store's root (several roles probe at once), deleted with it."""
+    folder = f"{PROBE_PREFIX}{uuid.uuid4().hex}"
+    key = f"{folder}/probe"
     try:
         first = storage.create(key, b"first")
         second = storage.create(key, b"second")
@@ -201,7 +203,7 @@ def check_conditional_writes(storage: TableStorage, folder: str = AUX):
         raise StorageError(f"table_path={storage.location}: the store cannot be written with the storage_options given "
                            f"({cause}); check the bucket, the endpoint and the credentials") from None
     finally:
-        try: storage.delete_all(key.rsplit("/", 1)[0]) if storage.local and folder != AUX else storage.delete(key)
+        try: storage.delete_all(folder)
         except Exception: pass
     if not first or second or kept != b"first":
         if storage.local:
