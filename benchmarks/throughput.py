@@ -19,7 +19,7 @@ from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config, consumer_settin
 from hudi_kafka_nb.demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinate_check
 from hudi_kafka_nb.runtime import EmbeddedBroker, EmbeddedS3, RoleProcess, create_topic
-from hudi_kafka_nb.storage import open_table_storage
+from hudi_kafka_nb.storage import open_table_storage, resolve_storage_options
 
 
 def raw_consumer_rate(bootstrap, topic, ends, config):
@@ -111,10 +111,9 @@ def table_services_figure(broker, topic, ends, args, root):
 
 def object_store_figure(broker, topic, ends, args, root, local_rate):
     """(e) The same sink (2 participants) with its table in MinIO's bucket, written through S3A, read back with hudi-rs."""
-    from hudi_kafka_nb.config import resolve_secret
     with EmbeddedS3(root / "s3") as s3:
         settings = {"table_path": s3.url("bench"), "storage_options": s3.storage_options}
-        open_table_storage(settings["table_path"], {k: resolve_secret(k, v, "storage_options") for k, v in s3.storage_options.items()})
+        open_table_storage(settings["table_path"], resolve_storage_options(s3.storage_options))
         rate, latencies, _ = sink_rate(broker, topic, ends, 2, args.commit_interval, args.max_buffered, root / "s3-sink", settings)
     print(f"(e) sink, 2 participants, table on MinIO (S3A): {rate:,.0f} committed records/s = {rate / local_rate:.2f}x the local "
           f"table's (b); commit latency median {statistics.median(latencies):.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")

@@ -11,8 +11,7 @@ import msgspec
 from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, send_events
 from .reading import commit_log, committed_offsets, coordinates, has_committed
 from .runtime import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, RoleProcess, create_topic
-from .config import resolve_secret
-from .storage import open_table_storage, table_storage
+from .storage import open_table_storage, resolve_storage_options, table_storage
 
 # %% auto #0
 __all__ = ['log', 'ROLES', 'LocalStack', 'protocol_log_tail', 'pending_instants', 'orphan_files', 'verify_table', 'verify_keyed',
@@ -46,7 +45,7 @@ class LocalStack:
                        **({"storage_options": s3.storage_options} if s3 else {}),
                        **({"spark_master": spark_cluster.master_url} if spark_cluster else {}), **settings}
         # this process reads the table too (the verdicts), with the roles' settings
-        open_table_storage(self.table_path, {k: resolve_secret(k, v, "storage_options") for k, v in self.params.get("storage_options", {}).items()})
+        open_table_storage(self.table_path, resolve_storage_options(self.params.get("storage_options", {})))
         self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)] + (["table-services"] if table_services else [])
         self.roles: dict[str, RoleProcess] = {}
         self.ends: dict[tuple[str, int], int] = {}

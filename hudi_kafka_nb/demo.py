@@ -12,8 +12,7 @@ from tqdm import tqdm
 from .config import DEMO_VALUE_SCHEMA
 from .runtime import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, RoleProcess, create_topic
 from .reading import commit_log, coordinate_check, has_committed
-from .config import resolve_secret
-from .storage import open_table_storage, table_storage
+from .storage import open_table_storage, resolve_storage_options, table_storage
 
 # %% auto #0
 __all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'sample_orders', 'produce_orders', 'send_events',
@@ -210,7 +209,7 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
             where = {"table_path": s3.url("orders"), "storage_options": s3.storage_options, "spark_master": cluster.master_url}
             role_env = {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=1g,spark.executor.cores=1"}
         table_path = where["table_path"]
-        open_table_storage(table_path, {k: resolve_secret(k, v, "storage_options") for k, v in where.get("storage_options", {}).items()})
+        open_table_storage(table_path, resolve_storage_options(where.get("storage_options", {})))
         create_topic(broker.bootstrap_servers, "orders", partitions)
         params = {"bootstrap_servers": broker.bootstrap_servers, "topics": "orders", **where,
                   "table_name": "orders", "partition_field": "region", "commit_interval_s": commit_interval_s,

@@ -11,9 +11,9 @@ import msgspec
 from .storage import aux_key, table_storage
 
 # %% auto #0
-__all__ = ['log', 'GENESIS', 'Fenced', 'CommitConflict', 'WriteFailed', 'create_exclusively', 'latest_epoch', 'claim_epoch',
-           'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable', 'decision_in_flight',
-           'writing_by_key', 'keyed_write_in_flight']
+__all__ = ['log', 'GENESIS', 'Fenced', 'CommitConflict', 'WriteFailed', 'latest_epoch', 'claim_epoch', 'check_epoch', 'Decision',
+           'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable', 'decision_in_flight', 'writing_by_key',
+           'keyed_write_in_flight']
 
 # %% ../nbs/03_fencing.ipynb #673c2428
 log = logging.getLogger(__name__)
@@ -28,9 +28,7 @@ class CommitConflict(RuntimeError):
 class WriteFailed(RuntimeError):
     "Hudi could not write the staged records into the instant (the message is Hudi's root cause)."
 
-def create_exclusively(table_path: str | Path, key: str, data: bytes) -> bool:
-    "Create the sink's file `key` of the table holding `data`, atomically and durably; False if it already exists."
-    return table_storage(table_path).create(key, data)
+
 
 # %% ../nbs/03_fencing.ipynb #0a757e07
 def _epochs(table_path) -> list[int]:
@@ -44,7 +42,7 @@ def latest_epoch(table_path: str | Path) -> int:
 def claim_epoch(table_path: str | Path, coordinator_id: str, floor: int = 0) -> int:
     "A new epoch, greater than every earlier one and than `floor`, claimed exclusively for `coordinator_id`."
     epoch = max(latest_epoch(table_path), floor) + 1
-    while not create_exclusively(table_path, aux_key("epochs", str(epoch)), coordinator_id.encode()): epoch += 1
+    while not table_storage(table_path).create(aux_key("epochs", str(epoch)), coordinator_id.encode()): epoch += 1
     return epoch
 
 def check_epoch(table_path: str | Path, epoch: int):
@@ -85,7 +83,7 @@ def walk(table_path: str | Path, latest_commit: str | None, committed_by_epoch: 
 
 def claim_slot(table_path: str | Path, slot: Slot, decision: Decision) -> bool:
     "Fill the open `slot` with `decision`; False if another coordinator filled it first."
-    return create_exclusively(table_path, aux_key("chain", slot.name), msgspec.json.encode(decision))
+    return table_storage(table_path).create(aux_key("chain", slot.name), msgspec.json.encode(decision))
 
 # %% ../nbs/03_fencing.ipynb #319608ab
 def prune(table_path: str | Path, keep_after: str, keep_epochs: int = 16) -> int:

@@ -312,22 +312,20 @@ def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
 def check_table_folder(config: SinkConfig):
     "Refuse, before anything starts, a `table_path` this process cannot use (`ConfigError` naming the setting and the fix)."
     if config.table_path.startswith("dbfs:"): return       # Databricks' own file system: Hudi's storage layer checks
-    if is_object_store(config.table_path):
-        # reachable with the settings given, and a fence there: a store that overwrites on a conditional create is refused
-        check_conditional_writes(table_storage(config.table_path))
-        props = table_properties(config.table_path)
-        if props is not None: check_table(config, props)
-        return
-    path = Path(config.table_path)
-    existing = next(p for p in [path, *path.parents] if p.exists())
-    if not existing.is_dir():
-        raise ConfigError(f"setting 'table_path': {existing} is a file, not a folder; point table_path at the folder of the Hudi table (created if absent)")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ConfigError(f"setting 'table_path': cannot write under {existing} (read-only or no permission); give this job write access there or choose another folder")
-    # a mounted folder may not do the atomic create the fencing needs (a FUSE mount of object storage): probe the table's
-    # folder, or the nearest one that exists, leaving nothing behind (a probe under way is ignored by the emptiness checks)
-    check_conditional_writes(table_storage(config.table_path) if path.is_dir() else TableStorage(existing))
-    props = table_properties(path)
+    # reachable with the settings given, and a fence there: a store that overwrites on a conditional create is refused,
+    # and so is a mounted folder without the atomic create (a FUSE mount of object storage). The probe leaves nothing
+    # behind, and the emptiness checks of a new table's folder ignore one under way
+    probed = table_storage(config.table_path)
+    if not is_object_store(config.table_path):
+        path = Path(config.table_path)
+        existing = next(p for p in [path, *path.parents] if p.exists())
+        if not existing.is_dir():
+            raise ConfigError(f"setting 'table_path': {existing} is a file, not a folder; point table_path at the folder of the Hudi table (created if absent)")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise ConfigError(f"setting 'table_path': cannot write under {existing} (read-only or no permission); give this job write access there or choose another folder")
+        if existing != path: probed = TableStorage(existing)       # the table's folder does not exist yet: its nearest parent
+    check_conditional_writes(probed)
+    props = table_properties(config.table_path)
     if props is not None: check_table(config, props)
 
 # %% ../nbs/02_hudi.ipynb #238b56f9
@@ -597,9 +595,10 @@ def delete_instant_files(table_path: str | Path, instant: str):
     storage.delete_all(staging_key(instant))
 
 # %% ../nbs/02_hudi.ipynb #0b70078b
-def completion_times(table_path: str | Path) -> dict[str, str]:
-    "Instant → completion time of the completed commits and replace commits (table version 8+ names them `<instant>_<completion>.commit`)."
-    folder = ".hoodie/" + (table_properties(table_path) or {}).get("hoodie.timeline.path", "timeline")
+def completion_times(table_path: str | Path, properties: dict[str, str] | None = None) -> dict[str, str]:
+    """Instant → completion time of the completed commits and replace commits (table version 8+ names them
+    `<instant>_<completion>.commit`); `properties`: the table's, if the caller has read them already."""
+    folder = ".hoodie/" + (properties or table_properties(table_path) or {}).get("hoodie.timeline.path", "timeline")
     names = [n for n in table_storage(table_path).names(folder) if n.endswith((".commit", ".deltacommit", ".replacecommit")) and "_" in n]
     return dict(n.rsplit(".", 1)[0].split("_", 1) for n in names)
 
@@ -611,10 +610,10 @@ def rust_table(table_path: str | Path):
 
 def completed_commits(table_path: str | Path) -> list[dict]:
     "Completed commits on the active timeline, oldest first: {'instant', 'completed', 'metadata'}."
-    import hudi, json
-    if table_properties(table_path) is None: return []
+    import json
+    if (properties := table_properties(table_path)) is None: return []
     timeline = rust_table(table_path).get_timeline()
-    completed = completion_times(table_path)
+    completed = completion_times(table_path, properties)
     return [{"instant": i.timestamp, "completed": completed.get(i.timestamp), "metadata": json.loads(timeline.get_instant_metadata_in_json(i))}
             for i in sorted([*timeline.get_completed_commits(), *timeline.get_completed_deltacommits()], key=lambda i: i.timestamp)]
 
@@ -626,12 +625,12 @@ def latest_checkpoint_of(table_path: str | Path):
 def latest_schema_fields(table_path: str | Path) -> set[str] | None:
     """Field names in the schemas of the newest completed commit, delta commit or replace commit by instant time and by
     completion time (Hudi's writers take the table's schema from there): the names both have; None before any."""
-    import hudi, json
-    if table_properties(table_path) is None: return None
+    import json
+    if (properties := table_properties(table_path)) is None: return None
     timeline = rust_table(table_path).get_timeline()
     instants = [*timeline.get_completed_commits(), *timeline.get_completed_deltacommits(), *timeline.get_completed_replacecommits()]
     if not instants: return None
-    completed = completion_times(table_path)
+    completed = completion_times(table_path, properties)
     fields = []
     newest = {i.timestamp: i for i in (max(instants, key=lambda i: i.timestamp), max(instants, key=lambda i: completed.get(i.timestamp, "")))}
     for instant in newest.values():

@@ -11,13 +11,12 @@ from obstore.exceptions import AlreadyExistsError
 from .config import SinkConfig, resolve_secret
 
 # %% auto #0
-__all__ = ['AUX', 'OBJECT_STORE_SCHEMES', 'CLIENT_OPTIONS', 'PROBE_PREFIX', 'StorageError', 'scheme_of', 'is_object_store',
-           'aux_key', 'resolved_storage_options', 'hadoop_options', 'TableStorage', 'open_table_storage',
-           'table_storage', 'storage_of', 'check_conditional_writes']
+__all__ = ['AUX', 'CLIENT_OPTIONS', 'PROBE_PREFIX', 'StorageError', 'scheme_of', 'is_object_store', 'aux_key',
+           'resolve_storage_options', 'resolved_storage_options', 'hadoop_options', 'TableStorage',
+           'open_table_storage', 'table_storage', 'storage_of', 'check_conditional_writes']
 
 # %% ../nbs/00a_storage.ipynb #0bf8c634
 AUX = ".hoodie/.aux/hudi_kafka_nb"
-OBJECT_STORE_SCHEMES = ("s3", "s3a", "gs", "abfs", "abfss", "az", "adl")
 
 class StorageError(RuntimeError):
     "The table's store cannot be used as the sink needs it (unreachable, refused, or without conditional writes)."
@@ -40,9 +39,13 @@ def aux_key(*parts: str) -> str:
 CLIENT_OPTIONS = {"allow_http", "allow_invalid_certificates", "connect_timeout", "timeout", "proxy_url", "user_agent",
                   "pool_idle_timeout", "http1_only", "http2_only"}
 
+def resolve_storage_options(options: dict[str, str]) -> dict[str, str]:
+    "`storage_options` with every secret reference resolved (never log these)."
+    return {key: resolve_secret(key, value, setting="storage_options") for key, value in options.items()}
+
 def resolved_storage_options(config: SinkConfig) -> dict[str, str]:
-    "The `storage_options` of `config` with every secret reference resolved (never log these)."
-    return {key: resolve_secret(key, value, setting="storage_options") for key, value in config.storage_options.items()}
+    "The `storage_options` of `config`, secrets resolved."
+    return resolve_storage_options(config.storage_options)
 
 def _obstore_arguments(options: dict[str, str]) -> dict:
     "obstore's `config` and `client_options` from object_store-style options."
@@ -114,23 +117,20 @@ class TableStorage:
         try: return bytes(obstore.get(store, key).bytes())
         except FileNotFoundError: return None
 
-    def exists(self, key: str) -> bool:
+    def _listable(self, prefix: str):
+        "The store to list the folder `prefix` in; None where there is nothing to list (a local folder that does not exist)."
         store = self.store()
-        if store is None: return False
-        try: obstore.head(store, key); return True
-        except FileNotFoundError: return False
+        return None if store is None or (self.local and not (self.root / prefix).is_dir()) else store
 
     def list(self, prefix: str) -> list[str]:
         "Every key under the folder `prefix`, sorted (files being written under a temporary name left out)."
-        store = self.store()
-        if store is None or (self.local and not (self.root / prefix).is_dir()): return []
+        if (store := self._listable(prefix)) is None: return []
         keys = [meta["path"] for batch in obstore.list(store, prefix.rstrip("/") + "/") for meta in batch]
         return sorted(k for k in keys if not _in_flight(k))
 
     def names(self, prefix: str = "") -> list[str]:
         "The names right under the folder `prefix` (its files and folders), sorted."
-        store = self.store()
-        if store is None or (self.local and not (self.root / prefix).is_dir()): return []
+        if (store := self._listable(prefix)) is None: return []
         listing = obstore.list_with_delimiter(store, prefix.rstrip("/") + "/" if prefix else None)
         found = [p.rstrip("/").rsplit("/", 1)[-1] for p in listing["common_prefixes"]]
         found += [m["path"].rsplit("/", 1)[-1] for m in listing["objects"]]
