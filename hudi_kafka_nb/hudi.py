@@ -12,14 +12,14 @@ from .config import ConfigError, SinkConfig
 from .storage import PROBE_PREFIX, TableStorage, aux_key, check_conditional_writes, hadoop_options, is_object_store, scheme_of, table_storage
 
 # %% auto #0
-__all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'data_schema', 'record_key_fields', 'key_generator_class',
-           'table_options', 'multi_writer_options', 'coordinator_options', 'table_services_options',
-           'participant_options', 'bundle_jars', 'on_databricks', 'object_store_jars', 'class_data_archive',
-           'spark_java_options', 'spark_session', 'hudi_version', 'HudiJava', 'TableError', 'table_properties',
-           'check_table', 'create_or_open_table', 'check_table_folder', 'pending_writes', 'HudiCommitter',
-           'HudiTableServices', 'error_summary', 'WrittenFiles', 'staging_key', 'stage_rows', 'HudiWriter',
-           'instant_of_file', 'delete_instant_files', 'completion_times', 'rust_table', 'completed_commits',
-           'latest_checkpoint_of', 'latest_schema_fields', 'write_stats']
+__all__ = ['log', 'KAFKA_COLUMNS', 'COORDINATE_KEY_FIELDS', 'CREATION_SETTLE_S', 'data_schema', 'record_key_fields',
+           'key_generator_class', 'table_options', 'multi_writer_options', 'coordinator_options',
+           'table_services_options', 'participant_options', 'bundle_jars', 'on_databricks', 'object_store_jars',
+           'class_data_archive', 'spark_java_options', 'spark_session', 'hudi_version', 'HudiJava', 'TableError',
+           'table_properties', 'check_table', 'create_or_open_table', 'check_table_folder', 'pending_writes',
+           'HudiCommitter', 'HudiTableServices', 'error_summary', 'WrittenFiles', 'staging_key', 'stage_rows',
+           'HudiWriter', 'instant_of_file', 'delete_instant_files', 'completion_times', 'rust_table',
+           'completed_commits', 'latest_checkpoint_of', 'latest_schema_fields', 'write_stats']
 
 # %% ../nbs/02_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -283,12 +283,20 @@ def _table_folder_names(table_path: str) -> list[str]:
     "What the table's folder holds, less the atomic-create probes of roles starting beside this one."
     return [name for name in table_storage(table_path).names() if not name.startswith(PROBE_PREFIX)]
 
+CREATION_SETTLE_S = 30.0     # a table creation whose folders exist without a file for this long was abandoned
+
 def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
     "Create the table if the folder has none (it must then be empty or absent); its properties."
     config = hudi.config
     storage = table_storage(config.table_path)
     check_table_folder(config)
     props = table_properties(config.table_path)
+    if props is None and _creation_never_finished(config.table_path):
+        # folders and not one file: another coordinator creating the table right now (two started at once: deleting its
+        # folders failed its creation, seen in a fresh-clone run), or one killed while Hudi created it. Hudi writes
+        # hoodie.properties seconds after the folders: wait for them before taking the folders for abandoned
+        deadline = time.monotonic() + CREATION_SETTLE_S
+        while (props := table_properties(config.table_path)) is None and time.monotonic() < deadline: time.sleep(0.5)
     if props is None and _creation_never_finished(config.table_path):
         # a coordinator killed while Hudi created the table left its folders and not one file: nothing to lose, and
         # refusing would make every restart fail the same way
