@@ -66,6 +66,7 @@ demo-object-store: setup
 # pytest prints its ten slowest tests.
 test: setup
 	@started=$$(date +%s); $(MAKE) --no-print-directory test-notebooks test-pytest test-examples; status=$$?; \
+	  $(PYTHON) tools/suite_time.py || true; \
 	  echo "make test: $$(( $$(date +%s) - started )) s of tests (setup excluded), exit $$status"; exit $$status
 
 # The package must be exactly what the notebooks export, the README what index.ipynb says,
@@ -78,10 +79,13 @@ test-notebooks: setup
 # Every suite, the slow ones included (a bare `pytest tests` leaves out those marked slow, for a quicker loop), in two
 # pytest-xdist workers: a test's roles wait on the protocol's clocks about half the time, and the other worker's test
 # uses that CPU. Each worker has its own broker; the suites that start Jupyter kernels share one worker
-# (xdist_group "papermill"), as kernels started at once may pick one port.
+# (xdist_group "papermill"), as kernels started at once may pick one port. The tests' folders (their roles' logs) stay in
+# runs/tests and pytest's report in runs/tests.xml until the next run: `tools/suite_time.py --per-test` says where the time went.
 TEST_WORKERS ?= 2
 test-pytest: setup
-	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900 -m "slow or not slow" --durations 10 -n $(TEST_WORKERS) --dist loadgroup
+	mkdir -p runs
+	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900 -m "slow or not slow" --durations 10 -n $(TEST_WORKERS) --dist loadgroup \
+	  --basetemp runs/tests --junitxml runs/tests.xml
 
 # The tour's outputs are documentation: nbval runs it on the real stack and compares every output with the one kept
 # in the notebook (instant times and paths sanitized). After changing it: run it in Jupyter, nbdev_clean, commit.

@@ -460,8 +460,14 @@ class RoleProcess:
         else:
             command = [sys.executable, "-m", "papermill", str(jobs_dir() / f"{self.role}.ipynb"), str(self.output),
                        "-f", str(params_file), "--log-output", "--no-progress-bar", "--cwd", str(self.workdir)]
-        self.process = subprocess.Popen(command, stdout=open(self.log_path, "ab"), stderr=subprocess.STDOUT,
-                                        start_new_session=True, env={**os.environ, **self.env})
+        with open(self.log_path, "ab") as out:
+            # when this attempt was launched, in the roles' log format: from here to its first state line is its start-up
+            # (imports, Spark, Hudi), which a slow start or a restart loop shows at a glance
+            launched = logging.Formatter().formatTime(logging.makeLogRecord({}))
+            out.write(f"{launched} INFO {__name__} launching {self.name} ({'plain Python' if self.direct else 'papermill'})\n".encode())
+            out.flush()
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                            env={**os.environ, **self.env})
         return self
 
     def running(self) -> bool: return self.process is not None and self.process.poll() is None
