@@ -379,7 +379,10 @@ STATUS_KEY = aux_key("coordinator-status.json")       # beside the table, wherev
 
 def status_writer(table_path: str, key: str):
     "A function that replaces the table's status file `key` with a status, atomically (readers never see half a file)."
-    def publish(status: dict): table_storage(table_path).put(key, msgspec.json.encode(status))
+    def publish(status: dict):
+        # the file is for observers: a store that cannot take it now must not stop the role (the next state writes it again)
+        try: table_storage(table_path).put(key, msgspec.json.encode(status))
+        except Exception as e: log.warning("could not write the status file %s: %s", key, (str(e).splitlines() or [""])[0][:300])
     return publish
 
 def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spark=None) -> Coordinator:

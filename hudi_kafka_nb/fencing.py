@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_fencing.ipynb #8edc97c7
 from __future__ import annotations
-import base64, contextlib, logging
+import base64, contextlib, logging, uuid
 from typing import Callable, Iterable
 from pathlib import Path
 import msgspec
@@ -42,7 +42,9 @@ def latest_epoch(table_path: str | Path) -> int:
 def claim_epoch(table_path: str | Path, coordinator_id: str, floor: int = 0) -> int:
     "A new epoch, greater than every earlier one and than `floor`, claimed exclusively for `coordinator_id`."
     epoch = max(latest_epoch(table_path), floor) + 1
-    while not table_storage(table_path).create(aux_key("epochs", str(epoch)), coordinator_id.encode()): epoch += 1
+    # a nonce beside the id: two processes started with one id (a job run twice) must not both take one epoch for theirs
+    claim = f"{coordinator_id} {uuid.uuid4().hex}".encode()
+    while not table_storage(table_path).create(aux_key("epochs", str(epoch)), claim): epoch += 1
     return epoch
 
 def check_epoch(table_path: str | Path, epoch: int):

@@ -5,13 +5,14 @@
 # %% ../nbs/00a_storage.ipynb #161dd330
 from __future__ import annotations
 import os, uuid
+from datetime import timedelta
 from pathlib import Path
 import obstore, obstore.store
 from obstore.exceptions import AlreadyExistsError
 from .config import SinkConfig, resolve_secret
 
 # %% auto #0
-__all__ = ['AUX', 'CLIENT_OPTIONS', 'PROBE_PREFIX', 'StorageError', 'scheme_of', 'is_object_store', 'aux_key',
+__all__ = ['AUX', 'CLIENT_OPTIONS', 'RETRY', 'PROBE_PREFIX', 'StorageError', 'scheme_of', 'is_object_store', 'aux_key',
            'resolve_storage_options', 'resolved_storage_options', 'hadoop_options', 'TableStorage',
            'open_table_storage', 'table_storage', 'storage_of', 'check_conditional_writes']
 
@@ -79,6 +80,12 @@ def hadoop_options(table_path: str | Path, options: dict[str, str]) -> dict[str,
     return hadoop
 
 # %% ../nbs/00a_storage.ipynb #280eaba1
+# Requests to an object store ride out an outage of about half a minute (a server restarting, a network partition
+# healing). object_store's default backoff (from 0.1 s, each wait drawn between that and twice the last) gives up after
+# about 2 s of refused connections: a store restarted in 3 s stopped the coordinator (seen in a fresh-clone run).
+RETRY = {"max_retries": 15, "retry_timeout": timedelta(seconds=60),
+         "backoff": {"init_backoff": timedelta(seconds=0.5), "max_backoff": timedelta(seconds=5), "base": 2}}
+
 class TableStorage:
     "The folder of one table, local or on an object store, as keys relative to its root."
     def __init__(self, table_path: str | Path, options: dict[str, str] | None = None):
@@ -86,7 +93,7 @@ class TableStorage:
         self.options = dict(options or {})
         self.local = not is_object_store(self.location)
         self.root = Path(self.location.removeprefix("file://")).absolute() if self.local else None
-        self._store = None if self.local else obstore.store.from_url(self.location, **_obstore_arguments(self.options))
+        self._store = None if self.local else obstore.store.from_url(self.location, retry_config=RETRY, **_obstore_arguments(self.options))
 
     def __repr__(self): return f"TableStorage({self.location!r})"
 
@@ -101,9 +108,12 @@ class TableStorage:
         return str(self.root / key) if self.local else f"{self.location}/{key}"
 
     def create(self, key: str, data: bytes) -> bool:
-        "Create `key` holding `data`, atomically; False if it already exists."
+        """Create `key` holding `data`, atomically; False if it already exists holding anything else.
+
+        Every caller creates content no other claimant could (its epoch, its nonce): found holding exactly `data`, the
+        key is this call's own, written by an attempt whose answer was lost and that the client then retried."""
         try: obstore.put(self.store(for_writing=True), key, data, mode="create")
-        except AlreadyExistsError: return False
+        except AlreadyExistsError: return self.get(key) == data
         if self.local: _sync(self.root / key)
         return True
 
