@@ -1,7 +1,7 @@
 """The table on a real S3 server (MinIO, built by `make setup`): the fence lives in the object store, Hudi writes through
 S3A, the verdicts read the table back from S3 with hudi-rs. Each scenario runs on its own MinIO and broker (each starts
 in seconds), so killing either disturbs no other test."""
-import json, os, re, signal, subprocess, sys, time
+import json, os, re, signal, subprocess, sys, threading, time
 import pytest
 from hudi_kafka_nb.chaos import LocalStack, run_chaos
 from hudi_kafka_nb.config import load_config
@@ -59,6 +59,26 @@ def test_a_store_the_credentials_do_not_open_is_refused_before_anything_starts(s
     open_table_storage(config.table_path, resolved_storage_options(config))
     with pytest.raises(StorageError, match=r"table_path=s3a://lake/refused: the store cannot be written with the storage_options given"):
         check_table_folder(config)
+
+
+def test_the_fence_and_the_status_file_wait_out_a_store_restarting(s3):
+    """A claim and a status file written while the S3 server is down land once it is back, 3 s later: a request is
+    retried through the outage instead of failing the role (a coordinator stopped on such a restart once). And a
+    claim is still a claim: the key then holds what the first create wrote, and a second create is refused."""
+    from hudi_kafka_nb.coordinator import STATUS_KEY, status_writer
+    from hudi_kafka_nb.storage import aux_key
+    table = s3.url("outage")
+    storage = open_table_storage(table, resolved_storage_options(load_config(
+        bootstrap_servers="127.0.0.1:1", topics=["t"], table_path=table, table_name="t", value_schema={"id": "string"},
+        storage_options=s3.storage_options)))
+    s3.kill()
+    back = threading.Timer(3, s3.start); back.start()
+    try:
+        assert storage.create(aux_key("epochs", "1"), b"mine")
+        status_writer(table, STATUS_KEY)({"state": "WAITING"})
+    finally: back.join()
+    assert storage.get(aux_key("epochs", "1")) == b"mine" and not storage.create(aux_key("epochs", "1"), b"theirs")
+    assert json.loads(storage.get(STATUS_KEY)) == {"state": "WAITING"}
 
 
 @pytest.mark.slow
