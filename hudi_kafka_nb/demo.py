@@ -84,7 +84,8 @@ def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: f
     "Produce `count` order events numbered from `first` (at most `rate_per_s` a second; `orders`: see `sample_orders`); the next offset of each partition written."
     producer, deliveries = _producer(bootstrap_servers, quiet), _Deliveries()
     rng, chunk, started = random.Random(seed), 5_000, time.monotonic()
-    with tqdm(total=count, desc=f"producing to {topic}", unit="rec", disable=not progress) as bar:
+    with tqdm(total=count, desc=f"producing to {topic}", unit="rec",
+              disable=None if progress else True) as bar:     # None: shown on a terminal only, never into a log file
         for start in range(0, count, chunk):
             for key, value in sample_orders(first + start, min(chunk, count - start), rng, bad_every, orders):
                 deliveries.produce(producer, topic, key, value)
