@@ -13,7 +13,7 @@ BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools demo demo-upsert demo-object-store test test-notebooks test-pytest test-examples readme benchmark benchmark-ingest chaos clean
+.PHONY: setup tools demo demo-upsert demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-ingest chaos clean
 
 setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA) $(SPARK_CDS) $(MINIO)
 
@@ -95,6 +95,10 @@ test-examples: setup
 
 readme: setup
 	$(PYTHON) tools/render_readme.py > README.md
+
+# The role notebooks' parameters cells and the bundle's job parameters, from SinkConfig and JobControls (tools/render_jobs.py).
+jobs: setup
+	$(PYTHON) tools/render_jobs.py
 
 benchmark: setup
 	$(PYTHON) benchmarks/throughput.py

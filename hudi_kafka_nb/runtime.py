@@ -12,8 +12,8 @@ from .config import SinkConfig, load_config, redacted, unknown_setting_error
 # %% auto #0
 __all__ = ['log', 'MINIO_VERSION', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'stop_process', 'free_port', 'kafka_classpath',
            'broker_properties', 'write_tls_files', 'kafka_uuid', 'EmbeddedBroker', 'minio_binary', 'EmbeddedS3',
-           'spark_home', 'LocalSparkCluster', 'create_topic', 'job_parameters', 'run_job', 'jobs_dir', 'owner_only',
-           'RoleProcess']
+           'spark_home', 'LocalSparkCluster', 'create_topic', 'JobControls', 'job_parameters', 'run_job', 'jobs_dir',
+           'owner_only', 'RoleProcess']
 
 # %% ../nbs/10_runtime.ipynb #983b62d3
 log = logging.getLogger(__name__)
@@ -353,7 +353,15 @@ def create_topic(bootstrap_servers: str, name: str, partitions: int):
     create_topic_if_missing(admin, name, partitions)
 
 # %% ../nbs/10_runtime.ipynb #40cfac9d
-JOB_CONTROLS = ("role_id", "stop_file", "max_runtime_s", "log_level", "spark_master")
+class JobControls(msgspec.Struct, kw_only=True):
+    "How one run of a role's job is controlled: not settings of the sink (those are `SinkConfig`'s), so each run and role may differ."
+    role_id: str = ""                   # this role's id; "" derives one from the host and the process
+    stop_file: str = ""                 # the job stops when this file appears
+    max_runtime_s: float = 0.0          # the job stops after this long; 0 runs until stopped
+    log_level: str = "INFO"             # Python's logging level for the role's log
+    spark_master: str = ""              # a local Spark's master: spark://host:7077 runs the role's Spark on a standalone cluster; "" is local[2]
+
+JOB_CONTROLS = JobControls.__struct_fields__
 NOTEBOOK_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}   # what IPython itself puts in a notebook's namespace
 
 def job_parameters(namespace: dict) -> dict:
@@ -382,24 +390,23 @@ def _stop_condition(stop_file: str, max_runtime_s: float):
 def run_job(role: str, params: dict) -> dict:
     "Run the `coordinator` or `participant` role with job parameters; a summary when it stops."
     params = {k: v for k, v in params.items() if v not in ("", None)}   # empty parameters mean "use the default"
-    controls = {k: params.pop(k) for k in JOB_CONTROLS if k in params}
-    logging.basicConfig(level=controls.get("log_level", "INFO"), stream=sys.stdout, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    controls = msgspec.convert({k: params.pop(k) for k in JOB_CONTROLS if k in params}, JobControls, strict=False)
+    logging.basicConfig(level=controls.log_level, stream=sys.stdout, force=True, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     import faulthandler
     faulthandler.register(signal.SIGUSR1, all_threads=True)    # `kill -USR1 <pid>` prints where a role is stuck
     config = load_config(params)
     shown = {**msgspec.structs.asdict(config), "kafka": redacted(config.kafka),
              "storage_options": redacted(config.storage_options, "storage_options")}
-    log.info("%s %s starts with settings %s", role, controls.get("role_id") or "", msgspec.json.encode(shown).decode())
-    should_stop = _stop_condition(controls.get("stop_file", ""), controls.get("max_runtime_s", 0))
+    log.info("%s %s starts with settings %s", role, controls.role_id, msgspec.json.encode(shown).decode())
+    should_stop = _stop_condition(controls.stop_file, controls.max_runtime_s)
     # where this role's Spark runs (a local Spark's master; Databricks decides there): spark_session reads it
-    if controls.get("spark_master"): os.environ["HUDI_KAFKA_NB_SPARK_MASTER"] = controls["spark_master"]
+    if controls.spark_master: os.environ["HUDI_KAFKA_NB_SPARK_MASTER"] = controls.spark_master
     if role == "coordinator":
         from hudi_kafka_nb.coordinator import open_coordinator
         from hudi_kafka_nb.fencing import Fenced
-        try: worker = open_coordinator(config, controls.get("role_id") or None)
+        try: worker = open_coordinator(config, controls.role_id or None)
         except Fenced as e:                  # another coordinator started at the same time and won: nothing to do
-            log.warning("coordinator %s steps down at start: %s", controls.get("role_id") or "", e)
+            log.warning("coordinator %s steps down at start: %s", controls.role_id, e)
             return {"state": "STOPPED", "reason": str(e)}
         worker.run(should_stop)
         # a job that stopped itself on a failure must fail, so that the scheduler shows it and does not call it done
@@ -407,12 +414,12 @@ def run_job(role: str, params: dict) -> dict:
         return worker.status()
     if role == "participant":
         from hudi_kafka_nb.participant import open_participant
-        worker = open_participant(config, controls.get("role_id") or None)
+        worker = open_participant(config, controls.role_id or None)
         worker.run(should_stop)
         return {"participant": worker.id, **worker.stats}
     if role == "table_services":
         from hudi_kafka_nb.table_services import open_table_services
-        worker = open_table_services(config, controls.get("role_id") or None)
+        worker = open_table_services(config, controls.role_id or None)
         worker.run(should_stop)
         return worker.status()
     raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")

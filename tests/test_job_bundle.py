@@ -1,13 +1,17 @@
 """The job notebooks and the Databricks bundle agree: same roles, same parameter names, paths that exist, and a bundle
 the Databricks CLI's own schema accepts (validated offline: `make setup` fetches the schema from the CLI's Go module)."""
-import ast, copy, json, re
+import ast, copy, json, re, sys
 from pathlib import Path
 import jsonschema
+import msgspec
 import nbformat
 import pytest
 import yaml
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.runtime import JOB_CONTROLS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from render_jobs import ROLES, bundle_parameters, job_file_text, notebook_parameters_cell, parameters_cell  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / ".jars" / "databricks-bundle" / "jsonschema.json"
@@ -43,12 +47,12 @@ def schema_errors(content) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in validator.iter_errors(content)]
 
 
-def test_role_notebooks_expose_every_setting():
-    for role in ("coordinator", "participant", "table_services"):
-        names = notebook_parameters(ROOT / "jobs" / f"{role}.ipynb")
-        assert {"bootstrap_servers", "topics", "table_path", "table_name", "commit_interval_s", "write_timeout_s",
-                "value_schema", "kafka", "role_id", "stop_file"} <= names
-        assert names <= set(SinkConfig.__struct_fields__) | set(JOB_CONTROLS), names - set(SinkConfig.__struct_fields__)
+def test_role_notebooks_expose_every_setting_and_control_as_generated():
+    """Each role notebook's parameters cell is what `make jobs` writes from SinkConfig and JobControls: every setting,
+    every control, no default of its own."""
+    assert set(SinkConfig.__struct_fields__) | set(JOB_CONTROLS) == notebook_parameters(ROOT / "jobs" / "coordinator.ipynb")
+    for role in ROLES:
+        assert notebook_parameters_cell(ROOT / "jobs" / f"{role}.ipynb") == parameters_cell(), f"jobs/{role}.ipynb: run `make jobs`"
 
 
 def test_every_bundle_file_is_valid_against_the_databricks_cli_schema():
@@ -70,11 +74,19 @@ def test_bundle_declares_the_roles_with_the_notebooks_parameters():
     tasks = {t["task_key"]: t for t in job["tasks"]}
     roles = [Path(t["notebook_task"]["notebook_path"]).stem for t in tasks.values()]
     assert roles.count("coordinator") == 1 and roles.count("participant") >= 2
+    # every setting is a job parameter, from a bundle variable of its name or empty (the sink's default), as `make jobs` writes it
+    assert job["parameters"] == bundle_parameters(bundle["variables"]) and path.read_text() == job_file_text(), "run `make jobs`"
     job_defaults = {p["name"]: p.get("default") for p in job["parameters"]}
     # the targets put the table on object storage, where Hudi's file-system lock is not safe: the coordinator runs the
-    # table services in its commits (one writer), and no table-services task runs beside it without a lock provider
-    assert job_defaults.get("table_services") == "inline" and roles.count("table_services") == 0
+    # table services in its commits (one writer, the default), and no table-services task runs beside it without a lock provider
+    inline = next(f.default for f in msgspec.structs.fields(SinkConfig) if f.name == "table_services")
+    assert job_defaults["table_services"] == "" and inline == "inline" and roles.count("table_services") == 0
     assert job_defaults.get("storage_options") == "${var.storage_options}"
+    # defaults live in SinkConfig only: a variable named like a setting gives a deployment's choice, or nothing
+    defaults = {f.name: f.default for f in msgspec.structs.fields(SinkConfig) if not f.required}
+    for name, variable in bundle["variables"].items():
+        if name in defaults and variable.get("default", "") != "":
+            assert yaml.safe_load(str(variable["default"])) != defaults[name], f"variable {name} repeats the sink's default"
     assert all(target["variables"]["table_path"].startswith("${var.storage_root}/") for target in bundle["targets"].values())
     for task in tasks.values():
         notebook = (path.parent / task["notebook_task"]["notebook_path"]).resolve()
@@ -103,5 +115,5 @@ def test_bundle_variables_and_versions_match_the_project():
         "Databricks Runtime 15.4 LTS is Spark 3.5 on Scala 2.12, what the Hudi bundle is built for"
     # a secret reaches the job only by reference
     for target in files[0][1]["targets"].values():
-        kafka = json.loads(target.get("variables", {}).get("kafka_settings", "{}"))
+        kafka = json.loads(target.get("variables", {}).get("kafka") or "{}")
         assert all(v.startswith("${") for k, v in kafka.items() if "password" in k)
