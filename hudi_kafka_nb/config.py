@@ -5,17 +5,27 @@
 # %% ../nbs/00_config.ipynb #9e5c4ad5
 from __future__ import annotations
 import difflib, json, os, re
+from enum import Enum
 import msgspec
 
 # %% auto #0
 __all__ = ['DEMO_VALUE_SCHEMA', 'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES',
-           'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN', 'SinkConfig', 'ConfigError',
-           'unknown_setting_error', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config', 'client_settings',
-           'consumer_settings']
+           'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN', 'WriteMode', 'SinkConfig',
+           'ConfigError', 'unknown_setting_error', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config',
+           'client_settings', 'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
 DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
                         "amount": "double", "quantity": "int64", "event_time": "timestamp[ms]"}
+
+class WriteMode(Enum):
+    "Who writes an instant's rows into the table: chosen once, from `write_operation`, as `SinkConfig.write_mode`."
+    FILES = "files"             # bulk_insert: each participant writes its rows as files of the instant; the coordinator commits them
+    STAGED = "staged"           # insert, upsert: participants stage their rows; the coordinator writes them all, looking each key up
+
+    def sends(self, write_statuses: bytes, staged_files: list) -> bool:
+        "Whether a participant that reports these (Hudi's write statuses, staged files) writes in this mode."
+        return not (staged_files if self is WriteMode.FILES else write_statuses)
 
 class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     "Every setting of one Kafka → Hudi sink, shared by the coordinator and all participants."
@@ -66,9 +76,9 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def dead_letters(self) -> str: return self.dead_letter_topic or f"{self.table_name}-dead-letters"
     @property
-    def writes_by_key(self) -> bool:
-        "Whether the coordinator writes the instant with Hudi's write client (insert, upsert) from what participants staged."
-        return self.write_operation != "bulk_insert"
+    def write_mode(self) -> WriteMode:
+        "Who writes the rows: participants (bulk_insert), or the coordinator from what participants staged (insert, upsert)."
+        return WriteMode.FILES if self.write_operation == "bulk_insert" else WriteMode.STAGED
     @property
     def multi_writer(self) -> bool:
         "Whether two processes write the timeline (coordinator and table-services job): Hudi's optimistic concurrency control with a lock."
@@ -196,7 +206,7 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.table_services_interval_s > 0, "table_services_interval_s", "must be positive")
     need(not config.clustering_sort_columns or config.multi_writer, "clustering_sort_columns",
          "needs table_services='separate': clustering runs in the table-services job, beside the sink")
-    need(not (config.clustering_sort_columns and config.writes_by_key), "clustering_sort_columns",
+    need(not (config.clustering_sort_columns and config.write_mode is WriteMode.STAGED), "clustering_sort_columns",
          f"cannot be used with write_operation={config.write_operation!r}: clustering rewrites file groups that an insert or upsert "
          "may be updating at the same time, and Hudi then fails the sink's write, or its commit after it was decided; with "
          "keyed writes use merge-on-read, whose compaction the table-services job runs")

@@ -263,7 +263,7 @@ def try_commit(self: Coordinator):
     versions = {s.hudi_version for s in txn.statuses.values()} - {self.table.hudi_version}
     if versions: return self.abort(f"participants run Hudi {sorted(versions)}, the coordinator Hudi {self.table.hudi_version}: use one version everywhere")
     # files written by a participant in a keyed table would duplicate keys; rows staged for a bulk insert would be lost
-    wrong = sorted(p for p, s in txn.statuses.items() if (s.write_statuses if self.config.writes_by_key else s.staged_files))
+    wrong = sorted(p for p, s in txn.statuses.items() if not self.config.write_mode.sends(s.write_statuses, s.staged_files))
     if wrong:
         for participant in wrong: self._participant_failed(participant, "write_operation differs from the coordinator's")
         return self.abort(f"participant(s) {wrong} use another write_operation than the coordinator's {self.config.write_operation!r}: "

@@ -8,6 +8,7 @@ import base64, contextlib, logging, uuid
 from typing import Callable, Iterable
 from pathlib import Path
 import msgspec
+from .config import WriteMode
 from .storage import aux_key, table_storage
 
 # %% auto #0
@@ -167,7 +168,7 @@ class FencedTable:
                staged_files: list[str] = ()):
         """Decide and complete `instant`; `CommitConflict` if the table moved on, `Fenced` if a newer epoch owns the chain.
 
-        `staged_files` (insert and upsert) are written into the instant first, by this coordinator alone."""
+        With `WriteMode.STAGED` (insert, upsert) the `staged_files` are written into the instant first, by this coordinator alone."""
         from hudi_kafka_nb.messages import extra_metadata
         latest, committed = self.latest()
         if committed is not None:
@@ -177,7 +178,7 @@ class FencedTable:
         slot = walk(self.path, latest, committed.epoch if committed else 0)
         if slot.decided is not None: raise CommitConflict(f"instant {slot.decided.instant} was decided after {latest or 'the start'} first")
         if slot.owner_epoch != self.epoch: raise Fenced(f"the chain after {latest or 'the start'} belongs to epoch {slot.owner_epoch}, not {self.epoch}")
-        if staged_files: write_statuses = [*write_statuses, *self._write_staged(instant, list(staged_files))]
+        if self.committer.write_mode is WriteMode.STAGED: write_statuses = [*write_statuses, *self._write_staged(instant, list(staged_files))]
         extra = extra_metadata(checkpoint)
         decision = Decision(kind="commit", epoch=self.epoch, coordinator_id=coordinator_id, instant=instant, extra_metadata=extra,
                             write_statuses=[base64.b64encode(b).decode() for b in write_statuses])

@@ -8,7 +8,7 @@ import glob, logging, os, re, sys, time, uuid
 from pathlib import Path
 import msgspec
 import pyarrow as pa
-from .config import ConfigError, SinkConfig
+from .config import ConfigError, SinkConfig, WriteMode
 from .storage import PROBE_PREFIX, TableStorage, aux_key, check_conditional_writes, hadoop_options, is_object_store, scheme_of, table_storage
 
 # %% auto #0
@@ -83,7 +83,7 @@ def coordinator_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
     options = {"hoodie.datasource.write.operation": config.write_operation,
                # of two rows with one key in one instant, Hudi keeps the higher ordering value (insert keeps both)
                "hoodie.combine.before.upsert": "true", **multi_writer_options(config)}
-    if config.writes_by_key:
+    if config.write_mode is WriteMode.STAGED:
         # the instant is inflight before the write by key (participants and fencing need it so), and Hudi's insert/upsert
         # then writes the inflight file again with its workload profile: a local disk's rename replaced the file quietly,
         # S3A refuses to create an existing object (FileAlreadyExistsException). Hudi's flag for a second write of one
@@ -351,6 +351,9 @@ class HudiCommitter:
 
     def _new_client(self): return self.hudi.write_client(coordinator_options(self.hudi.config, self.hudi.avro_schema))
 
+    @property
+    def write_mode(self) -> WriteMode: return self.hudi.config.write_mode
+
     def use_value_schema(self, value_schema: dict[str, str]):
         "Commit the next instants with these value fields (a write client holds its schema: a new one when they change)."
         if self.hudi.use_value_schema(value_schema): self.client.close(); self.client = self._new_client()
@@ -535,7 +538,7 @@ class HudiWriter:
 
     def write(self, rows: pa.Table, instant: str) -> WrittenFiles:
         "Write Arrow `rows` into `instant` with Hudi's row writer, or stage them for the coordinator's insert or upsert; nothing is committed."
-        if self.hudi.config.writes_by_key:
+        if self.hudi.config.write_mode is WriteMode.STAGED:
             return WrittenFiles(b"", [], rows.num_rows, 0, staged=[stage_rows(rows, self.hudi.config.table_path, instant)])
         return self.write_frame(self.hudi.spark.createDataFrame(rows.to_pandas(), self.hudi.struct), instant)
 
