@@ -31,7 +31,7 @@ tools:
 	touch $@
 
 # MinIO, built from its pinned Go module (about 3 minutes on 2 cores the first time; Go's caches make later builds quick).
-# hudi_kafka_nb/runtime.py names the same version (MINIO_VERSION) and looks for the binary in its folder.
+# hudi_kafka_nb/servers.py names the same version (MINIO_VERSION) and looks for the binary in its folder.
 $(MINIO): | tools
 	GOBIN=$(CURDIR)/$(dir $(MINIO)) GOTOOLCHAIN=auto GOFLAGS=-trimpath go install github.com/minio/minio@$(MINIO_VERSION)
 

@@ -18,7 +18,8 @@ from confluent_kafka import Consumer, TopicPartition
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config, consumer_settings
 from hudi_kafka_nb.demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinate_check
-from hudi_kafka_nb.runtime import EmbeddedBroker, EmbeddedS3, RoleProcess, create_topic
+from hudi_kafka_nb.runtime import RoleProcess
+from hudi_kafka_nb.servers import EmbeddedBroker, EmbeddedS3, create_topic
 from hudi_kafka_nb.storage import open_table_storage, resolve_storage_options
 
 

@@ -9,13 +9,16 @@ from pathlib import Path
 from .config import DEMO_VALUE_SCHEMA
 import msgspec
 from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, send_events
-from .reading import commit_log, committed_offsets, coordinates, has_committed
-from .runtime import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, RoleProcess, create_topic
+from .reading import commit_history, coordinates, read_snapshot
+from .timeline import (commit_log, committed_offsets, completed_commits, has_committed, instant_of_file,
+                                    rust_table, timeline_instants, write_stats)
+from .runtime import RoleProcess
+from .servers import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, create_topic
 from .storage import open_table_storage, resolve_storage_options, table_storage
 
 # %% auto #0
-__all__ = ['log', 'ROLES', 'LocalStack', 'protocol_log_tail', 'pending_instants', 'orphan_files', 'verify_table', 'verify_keyed',
-           'verdict_ok', 'run_chaos', 'print_report', 'plot_run']
+__all__ = ['log', 'ROLES', 'LocalStack', 'protocol_log_tail', 'orphan_files', 'verify_table', 'verify_keyed', 'verdict_ok',
+           'run_chaos', 'print_report', 'plot_run']
 
 # %% ../nbs/12_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
@@ -149,29 +152,22 @@ def stop(self: LocalStack):
     if self.own_broker: self.broker.stop()
 
 # %% ../nbs/12_chaos.ipynb #16a0771c
-def pending_instants(table_path: str | Path) -> set[str]:
-    "Instant times requested or inflight on the table's timeline (v2 layout: `.hoodie/timeline/`)."
-    names = table_storage(table_path).names(".hoodie/timeline")
-    return {n.split(".")[0] for n in names if n.endswith((".inflight", ".requested")) and "_" not in n}
-
 def orphan_files(table_path: str | Path) -> list[str]:
-    "Data files (base and log) that no completed commit wrote and the latest snapshot does not list, outside pending instants."
-    from hudi_kafka_nb.hudi import completed_commits, instant_of_file, write_stats
-    from hudi_kafka_nb.reading import hudi_table
+    "Data files (base and log) that no completed commit wrote and the latest snapshot does not list, of instants no longer on the timeline."
     storage = table_storage(table_path)
     name = lambda key: key.rsplit("/", 1)[-1]
     on_disk = [k for k in storage.list("") if not k.startswith(".hoodie/") and instant_of_file(name(k)) and not k.endswith(".crc")]
     # an upsert or a compaction leaves the file versions it replaced until cleaning removes them: written by a commit, not orphans
     written = {s["path"] for commit in completed_commits(table_path) for s in write_stats(commit["metadata"])}
-    listed = written | {s.base_file_relative_path() for s in hudi_table(table_path).get_file_slices()}
-    # archival moved older commits off the active timeline: as for Hudi, an instant before its start was completed
-    timeline = [n.split("_")[0].split(".")[0] for n in storage.names(".hoodie/timeline") if n[:1].isdigit()]
-    start, pending = min(timeline, default=""), pending_instants(table_path)
-    return [k for k in on_disk if k not in listed and instant_of_file(name(k)) not in pending and instant_of_file(name(k)) >= start]
+    listed = written | {s.base_file_relative_path() for s in rust_table(table_path).get_file_slices()}
+    # an instant on the timeline may still claim its files (pending) or keep versions it replaced (a completed clustering);
+    # archival moved older instants off it: as for Hudi, an instant before its start was completed
+    on_timeline = timeline_instants(table_path)
+    start = min(on_timeline, default="")
+    return [k for k in on_disk if k not in listed and instant_of_file(name(k)) not in on_timeline and instant_of_file(name(k)) >= start]
 
 def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_lettered: set = frozenset()) -> dict:
     "Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1) less what was dead-lettered."
-    from hudi_kafka_nb.reading import read_snapshot
     produced = {(t, p, o) for (t, p), end in ends.items() for o in range(end)} - set(dead_lettered)
     rows = read_snapshot(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"])
     in_table = coordinates(table_path)
@@ -250,7 +246,6 @@ def plot_run(report: dict, ax=None):
     "Records committed over time with the kills of a chaos run marked."
     import matplotlib.pyplot as plt
     from datetime import datetime, timezone
-    from hudi_kafka_nb.reading import commit_history
     history = commit_history(report["table_path"])
     ax = ax or plt.subplots(figsize=(10, 4))[1]
     ax.step(history["committed_at"], history["total_records"], where="post", color="tab:blue", label="records committed")

@@ -9,14 +9,16 @@ from enum import Enum
 import msgspec
 
 # %% auto #0
-__all__ = ['DEMO_VALUE_SCHEMA', 'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES',
-           'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN', 'WriteMode', 'SinkConfig',
-           'ConfigError', 'unknown_setting_error', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config',
-           'client_settings', 'consumer_settings']
+__all__ = ['DEMO_VALUE_SCHEMA', 'COORDINATE_KEY_FIELDS', 'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'WRITE_OPERATIONS', 'TABLE_TYPES',
+           'ARROW_TYPES', 'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN', 'WriteMode',
+           'SinkConfig', 'ConfigError', 'unknown_setting_error', 'is_secret_key', 'resolve_secret', 'redacted',
+           'load_config', 'client_settings', 'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
 DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
                         "amount": "double", "quantity": "int64", "event_time": "timestamp[ms]"}
+
+COORDINATE_KEY_FIELDS = ["kafka_topic", "kafka_partition", "kafka_offset"]     # a record's key when no record_key_field is given
 
 class WriteMode(Enum):
     "Who writes an instant's rows into the table: chosen once, from `write_operation`, as `SinkConfig.write_mode`."
@@ -85,6 +87,10 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         return self.table_services == "separate"
     @property
     def group_id(self) -> str: return self.consumer_group or f"hudi-kafka-nb-{self.table_name}"
+    @property
+    def record_key_fields(self) -> list[str]:
+        "Fields whose values make a record's Hudi key: `record_key_field`, else its Kafka coordinates."
+        return [self.record_key_field] if self.record_key_field else COORDINATE_KEY_FIELDS
 
 # %% ../nbs/00_config.ipynb #2c42b4e7
 class ConfigError(ValueError):

@@ -9,61 +9,22 @@ from enum import Enum
 from typing import Callable
 import msgspec
 from fastcore.basics import patch
+from .commit_state import OpenInstant, Outcome, Verdict, assign_partitions, start_offsets, verdict
 from .config import SinkConfig
-from .messages import (AbortCommit, AckCommit, Checkpoint, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
-                                    PartitionStart, StartCommit, WriteStatus, transition_line)
-from .fencing import CommitConflict, Fenced, WriteFailed
-from .storage import aux_key, storage_of, table_storage
+from .messages import (AbortCommit, AckCommit, Checkpoint, ControlEvent, EndCommit, Heartbeat, PartitionStart,
+                                    StartCommit, WriteStatus, transition_line)
+from .ports import Broker, Channel, Clock, CommitConflict, CrashHook, Fenced, Table, WriteFailed, no_crash
 from .records import widen_value_schema
 
 # %% auto #0
-__all__ = ['log', 'CRASH_POINTS', 'WRITE_FAILURES_BEFORE_STOP', 'STATUS_KEY', 'assign_partitions', 'start_offsets',
-           'check_statuses', 'crash_point', 'ParticipantHealth', 'CoordinatorState', 'Transaction',
-           'table_value_schema', 'Coordinator', 'status_writer', 'open_coordinator']
+__all__ = ['log', 'CRASH_POINTS', 'WRITE_FAILURES_BEFORE_STOP', 'ParticipantHealth', 'CoordinatorState', 'table_value_schema',
+           'Coordinator']
 
-# %% ../nbs/08_coordinator.ipynb #5a96611f
+# %% ../nbs/08_coordinator.ipynb #ffc472dc
 log = logging.getLogger(__name__)
 
-def assign_partitions(partitions: list[tuple[str, int]], participants: list[str]) -> dict[str, list[tuple[str, int]]]:
-    "Deal partitions round-robin to participants; every participant gets a (maybe empty) list."
-    owners = sorted(participants)
-    assignment = {p: [] for p in owners}
-    for i, tp in enumerate(sorted(partitions)): assignment[owners[i % len(owners)]].append(tp)
-    return assignment
-
-def start_offsets(partitions: list[tuple[str, int]], committed: dict[tuple[str, int], int],
-                  earliest: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
-    "The offset each partition's next instant starts at."
-    starts = {}
-    for tp in partitions:
-        start = committed.get(tp, earliest.get(tp, 0))
-        if tp in earliest and start < earliest[tp]:
-            if tp in committed:
-                log.error("partition %s[%d]: offsets %d..%d were deleted by retention before ingestion; resuming at %d",
-                          tp[0], tp[1], start, earliest[tp] - 1, earliest[tp])
-            start = earliest[tp]
-        if tp not in committed and start > 0:
-            log.info("partition %s[%d] is new to the table; starting at its earliest available offset %d", tp[0], tp[1], start)
-        starts[tp] = start
-    return starts
-
-def check_statuses(assignment: dict[str, list[PartitionStart]], statuses: dict[str, WriteStatus]) -> list[PartitionProgress]:
-    "The instant's progress per partition; ValueError if the statuses do not match the assignment."
-    expected = {(s.topic, s.partition): s.offset for owned in assignment.values() for s in owned}
-    reported = [p for owner in assignment if owner in statuses for p in statuses[owner].partitions]
-    got = {(p.topic, p.partition): p.start_offset for p in reported}
-    if len(got) != len(reported) or got != expected:
-        raise ValueError(f"write statuses do not match the assignment: expected {expected}, got {got}")
-    if any(p.next_offset < p.start_offset for p in reported): raise ValueError(f"a partition went backwards: {reported}")
-    return sorted(reported, key=lambda p: (p.topic, p.partition))
-
-# %% ../nbs/08_coordinator.ipynb #dc6417d3
+# %% ../nbs/08_coordinator.ipynb #a168a52f
 CRASH_POINTS = ("after_start_commit", "after_end_commit", "after_decision", "after_publish")
-
-def crash_point(name: str):
-    "Die here, as SIGKILL would, if HUDI_KAFKA_NB_CRASH_AT names this point (for failure tests)."
-    if os.environ.get("HUDI_KAFKA_NB_CRASH_AT") == name:
-        log.warning("crash injected at %s", name); logging.shutdown(); os._exit(137)
 
 # %% ../nbs/08_coordinator.ipynb #a9e1b002
 class ParticipantHealth:
@@ -92,27 +53,19 @@ class ParticipantHealth:
 class CoordinatorState(Enum):
     WAITING = "WAITING"; WRITING = "WRITING"; COLLECTING = "COLLECTING"; STOPPED = "STOPPED"
 
-class Transaction(msgspec.Struct, kw_only=True):
-    "The open instant: who writes which partitions from where, what came back, and its deadlines."
-    instant: str
-    assignment: dict[str, list[PartitionStart]]
-    end_at: float
-    collect_until: float = 0.0
-    statuses: dict[str, WriteStatus] = {}
-
 def table_value_schema(config: SinkConfig, checkpoint: Checkpoint | None) -> dict[str, str]:
     "The fields instants are written with: the table's (its latest checkpoint's), then those declared in `value_schema`."
     return {**(checkpoint.value_schema if checkpoint else {}), **config.value_schema}
 
 class Coordinator:
     "The coordinator role: drive START_COMMIT → END_COMMIT → WRITE_STATUS → commit → ACK_COMMIT."
-    def __init__(self, config: SinkConfig, channel, table, broker, clock: Callable[[], float] = time.monotonic,
-                 coordinator_id: str | None = None, publish_status: Callable[[dict], None] | None = None):
-        self.config, self.channel, self.table, self.broker, self.clock = config, channel, table, broker, clock
+    def __init__(self, config: SinkConfig, channel: Channel, table: Table, broker: Broker, clock: Clock = time.monotonic,
+                 coordinator_id: str | None = None, publish_status: Callable[[dict], None] | None = None, crash: CrashHook = no_crash):
+        self.config, self.channel, self.table, self.broker, self.clock, self.crash = config, channel, table, broker, clock, crash
         self.publish_status = publish_status
         self.id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
         self.participants: dict[str, float] = {}            # participant id → when last heard
-        self.txn: Transaction | None = None
+        self.open: OpenInstant | None = None               # the instant in the making, as one value (07b_commit_state)
         self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0}   # write_failures: in a row
         self.failure: str | None = None                     # why the coordinator stopped itself, if it did
         self.health = ParticipantHealth(self.config.participant_quarantine_s, clock)
@@ -126,7 +79,7 @@ class Coordinator:
         self._transition(CoordinatorState.WAITING)
 
     @property
-    def instant(self) -> str | None: return self.txn.instant if self.txn else None
+    def instant(self) -> str | None: return self.open.instant if self.open else None
 
     def _transition(self, state: CoordinatorState, **fields):
         self.state = state
@@ -147,13 +100,13 @@ def step(self: Coordinator):
             live = self.live_participants()
             joined = len(live) + len(self.health.quarantined())
             if live and (joined >= self.config.min_participants or self.counts["commits"]): self.start_instant()
-        elif self.txn and (lost := self._lost_participants()):
+        elif self.open and (lost := self._lost_participants()):
             self.abort(f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s")
-        elif self.state is CoordinatorState.WRITING and now >= self.txn.end_at:
+        elif self.state is CoordinatorState.WRITING and now >= self.open.end_at:
             if self._worth_ending(): self.end_instant()
-            else: self.txn.end_at = now + self.config.commit_interval_s
-        elif self.state is CoordinatorState.COLLECTING and now >= self.txn.collect_until:
-            missing = sorted(set(self.txn.assignment) - set(self.txn.statuses))
+            else: self.open = msgspec.structs.replace(self.open, end_at=now + self.config.commit_interval_s)
+        elif self.state is CoordinatorState.COLLECTING and now >= self.open.collect_until:
+            missing = self.open.missing()
             for participant in missing: self._participant_failed(participant, f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}")
             self.abort(f"write timeout: no WRITE_STATUS from {missing}")
     except Fenced as e: self.step_down(str(e))
@@ -176,17 +129,18 @@ def _lost_participants(self: Coordinator) -> list[str]:
     "Participants of the open instant that have not reported and stopped heartbeating: the instant cannot complete."
     if self.state not in (CoordinatorState.WRITING, CoordinatorState.COLLECTING): return []
     live = set(self.live_participants())
-    return sorted(p for p in self.txn.assignment if p not in self.txn.statuses and p not in live)
+    return [p for p in self.open.missing() if p not in live]
 
 @patch
 def _worth_ending(self: Coordinator) -> bool:
     "Whether closing the instant now could commit anything, or change who owns what."
-    if sorted(p for p, owned in self.txn.assignment.items() if owned) != [p for p in self.live_participants() if p in self.txn.assignment] \
-       or set(self.live_participants()) - set(self.txn.assignment): return True
+    assignment = self.open.assignment
+    if sorted(p for p, owned in assignment.items() if owned) != [p for p in self.live_participants() if p in assignment] \
+       or set(self.live_participants()) - set(assignment): return True
     if self.broker.partitions() != self.partitions: return True
     ends = self.broker.end_offsets(self.partitions)
     # an end that could not be read may hide records: only a proven-idle instant stays open
-    return any(ends.get((s.topic, s.partition), s.offset + 1) > s.offset for owned in self.txn.assignment.values() for s in owned)
+    return any(ends.get((s.topic, s.partition), s.offset + 1) > s.offset for owned in assignment.values() for s in owned)
 
 # %% ../nbs/08_coordinator.ipynb #3ed83a19
 @patch
@@ -202,11 +156,11 @@ def on_event(self: Coordinator, event: ControlEvent):
 @patch
 def on_write_status(self: Coordinator, event: WriteStatus):
     if event.participant_id in self.participants: self.participants[event.participant_id] = self.clock()
-    current = self.txn and self.state is not CoordinatorState.STOPPED and event.instant == self.txn.instant and event.epoch == self.epoch
-    if not current or event.participant_id not in self.txn.assignment:
+    current = self.open and self.state is not CoordinatorState.STOPPED and event.instant == self.open.instant and event.epoch == self.epoch
+    if not current or event.participant_id not in self.open.assignment:
         log.info("coordinator %s ignored WRITE_STATUS for instant %s (epoch %d) from %s", self.id, event.instant, event.epoch, event.participant_id)
         return
-    self.txn.statuses[event.participant_id] = event
+    self.open = self.open.with_status(event)
     if event.error:
         self._participant_failed(event.participant_id, event.error)
         return self.abort(f"participant {event.participant_id} could not write: {event.error}")
@@ -229,7 +183,7 @@ def step_down(self: Coordinator, reason: str):
 def start_instant(self: Coordinator):
     live = self.live_participants()
     if not live:
-        self.txn = None; self._transition(CoordinatorState.WAITING, reason="no live participant"); return
+        self.open = None; self._transition(CoordinatorState.WAITING, reason="no live participant"); return
     partitions = self.broker.partitions()
     if partitions != self.partitions:
         log.info(transition_line("coordinator", self.id, "PARTITIONS_CHANGED", added=",".join(f"{t}[{p}]" for t, p in sorted(set(partitions) - set(self.partitions))) or None))
@@ -239,65 +193,57 @@ def start_instant(self: Coordinator):
     assignment = {p: [PartitionStart(t, n, starts[(t, n)]) for t, n in owned] for p, owned in owners.items() if owned}
     self.table.use_value_schema(self.value_schema)
     instant = self.table.start_instant()
-    self.txn = Transaction(instant=instant, assignment=assignment, end_at=self.clock() + self.config.commit_interval_s)
+    self.open = OpenInstant(instant=instant, epoch=self.epoch, assignment=assignment, value_schema=self.value_schema,
+                            end_at=self.clock() + self.config.commit_interval_s)
     self.channel.send(StartCommit(epoch=self.epoch, instant=instant, assignments=assignment, value_schema=self.value_schema))
-    crash_point("after_start_commit")
+    self.crash("after_start_commit")
     self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
 
 @patch
 def end_instant(self: Coordinator):
-    self.channel.send(EndCommit(epoch=self.epoch, instant=self.txn.instant))
-    crash_point("after_end_commit")
-    self.txn.collect_until = self.clock() + self.config.write_timeout_s
+    self.channel.send(EndCommit(epoch=self.epoch, instant=self.open.instant))
+    self.crash("after_end_commit")
+    self.open = msgspec.structs.replace(self.open, collect_until=self.clock() + self.config.write_timeout_s)
     self._transition(CoordinatorState.COLLECTING)
     self.try_commit()
 
 # %% ../nbs/08_coordinator.ipynb #8c037a01
 @patch
 def try_commit(self: Coordinator):
-    "Commit the instant if every WRITE_STATUS is in; each outcome is handled by its own method."
-    txn = self.txn
-    if set(txn.statuses) != set(txn.assignment): return                    # not ready: wait for the rest
-    try: progress = check_statuses(txn.assignment, txn.statuses)
-    except ValueError as e: return self.abort(str(e))                       # invalid
-    versions = {s.hudi_version for s in txn.statuses.values()} - {self.table.hudi_version}
-    if versions: return self.abort(f"participants run Hudi {sorted(versions)}, the coordinator Hudi {self.table.hudi_version}: use one version everywhere")
-    # files written by a participant in a keyed table would duplicate keys; rows staged for a bulk insert would be lost
-    wrong = sorted(p for p, s in txn.statuses.items() if not self.config.write_mode.sends(s.write_statuses, s.staged_files))
-    if wrong:
-        for participant in wrong: self._participant_failed(participant, "write_operation differs from the coordinator's")
-        return self.abort(f"participant(s) {wrong} use another write_operation than the coordinator's {self.config.write_operation!r}: "
-                          "give every job of the table the same settings")
-    proposing = sorted(p for p, s in txn.statuses.items() if s.new_fields)
-    if proposing and self.config.schema_evolution != "add_fields":
-        for participant in proposing: self._participant_failed(participant, "schema_evolution differs from the coordinator's")
-        return self.abort(f"participant(s) {proposing} propose new fields, but the coordinator's schema_evolution is "
-                          f"{self.config.schema_evolution!r}: give every job of the table the same settings")
-    self._add_fields([txn.statuses[p].new_fields for p in proposing])
-    if all(p.next_offset == p.start_offset for p in progress): return self.on_empty()
-    checkpoint = Checkpoint(epoch=self.epoch, coordinator_id=self.id, partitions=progress, value_schema=self.value_schema)
-    try: self.table.commit(txn.instant, checkpoint, [s.write_statuses for s in txn.statuses.values() if s.write_statuses],
-                           self.id, before_hudi=lambda: crash_point("after_decision"),
-                           staged_files=[f for s in txn.statuses.values() for f in s.staged_files])
+    "Do what the verdict on the open instant says."
+    decided = verdict(self.open, self.config, self.table.hudi_version)
+    if decided.outcome is Outcome.NOT_READY: return                     # wait for the rest
+    for participant in decided.blame: self._participant_failed(participant, decided.blame_reason)
+    if decided.outcome in (Outcome.INVALID, Outcome.ABORT): return self.abort(decided.reason)
+    self._add_fields(decided.value_schema)
+    if decided.outcome is Outcome.EMPTY: return self.on_empty()
+    self.commit(decided)
+
+@patch
+def commit(self: Coordinator, decided: Verdict):
+    "Commit the open instant: its checkpoint, the table's decision and Hudi's commit (`table.commit`), then ACK_COMMIT."
+    statuses = self.open.statuses.values()
+    checkpoint = Checkpoint(epoch=self.epoch, coordinator_id=self.id, partitions=decided.progress, value_schema=self.value_schema)
+    try: self.table.commit(self.open.instant, checkpoint, [s.write_statuses for s in statuses if s.write_statuses], self.id,
+                           before_hudi=lambda: self.crash("after_decision"), staged_files=[f for s in statuses for f in s.staged_files])
     except CommitConflict as e: return self.on_conflict(e)
     except WriteFailed as e: return self.on_write_failed(e)
     self.on_committed(checkpoint)
 
 @patch
-def _add_fields(self: Coordinator, proposals: list[dict[str, str]]):
-    "Widen the next instants' value_schema by the fields participants met (recorded in this and every later checkpoint)."
-    widened = widen_value_schema(self.value_schema, proposals)
-    if widened == self.value_schema: return
-    log.info(transition_line("coordinator", self.id, "FIELDS_ADDED", instant=self.txn.instant,
-                             fields=",".join(f"{k}:{v}" for k, v in widened.items() if k not in self.value_schema)))
-    self.value_schema = widened
+def _add_fields(self: Coordinator, value_schema: dict[str, str]):
+    "Write the next instants with these fields, wider than before if participants met new ones (recorded in every later checkpoint)."
+    if value_schema == self.value_schema: return
+    log.info(transition_line("coordinator", self.id, "FIELDS_ADDED", instant=self.instant,
+                             fields=",".join(f"{k}:{v}" for k, v in value_schema.items() if k not in self.value_schema)))
+    self.value_schema = value_schema
 
 @patch
 def on_empty(self: Coordinator):
     "Every partition ended where it started (all records dead-lettered or gone): nothing to commit."
     self.counts["empty"] += 1
-    self.table.rollback(self.txn.instant)
-    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.txn.instant, reason="no new records"))
+    self.table.rollback(self.open.instant)
+    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.open.instant, reason="no new records"))
     self._next(empty=True)
 
 @patch
@@ -315,7 +261,7 @@ WRITE_FAILURES_BEFORE_STOP = 3
 def on_write_failed(self: Coordinator, error: WriteFailed):
     "Hudi could not write the staged records: roll back and retry; the same failure three times in a row stops the coordinator."
     self.counts["write_failures"] += 1
-    log.error("coordinator %s could not write instant %s: %s", self.id, self.txn.instant, error)
+    log.error("coordinator %s could not write instant %s: %s", self.id, self.open.instant, error)
     self.abort(f"coordinator could not write the staged records: {error}")
     if self.counts["write_failures"] >= WRITE_FAILURES_BEFORE_STOP:
         # the next instant would read the same records and fail the same way: stop rather than loop, with the cause named
@@ -327,26 +273,26 @@ def on_write_failed(self: Coordinator, error: WriteFailed):
 def on_committed(self: Coordinator, checkpoint: Checkpoint):
     self.counts["write_failures"] = 0
     self.committed.update(checkpoint.next_offsets())
-    self.last_committed_instant = self.txn.instant
+    self.last_committed_instant = self.open.instant
     self.counts["commits"] += 1
-    for participant in self.txn.statuses: self.health.succeeded(participant)
-    crash_point("after_publish")
-    self.channel.send(AckCommit(epoch=self.epoch, instant=self.txn.instant))
-    self._next(committed=self.txn.instant, records=sum(p.records_written for p in checkpoint.partitions))
+    for participant in self.open.statuses: self.health.succeeded(participant)
+    self.crash("after_publish")
+    self.channel.send(AckCommit(epoch=self.epoch, instant=self.open.instant))
+    self._next(committed=self.open.instant, records=sum(p.records_written for p in checkpoint.partitions))
 
 @patch
 def abort(self: Coordinator, reason: str):
     "Roll the instant back with Hudi, tell the participants, start the next one."
     self.counts["aborts"] += 1
-    self.table.rollback(self.txn.instant)
-    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.txn.instant, reason=reason))
-    self._next(aborted=self.txn.instant, reason=reason.replace(" ", "_"))
+    self.table.rollback(self.open.instant)
+    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.open.instant, reason=reason))
+    self._next(aborted=self.open.instant, reason=reason.replace(" ", "_"))
 
 @patch
 def _next(self: Coordinator, **outcome):
     "Back to WAITING: the next step reads the heartbeats that queued up during the commit, then starts the next instant."
     self._transition(CoordinatorState.WAITING, **outcome)
-    self.txn = None
+    self.open = None
 
 # %% ../nbs/08_coordinator.ipynb #db059e8a
 @patch
@@ -365,35 +311,11 @@ def status(self: Coordinator) -> dict:
 @patch
 def close(self: Coordinator):
     "Roll back the open instant (if we still hold the table) and stop."
-    if self.state in (CoordinatorState.WRITING, CoordinatorState.COLLECTING) and self.txn:
+    if self.state in (CoordinatorState.WRITING, CoordinatorState.COLLECTING) and self.open:
         try:
-            self.table.rollback(self.txn.instant)
-            self.channel.send(AbortCommit(epoch=self.epoch, instant=self.txn.instant, reason="coordinator stopped"))
-        except Fenced as e: log.info("coordinator %s: not rolling back %s: %s", self.id, self.txn.instant, e)
+            self.table.rollback(self.open.instant)
+            self.channel.send(AbortCommit(epoch=self.epoch, instant=self.open.instant, reason="coordinator stopped"))
+        except Fenced as e: log.info("coordinator %s: not rolling back %s: %s", self.id, self.open.instant, e)
     self.channel.close()
     self._transition(CoordinatorState.STOPPED, **self.counts)
-    if hasattr(self.table, "close"): self.table.close()
-
-# %% ../nbs/08_coordinator.ipynb #bbb3e235
-STATUS_KEY = aux_key("coordinator-status.json")       # beside the table, wherever it lives (see reading.coordinator_status)
-
-def status_writer(table_path: str, key: str):
-    "A function that replaces the table's status file `key` with a status, atomically (readers never see half a file)."
-    def publish(status: dict):
-        # the file is for observers: a store that cannot take it now must not stop the role (the next state writes it again)
-        try: table_storage(table_path).put(key, msgspec.json.encode(status))
-        except Exception as e: log.warning("could not write the status file %s: %s", key, (str(e).splitlines() or [""])[0][:300])
-    return publish
-
-def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spark=None) -> Coordinator:
-    "A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing."
-    from hudi_kafka_nb.kafka import BrokerView, ControlChannel, preflight
-    from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, check_table_folder, spark_session
-    from hudi_kafka_nb.fencing import FencedTable
-    coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
-    storage_of(config)                                # the table's store, with its settings, for every module of this process
-    check_table_folder(config)                        # a file, a read-only folder, another table, a store without fences: refused before Spark starts
-    broker = BrokerView(config, preflight(config, "coordinator"))   # credentials, topics, rights: refused before anything starts
-    table = FencedTable(config.table_path, HudiCommitter(HudiJava(spark or spark_session(coordinator_id, table_path=config.table_path), config)))
-    return Coordinator(config, ControlChannel(config, coordinator_id), table, broker, coordinator_id=coordinator_id,
-                       publish_status=status_writer(config.table_path, STATUS_KEY))
+    self.table.close()

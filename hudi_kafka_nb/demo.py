@@ -10,8 +10,10 @@ import msgspec
 from confluent_kafka import Producer
 from tqdm import tqdm
 from .config import DEMO_VALUE_SCHEMA
-from .runtime import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, RoleProcess, create_topic
-from .reading import commit_log, coordinate_check, has_committed
+from .runtime import RoleProcess
+from .servers import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, create_topic
+from .reading import coordinate_check, read_snapshot
+from .timeline import commit_log, has_committed, table_services_log
 from .storage import open_table_storage, resolve_storage_options, table_storage
 
 # %% auto #0
@@ -164,7 +166,6 @@ def print_summary(table_path: Path, produced: int, bad: int, workdir: Path, seco
 # %% ../nbs/11_demo.ipynb #c9d1e004
 def compare_latest(table_path: Path, expected: dict[str, dict], key: str = "order_id", ordering: str = "event_time") -> dict:
     "The latest snapshot (hudi-rs) against the expected latest event per key: rows, duplicate keys, missing, stale and unexpected keys."
-    from hudi_kafka_nb.reading import read_snapshot
     rows = read_snapshot(table_path, [key, ordering, "status"])
     found = collections.Counter(rows[key].to_pylist())
     latest = {k: t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] for k, t in zip(rows[key].to_pylist(), rows[ordering].to_pylist())}
@@ -174,7 +175,6 @@ def compare_latest(table_path: Path, expected: dict[str, dict], key: str = "orde
 
 def print_upsert_summary(table_path: Path, produced: int, bad: int, expected: dict[str, dict], workdir: Path, seconds: float) -> bool:
     "Print commits and compactions, the orders by latest status, and the check against the topic."
-    from hudi_kafka_nb.reading import read_snapshot, table_services_log
     commits, services = commit_log(table_path), table_services_log(table_path)
     compactions = sum(s["action"] == "compaction" for s in services)
     print(f"\nTable {table_path} (merge-on-read, upsert by order_id) — {len(commits)} delta commits, "

@@ -9,27 +9,19 @@ from typing import Callable, Iterable
 from pathlib import Path
 import msgspec
 from .config import WriteMode
-from .storage import aux_key, table_storage
+from .spark import error_summary
+from .messages import extra_metadata, latest_checkpoint
+from .ports import CommitConflict, Fenced, WriteFailed
+from .storage import TableError, aux_key, table_storage
+from .timeline import completed_commits, timeline_sizes
 
 # %% auto #0
-__all__ = ['log', 'GENESIS', 'Fenced', 'CommitConflict', 'WriteFailed', 'latest_epoch', 'claim_epoch', 'check_epoch', 'Decision',
-           'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable', 'decision_in_flight', 'writing_by_key',
-           'keyed_write_in_flight']
+__all__ = ['log', 'GENESIS', 'latest_epoch', 'claim_epoch', 'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune',
+           'FencedTable', 'decision_in_flight', 'writing_by_key', 'keyed_write_in_flight']
 
-# %% ../nbs/03_fencing.ipynb #673c2428
+# %% ../nbs/03_fencing.ipynb #ff9c9924
 log = logging.getLogger(__name__)
-GENESIS = "genesis"
-
-class Fenced(RuntimeError):
-    "A newer coordinator has taken over: this one must not touch the table again."
-
-class CommitConflict(RuntimeError):
-    "The table moved on under this instant; it must not be committed."
-
-class WriteFailed(RuntimeError):
-    "Hudi could not write the staged records into the instant (the message is Hudi's root cause)."
-
-
+GENESIS = "genesis"                         # the slot before a table's first commit
 
 # %% ../nbs/03_fencing.ipynb #0a757e07
 def _epochs(table_path) -> list[int]:
@@ -104,7 +96,6 @@ def prune(table_path: str | Path, keep_after: str, keep_epochs: int = 16) -> int
 class FencedTable:
     "The coordinator's table: Hudi's write client behind epochs and the one-successor chain."
     def __init__(self, table_path: str | Path, committer, read_commits=None):
-        from hudi_kafka_nb.hudi import completed_commits
         self.path, self.committer = str(table_path), committer     # a folder or an object store's URL
         self.read_commits = read_commits or completed_commits
         self.epoch = 0
@@ -116,13 +107,10 @@ class FencedTable:
 
     def latest(self):
         "(latest commit instant, its Checkpoint) of our commits, by epoch then instant; (None, None) before the first."
-        from hudi_kafka_nb.messages import latest_checkpoint
-        from hudi_kafka_nb.reading import timeline_sizes
         instant, checkpoint = latest_checkpoint(self.read_commits(self.path))
         if checkpoint is None and timeline_sizes(self.path)["archived"]:
             # archival moved every commit of ours off the active timeline (other writers' commits pushed them out):
             # starting from no offsets would write every record of the topics a second time
-            from hudi_kafka_nb.hudi import TableError
             raise TableError(f"table_path={self.path}: no commit of this sink is left on the table's active timeline, only "
                              "archived ones, so where ingestion stands is not known; refusing to start from the beginning of the "
                              "topics (every record would be written twice). Keep hoodie.keep.min.commits above the commits other "
@@ -169,7 +157,6 @@ class FencedTable:
         """Decide and complete `instant`; `CommitConflict` if the table moved on, `Fenced` if a newer epoch owns the chain.
 
         With `WriteMode.STAGED` (insert, upsert) the `staged_files` are written into the instant first, by this coordinator alone."""
-        from hudi_kafka_nb.messages import extra_metadata
         latest, committed = self.latest()
         if committed is not None:
             moved = {tp: (committed.next_offsets()[tp], start) for tp, start in checkpoint.start_offsets().items()
@@ -189,7 +176,6 @@ class FencedTable:
 
     def _write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
         "The write statuses of the staged rows written into `instant`; `Fenced` (its files deleted) if a newer epoch rolled it back meanwhile."
-        from hudi_kafka_nb.hudi import error_summary
         check_epoch(self.path, self.epoch)
         try:
             with writing_by_key(self.path, instant): statuses = self.committer.write_staged(instant, staged_files)
@@ -204,8 +190,6 @@ class FencedTable:
 # %% ../nbs/03_fencing.ipynb #f1e2d002
 def decision_in_flight(table_path: str | Path, read_commits=None) -> str | None:
     "The instant decided as the latest commit's successor but not completed by Hudi yet, if any."
-    from hudi_kafka_nb.hudi import completed_commits
-    from hudi_kafka_nb.messages import latest_checkpoint
     instant, checkpoint = latest_checkpoint((read_commits or completed_commits)(table_path))
     slot = walk(table_path, instant, checkpoint.epoch if checkpoint else 0)
     return slot.decided.instant if slot.decided is not None else None

@@ -4,7 +4,8 @@
 
 # %% ../nbs/07_participant.ipynb #4db8c9c9
 from __future__ import annotations
-import logging, os, socket, time
+import logging, os, socket, threading, time
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable
 import msgspec
@@ -13,11 +14,12 @@ from fastcore.basics import patch
 from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     StartCommit, WriteStatus, transition_line)
-from .records import Decoded, RawRecord, decode_batch, wider_type
-from .hudi import data_schema, error_summary
+from .ports import Channel, Clock, DataSource, DeadLetters, Writer
+from .records import Decoded, RawRecord, data_schema, decode_batch, wider_type
+from .spark import error_summary
 
 # %% auto #0
-__all__ = ['log', 'ParticipantState', 'Progress', 'fresh_records', 'advance', 'Participant', 'open_participant']
+__all__ = ['log', 'ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'Participant']
 
 # %% ../nbs/07_participant.ipynb #5a59bc56
 log = logging.getLogger(__name__)
@@ -37,6 +39,21 @@ class Progress(msgspec.Struct):
     def report(self) -> PartitionProgress:
         return PartitionProgress(self.topic, self.partition, self.start_offset, self.next_offset, self.written, self.dead_lettered)
 
+@dataclass
+class ParticipantInstant:
+    "The instant a participant writes: what the coordinator gave it, how far it has read, what it holds until END_COMMIT."
+    epoch: int
+    instant: str
+    progress: dict[tuple[str, int], Progress]
+    value_schema: dict[str, str]                # the fields this instant writes (the coordinator's choice)
+    discovering: bool                           # whether its coordinator decides new fields (an older one never does)
+    batches: list[pa.RecordBatch] = field(default_factory=list)
+    buffered: int = 0                           # rows in `batches`
+    new_fields: dict[str, str] = field(default_factory=dict)     # met in the events, proposed in WRITE_STATUS
+
+    def reports(self) -> list[PartitionProgress]: return [p.report() for p in self.progress.values()]
+    def next_offsets(self) -> dict[tuple[str, int], int]: return {tp: p.next_offset for tp, p in self.progress.items()}
+
 def fresh_records(records: list[RawRecord], progress: dict[tuple[str, int], Progress]) -> list[RawRecord]:
     "The records not yet seen in this instant, from partitions this participant owns."
     return [r for r in records if (p := progress.get((r.topic, r.partition))) is not None and r.offset >= p.next_offset and not p.held]
@@ -48,24 +65,25 @@ def advance(progress: dict[tuple[str, int], Progress], records: list[RawRecord])
 # %% ../nbs/07_participant.ipynb #d4b1e2f3
 class Participant:
     "The participant role: write assigned partitions into the instant the coordinator opened."
-    def __init__(self, config: SinkConfig, channel, consumer, dead_letters, writer, clock: Callable[[], float] = time.monotonic,
-                 participant_id: str | None = None):
-        self.config, self.channel, self.consumer, self.dead_letters, self.writer, self.clock = config, channel, consumer, dead_letters, writer, clock
+    def __init__(self, config: SinkConfig, channel: Channel, source: DataSource, dead_letters: DeadLetters, writer: Writer,
+                 clock: Clock = time.monotonic, participant_id: str | None = None):
+        self.config, self.channel, self.source, self.dead_letters, self.writer, self.clock = config, channel, source, dead_letters, writer, clock
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
         self.schema, self.declared = data_schema(config), config.value_schema
-        self.new_fields: dict[str, str] = {}                # proposed in this instant's WRITE_STATUS
-        self.discovering = True                             # whether this instant's coordinator decides fields
         self.ignored_fields: set[str] = set()               # warned about once
-        self.state, self.epoch, self.instant = ParticipantState.IDLE, 0, None
-        self.progress: dict[tuple[str, int], Progress] = {}
-        self.batches, self.last_heartbeat, self.buffered, self._heartbeats = [], -1e9, 0, None
+        self.state, self.epoch = ParticipantState.IDLE, 0   # the newest epoch seen: older coordinators are ignored
+        self.current: ParticipantInstant | None = None      # the latest instant this participant took part in
+        self.last_heartbeat, self._heartbeats = -1e9, None
         self.stats = {"records_written": 0, "records_dead_lettered": 0, "instants_acked": 0}
         self._transition(ParticipantState.IDLE)
 
+    @property
+    def instant(self) -> str | None: return self.current.instant if self.current else None
+
     def _transition(self, state: ParticipantState, **fields):
         self.state = state
-        partitions = ",".join(f"{t}[{p}]" for t, p in sorted(self.progress)) or None
-        log.info(transition_line("participant", self.id, state.value, instant=self.instant, epoch=self.epoch, partitions=partitions, **fields))
+        partitions = ",".join(f"{t}[{p}]" for t, p in sorted(self.current.progress)) if self.current else None
+        log.info(transition_line("participant", self.id, state.value, instant=self.instant, epoch=self.epoch, partitions=partitions or None, **fields))
 
 # %% ../nbs/07_participant.ipynb #c3433e08
 @patch
@@ -75,7 +93,7 @@ def step(self: Participant):
         self.channel.send(Heartbeat(participant_id=self.id)); self.last_heartbeat = now
     for event in self.channel.receive(timeout_s=0 if self.state is ParticipantState.WRITING else 0.1):
         self.on_event(event)
-    if self.state is ParticipantState.WRITING and self.buffered < self.config.max_buffered_records: self._consume_batch()
+    if self.state is ParticipantState.WRITING and self.current.buffered < self.config.max_buffered_records: self._consume_batch()
     elif self.state is ParticipantState.WRITING: time.sleep(0.01)    # full: wait for END_COMMIT
 
 @patch
@@ -88,7 +106,6 @@ def run(self: Participant, should_stop: Callable[[], bool]):
 @patch
 def heartbeat_in_background(self: Participant):
     "Heartbeat from a thread, so that the coordinator hears from this participant while Hudi writes (which blocks `step`)."
-    import threading
     stop = threading.Event()
     def beat():
         while not stop.wait(self.config.heartbeat_interval_s): self.channel.send(Heartbeat(participant_id=self.id))
@@ -115,15 +132,15 @@ def on_start_commit(self: Participant, event: StartCommit):
         log.warning("participant %s ignored START_COMMIT %s: not inflight in the table at table_path=%s (is it the coordinator's?)",
                     self.id, event.instant, self.config.table_path); return
     self._settle_previous_instant()
-    self.epoch, self.instant, self.batches, self.buffered, self.new_fields = event.epoch, event.instant, [], 0, {}
-    self._use_value_schema(event.value_schema or self.declared)
-    self.discovering = bool(event.value_schema)     # {}: an older coordinator, which would never widen for a held partition
     mine = event.assignments.get(self.id, [])
-    self.progress = {(s.topic, s.partition): Progress(s.topic, s.partition, s.offset, s.offset) for s in mine}
+    self.epoch = event.epoch
+    # {} names no fields: an older coordinator, which would never widen the schema for a held partition
+    self.current = ParticipantInstant(event.epoch, event.instant, {(s.topic, s.partition): Progress(s.topic, s.partition, s.offset, s.offset) for s in mine},
+                                      value_schema=event.value_schema or self.declared, discovering=bool(event.value_schema))
+    self._use_value_schema(self.current.value_schema)
     if not mine:
-        self.consumer.unassign(); self._transition(ParticipantState.IDLE, reason="no partitions assigned"); return
-    from confluent_kafka import TopicPartition
-    self.consumer.assign([TopicPartition(s.topic, s.partition, s.offset) for s in mine])
+        self.source.unassign(); self._transition(ParticipantState.IDLE, reason="no partitions assigned"); return
+    self.source.assign(mine)
     self._transition(ParticipantState.WRITING)
 
 @patch
@@ -143,33 +160,27 @@ def _settle_previous_instant(self: Participant):
 # %% ../nbs/07_participant.ipynb #1d581db6
 @patch
 def _consume_batch(self: Participant):
-    from confluent_kafka import KafkaError
-    messages = self.consumer.consume(self.config.max_batch_records, timeout=0.1)
-    good = []
-    for m in messages:
-        if m.error() is None: good.append(m)
-        elif m.error().code() != KafkaError._PARTITION_EOF:
-            from hudi_kafka_nb.kafka import warn_unless_unauthorised
-            warn_unless_unauthorised(m.error(), f"participant {self.id} reading {m.topic()}")
-    records = fresh_records([RawRecord(m.topic(), m.partition(), m.offset(), m.timestamp()[1], m.key(), m.value()) for m in good], self.progress)
+    now = self.current
+    records = fresh_records(self.source.read(self.config.max_batch_records, timeout_s=0.1), now.progress)
     if not records: return
-    decoded = decode_batch(records, self.config, discover=None if self.discovering else False)
+    decoded = decode_batch(records, self.config, discover=None if now.discovering else False)
     rows, dead = decoded.rows, decoded.dead
-    if rows.num_rows: self.batches.extend(rows.to_batches()); self.buffered += rows.num_rows
+    if rows.num_rows: now.batches.extend(rows.to_batches()); now.buffered += rows.num_rows
     self._count(rows, dead)
     for letter in dead: self.dead_letters.send(letter)
     self.dead_letters.poll()
-    advance(self.progress, [r for r in records if r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)])
+    advance(now.progress, [r for r in records if r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)])
     self._note_fields(decoded)
 
 @patch
 def _note_fields(self: Participant, decoded: Decoded):
     "Hold the partitions that met new fields (proposed in WRITE_STATUS); warn once about fields that cannot become columns."
-    for tp in decoded.held: self.progress[tp].held = True
-    for name, type_name in decoded.new_fields.items(): self.new_fields[name] = wider_type(self.new_fields.get(name), type_name)
+    now = self.current
+    for tp in decoded.held: now.progress[tp].held = True
+    for name, type_name in decoded.new_fields.items(): now.new_fields[name] = wider_type(now.new_fields.get(name), type_name)
     if decoded.held:
         log.info(transition_line("participant", self.id, "NEW_FIELDS", instant=self.instant,
-                                 fields=",".join(f"{k}:{v}" for k, v in sorted(self.new_fields.items())),
+                                 fields=",".join(f"{k}:{v}" for k, v in sorted(now.new_fields.items())),
                                  held=",".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(decoded.held.items()))))
     for name, why in decoded.ignored_fields.items():
         if name not in self.ignored_fields:
@@ -178,33 +189,34 @@ def _note_fields(self: Participant, decoded: Decoded):
 
 @patch
 def _count(self: Participant, rows, dead):
+    progress = self.current.progress
     if rows.num_rows:
         counts = rows.group_by(["kafka_topic", "kafka_partition"]).aggregate([("kafka_offset", "count")])
         for topic, partition, n in zip(*(counts[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset_count"))):
-            self.progress[(topic, partition)].written += n
-    for letter in dead: self.progress[(letter.record.topic, letter.record.partition)].dead_lettered += 1
+            progress[(topic, partition)].written += n
+    for letter in dead: progress[(letter.record.topic, letter.record.partition)].dead_lettered += 1
 
 # %% ../nbs/07_participant.ipynb #9f11931b
 @patch
 def on_end_commit(self: Participant, event: EndCommit):
     if self.state is not ParticipantState.WRITING or event.instant != self.instant: return
-    started = self.clock()
-    try: written = self.writer.write(pa.Table.from_batches(self.batches, schema=self.schema), self.instant) if self.buffered else None
+    now, started = self.current, self.clock()
+    try: written = self.writer.write(pa.Table.from_batches(now.batches, schema=self.schema), now.instant) if now.buffered else None
     except Exception as e:
-        if self.writer.is_inflight(self.instant):                # a real write error: tell the coordinator, which aborts
+        if self.writer.is_inflight(now.instant):                 # a real write error: tell the coordinator, which aborts
             return self._report_failure(f"Hudi write failed: {error_summary(e)}")
         written = None                                           # the rollback deleted files under Hudi's writer
     write_s = round(self.clock() - started, 2)
-    if self.buffered and not self.writer.is_inflight(self.instant):
-        self.writer.delete_instant(self.instant); self.batches = []
+    if now.buffered and not self.writer.is_inflight(now.instant):
+        self.writer.delete_instant(now.instant); now.batches = []
         self._transition(ParticipantState.IDLE, reason="instant_rolled_back_while_writing"); return
     undelivered = self.dead_letters.flush(30)
     if undelivered: return self._report_failure(f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}")
-    reports = [p.report() for p in self.progress.values()]
-    self.channel.send(WriteStatus(epoch=self.epoch, instant=self.instant, participant_id=self.id, partitions=reports,
+    reports = now.reports()
+    self.channel.send(WriteStatus(epoch=now.epoch, instant=now.instant, participant_id=self.id, partitions=reports,
                                   hudi_version=self.writer.version, write_statuses=written.statuses if written else b"",
-                                  staged_files=written.staged if written else [], new_fields=self.new_fields))
-    self.batches = []
+                                  staged_files=written.staged if written else [], new_fields=now.new_fields))
+    now.batches = []
     self._transition(ParticipantState.AWAITING_ACK, files=len(written.paths) if written else 0,
                      records=sum(r.records_written for r in reports), write_s=write_s)
 
@@ -212,10 +224,11 @@ def on_end_commit(self: Participant, event: EndCommit):
 @patch
 def _report_failure(self: Participant, error: str):
     "Tell the coordinator this instant failed here, and why; it rolls the instant back and may quarantine us."
-    log.error("participant %s could not write instant %s: %s", self.id, self.instant, error)
-    self.channel.send(WriteStatus(epoch=self.epoch, instant=self.instant, participant_id=self.id, partitions=[p.report() for p in self.progress.values()],
+    now = self.current
+    log.error("participant %s could not write instant %s: %s", self.id, now.instant, error)
+    self.channel.send(WriteStatus(epoch=now.epoch, instant=now.instant, participant_id=self.id, partitions=now.reports(),
                                   hudi_version=self.writer.version, error=error))
-    self.batches = []
+    now.batches = []
     self._transition(ParticipantState.IDLE, reason="write_failed")
 
 @patch
@@ -227,42 +240,21 @@ def on_ack_commit(self: Participant, event: AckCommit):
 @patch
 def on_abort_commit(self: Participant, event: AbortCommit):
     if event.instant != self.instant or event.epoch != self.epoch or self.state is ParticipantState.IDLE: return
-    self.batches = []
+    self.current.batches = []
     self._transition(ParticipantState.IDLE, aborted=event.instant, reason=event.reason.replace(" ", "_"))
 
 @patch
 def _commit_offsets(self: Participant):
-    from confluent_kafka import TopicPartition
-    offsets = [TopicPartition(p.topic, p.partition, p.next_offset) for p in self.progress.values()]
-    for p in self.progress.values():
+    "Count the committed instant's records, and commit its offsets to the consumer group for lag tools (the table stays the truth)."
+    for p in self.current.progress.values():
         self.stats["records_written"] += p.written; self.stats["records_dead_lettered"] += p.dead_lettered
     self.stats["instants_acked"] += 1
-    if offsets:
-        try: self.consumer.commit(offsets=offsets, asynchronous=False)
-        except Exception as e: log.warning("participant %s: offset commit for lag monitoring failed: %s", self.id, e)
+    try: self.source.commit(self.current.next_offsets())
+    except Exception as e: log.warning("participant %s: offset commit for lag monitoring failed: %s", self.id, e)
 
 @patch
 def close(self: Participant):
     self._settle_previous_instant()   # committed while we waited for the ACK → commit the offsets
     if self._heartbeats: self._heartbeats.set()
-    self.channel.close(); self.consumer.close(); self.dead_letters.flush(10)
+    self.channel.close(); self.source.close(); self.dead_letters.flush(10)
     log.info(transition_line("participant", self.id, "STOPPED", **self.stats))
-
-# %% ../nbs/07_participant.ipynb #6336eb48
-def open_participant(config: SinkConfig, participant_id: str | None = None, spark=None) -> Participant:
-    "A participant on the real broker and table: Kafka channel and consumer, dead-letter producer, Hudi writer in Spark."
-    from confluent_kafka import Consumer
-    from hudi_kafka_nb.config import consumer_settings
-    from hudi_kafka_nb.kafka import ControlChannel, DeadLetterQueue, preflight
-    from hudi_kafka_nb.hudi import HudiJava, HudiWriter, check_table_folder, spark_session
-    from hudi_kafka_nb.storage import storage_of
-    participant_id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
-    storage_of(config)                  # the table's store, with its settings, for every module of this process
-    check_table_folder(config)          # a participant of the wrong table would stall every commit of the right one
-    preflight(config, "participant")    # credentials, topics (created if missing: it may start first), every right
-    writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}", table_path=config.table_path), config))
-    participant = Participant(config, ControlChannel(config, participant_id),
-                              Consumer(consumer_settings(config, config.group_id, **{"client.id": participant_id})),
-                              DeadLetterQueue.for_config(config, participant_id), writer, participant_id=participant_id)
-    participant.heartbeat_in_background()
-    return participant

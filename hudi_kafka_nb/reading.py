@@ -6,34 +6,28 @@
 from __future__ import annotations
 from pathlib import Path
 import pyarrow as pa
-from .hudi import completed_commits, latest_checkpoint_of, rust_table, write_stats
-from .storage import aux_key, table_storage
-from .messages import read_checkpoint
+import json
+import hudi
+from .storage import COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, table_storage
+from .timeline import commit_log, rust_table
 
 # %% auto #0
-__all__ = ['SERVICE_ACTIONS', 'hudi_table', 'read_snapshot', 'read_incremental', 'spark_read', 'spark_read_incremental',
-           'commit_log', 'table_services_log', 'committed_offsets', 'has_committed', 'timeline_sizes',
-           'coordinate_check', 'coordinates', 'commit_history', 'coordinator_status', 'table_services_status']
+__all__ = ['read_snapshot', 'read_incremental', 'spark_read', 'spark_read_incremental', 'coordinate_check', 'coordinates',
+           'commit_history', 'coordinator_status', 'table_services_status']
 
 # %% ../nbs/09_reading.ipynb #2b0976b9
-def hudi_table(table_path: str | Path):
-    "The table opened with hudi-rs (with the settings of its store: see `storage.open_table_storage`)."
-    return rust_table(table_path)
-
 def read_snapshot(table_path: str | Path, columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
     "Rows of the latest snapshot (or as of an instant), read by hudi-rs."
-    import hudi
     options = hudi.HudiReadOptions()
     if columns: options = options.with_projection(columns)
     if as_of: options = options.with_as_of_timestamp(as_of)
-    batches = hudi_table(table_path).read(options)
+    batches = rust_table(table_path).read(options)
     return pa.Table.from_batches(batches) if batches else pa.table({c: [] for c in columns or []})
 
 def read_incremental(table_path: str | Path, start: str, end: str) -> pa.Table:
     "Rows of commits completed after `start` up to and including `end` (completion times, see `commit_log`), read by hudi-rs."
-    import hudi
     options = hudi.HudiReadOptions().with_query_type(hudi.HudiQueryType.Incremental).with_start_timestamp(start).with_end_timestamp(end)
-    batches = hudi_table(table_path).read(options)
+    batches = rust_table(table_path).read(options)
     return pa.Table.from_batches(batches) if batches else pa.table({})
 
 # %% ../nbs/09_reading.ipynb #84d7bb6e
@@ -48,58 +42,6 @@ def spark_read_incremental(spark, table_path: str | Path, start: str, end: str):
     return (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
             .option("hoodie.datasource.read.begin.instanttime", start).option("hoodie.datasource.read.end.instanttime", end)
             .load(str(table_path)))
-
-# %% ../nbs/09_reading.ipynb #98515ee1
-def commit_log(table_path: str | Path) -> list[dict]:
-    "One entry per commit of the sink on the active timeline, in commit order (epoch, then instant): instant, completion time, epoch, records, files, offsets."
-    entries = []
-    for commit in completed_commits(table_path):
-        checkpoint, stats = read_checkpoint(commit["metadata"]), write_stats(commit["metadata"])
-        if checkpoint is None: continue                # a compaction's commit: see table_services_log
-        entries.append({"instant": commit["instant"], "completed": commit["completed"], "epoch": checkpoint.epoch if checkpoint else None,
-                        "files": len(stats), "records": sum(s.get("numInserts") or 0 for s in stats), "paths": [s["path"] for s in stats],
-                        "offsets": {f"{p.topic}[{p.partition}]": (p.start_offset, p.next_offset) for p in checkpoint.partitions} if checkpoint else {}})
-    return sorted(entries, key=lambda e: (e["epoch"] or 0, e["instant"]))
-
-SERVICE_ACTIONS = {"compaction": "commit", "clustering": "replacecommit", "clean": "clean"}
-
-def table_services_log(table_path: str | Path) -> list[dict]:
-    "Table services completed on the active timeline, oldest first: {'instant', 'completed', 'action'} (compaction, clustering, clean)."
-    names = set(table_storage(table_path).names(".hoodie/timeline"))
-    completed = {}
-    for name in names:
-        stem, _, action = name.rpartition(".")
-        if "_" in stem and not name.startswith("."): completed[(stem.split("_")[0], action)] = stem.split("_")[1]
-    services = []
-    for name in names:
-        instant, _, rest = name.partition(".")
-        for service, action in SERVICE_ACTIONS.items():
-            if rest == f"{service}.requested" and (instant, action) in completed:
-                services.append({"instant": instant, "completed": completed[(instant, action)], "action": service})
-    return sorted(services, key=lambda s: s["instant"])
-
-def committed_offsets(table_path: str | Path) -> dict[tuple[str, int], int]:
-    "The next offset of each partition per the latest commit; {} before the first."
-    _, checkpoint = latest_checkpoint_of(table_path)
-    return checkpoint.next_offsets() if checkpoint else {}
-
-def has_committed(table_path: str | Path, ends: dict[tuple[str, int], int]) -> bool:
-    "Whether the table has committed every partition up to `ends`."
-    try: committed = committed_offsets(table_path)
-    except Exception: return False                     # the timeline is being written right now; ask again
-    return all(committed.get(tp, 0) >= end for tp, end in ends.items())
-
-# %% ../nbs/09_reading.ipynb #cceb02a7
-def timeline_sizes(table_path: str | Path) -> dict[str, int]:
-    "Completed instants on the active timeline ('active') and in the archived timeline ('archived')."
-    import json
-    import pyarrow.parquet as pq
-    storage, folder = table_storage(table_path), ".hoodie/timeline"
-    active = [n for n in storage.names(folder) if n[:1].isdigit() and "_" in n.split(".")[0]]     # completed: <requested>_<completed>.<action>
-    manifests = sorted((n for n in storage.names(f"{folder}/history") if n.startswith("manifest_")), key=lambda n: int(n.split("_")[1]))
-    files = json.loads(storage.get(f"{folder}/history/{manifests[-1]}"))["files"] if manifests else []
-    archived = sum(pq.read_metadata(pa.BufferReader(storage.get(f"{folder}/history/{f['fileName']}"))).num_rows for f in files)
-    return {"active": len(active), "archived": archived}
 
 # %% ../nbs/09_reading.ipynb #ea575ccd
 def coordinate_check(table_path: str | Path) -> dict:
@@ -128,13 +70,12 @@ def commit_history(table_path: str | Path):
 
 def coordinator_status(table_path: str | Path) -> dict | None:
     "The coordinator's last published status, or None if no coordinator has run on this table."
-    return _status(table_path, "coordinator-status.json")
+    return _status(table_path, COORDINATOR_STATUS_KEY)
 
 def table_services_status(table_path: str | Path) -> dict | None:
     "The table-services job's last published status (its counts of each service), or None if it has not run on this table."
-    return _status(table_path, "table-services-status.json")
+    return _status(table_path, TABLE_SERVICES_STATUS_KEY)
 
-def _status(table_path, name: str) -> dict | None:
-    import json
-    data = table_storage(table_path).get(aux_key(name))
+def _status(table_path, key: str) -> dict | None:
+    data = table_storage(table_path).get(key)
     return json.loads(data) if data is not None else None

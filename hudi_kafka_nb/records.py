@@ -12,11 +12,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 from .config import SinkConfig
-from .hudi import KAFKA_COLUMNS
 
 # %% auto #0
-__all__ = ['AVRO_NAME', 'RawRecord', 'raw_records', 'DeadLetter', 'value_schema', 'Decoded', 'decode_batch', 'decode_records',
-           'wider_type', 'widen_value_schema', 'dead_letter_headers', 'dead_letter_message']
+__all__ = ['KAFKA_COLUMNS', 'AVRO_NAME', 'data_schema', 'RawRecord', 'DeadLetter', 'value_schema', 'Decoded', 'decode_batch',
+           'decode_records', 'wider_type', 'widen_value_schema', 'dead_letter_headers', 'dead_letter_message']
+
+# %% ../nbs/04_records.ipynb #b34579eb
+KAFKA_COLUMNS = pa.schema([("kafka_topic", pa.string()), ("kafka_partition", pa.int32()),
+                           ("kafka_offset", pa.int64()), ("kafka_timestamp", pa.timestamp("ms")),
+                           ("kafka_key", pa.binary())])
+
+def data_schema(config: SinkConfig) -> pa.Schema:
+    "Arrow schema of a record as stored: declared value fields, the time bucket it is partitioned by (if any), then Kafka coordinates."
+    fields = [pa.field(name, pa.type_for_alias(type_name)) for name, type_name in config.value_schema.items()]
+    if config.partition_time_field: fields.append(pa.field(config.partition_field, pa.string()))
+    return pa.schema(fields + list(KAFKA_COLUMNS))
 
 # %% ../nbs/04_records.ipynb #c1021291
 @dataclass(frozen=True, slots=True)
@@ -28,10 +38,6 @@ class RawRecord:
     timestamp_ms: int
     key: bytes | None
     value: bytes | None
-
-def raw_records(messages) -> list[RawRecord]:
-    "RawRecords from confluent-kafka messages (errors must be filtered out before)."
-    return [RawRecord(m.topic(), m.partition(), m.offset(), m.timestamp()[1], m.key(), m.value()) for m in messages]
 
 @dataclass(frozen=True)
 class DeadLetter:

@@ -4,19 +4,24 @@
 
 # %% ../nbs/00a_storage.ipynb #161dd330
 from __future__ import annotations
-import os, uuid
+import logging, os, time, uuid
 from datetime import timedelta
+from typing import Callable
 from pathlib import Path
 import obstore, obstore.store
 from obstore.exceptions import AlreadyExistsError
-from .config import SinkConfig, resolve_secret
+from .config import ConfigError, SinkConfig, resolve_secret
 
 # %% auto #0
-__all__ = ['AUX', 'CLIENT_OPTIONS', 'RETRY', 'PROBE_PREFIX', 'StorageError', 'scheme_of', 'is_object_store', 'aux_key',
-           'resolve_storage_options', 'resolved_storage_options', 'hadoop_options', 'TableStorage',
-           'open_table_storage', 'table_storage', 'storage_of', 'check_conditional_writes']
+__all__ = ['log', 'AUX', 'COORDINATOR_STATUS_KEY', 'TABLE_SERVICES_STATUS_KEY', 'TABLE_CREATION_KEY', 'CLIENT_OPTIONS', 'RETRY',
+           'PROBE_PREFIX', 'CREATION_SETTLE_S', 'StorageError', 'scheme_of', 'is_object_store', 'aux_key',
+           'staging_key', 'resolve_storage_options', 'resolved_storage_options', 'hadoop_options', 'TableStorage',
+           'open_table_storage', 'table_storage', 'storage_of', 'check_conditional_writes', 'TableError',
+           'table_properties', 'check_table', 'creation_never_finished', 'table_folder_names', 'check_table_folder',
+           'create_table_once']
 
 # %% ../nbs/00a_storage.ipynb #0bf8c634
+log = logging.getLogger(__name__)
 AUX = ".hoodie/.aux/hudi_kafka_nb"
 
 class StorageError(RuntimeError):
@@ -34,6 +39,14 @@ def is_object_store(table_path: str | Path) -> bool:
 def aux_key(*parts: str) -> str:
     "The key of one of the sink's own files: `aux_key('epochs', '3')` → `.hoodie/.aux/hudi_kafka_nb/epochs/3`."
     return "/".join((AUX, *parts))
+
+COORDINATOR_STATUS_KEY = aux_key("coordinator-status.json")              # the coordinator's status, for observers
+TABLE_SERVICES_STATUS_KEY = aux_key("table-services-status.json")        # the table-services job's
+TABLE_CREATION_KEY = aux_key("table-creation")                           # claimed by the coordinator creating the table
+
+def staging_key(instant: str) -> str:
+    "The folder where participants stage an instant's rows for the coordinator's write by key (`WriteMode.STAGED`)."
+    return aux_key("staging", instant)
 
 # %% ../nbs/00a_storage.ipynb #2d7f9738
 # object_store's client settings: obstore takes them apart from the store's own
@@ -223,3 +236,94 @@ def check_conditional_writes(storage: TableStorage):
         raise StorageError(f"table_path={storage.location}: the store does not refuse a second create of one key (a PUT with "
                            "If-None-Match: * overwrote the object); the sink fences coordinators with such creates and cannot run "
                            "safely on it. Use a store with conditional writes (S3, GCS, Azure, MinIO) or a local folder")
+
+# %% ../nbs/00a_storage.ipynb #7ffeeb02
+class TableError(RuntimeError):
+    "The table folder holds something this sink must not write to."
+
+_MUST_MATCH = {"hoodie.table.type": lambda c: c.table_type, "hoodie.table.name": lambda c: c.table_name,
+               "hoodie.table.ordering.fields": lambda c: c.ordering_field,
+               "hoodie.table.recordkey.fields": lambda c: ",".join(c.record_key_fields),
+               "hoodie.table.partition.fields": lambda c: c.partition_field}
+
+def _read_properties(table_path, key: str) -> dict[str, str] | None:
+    data = table_storage(table_path).get(key)
+    if data is None: return None
+    text, props = data.decode(), {}
+    for line in text.splitlines():
+        if line and not line.startswith("#") and "=" in line:
+            key, _, value = line.partition("="); props[key.strip()] = value.strip().replace("\\:", ":").replace("\\=", "=")
+    return props
+
+_ALWAYS_WRITTEN = ("hoodie.table.name", "hoodie.table.type", "hoodie.table.checksum")
+
+def table_properties(table_path: str | Path, settle_s: float = 2.0) -> dict[str, str] | None:
+    """The table's `hoodie.properties`, or None where there is no Hudi table.
+
+    Hudi writes the file in place: a new table's in one go, a change by copying it to `hoodie.properties.backup`,
+    rewriting it and deleting the copy (its readers use the copy meanwhile). Read while Hudi writes, the file lacks
+    keys: a table-services job started beside a coordinator creating the table saw no `hoodie.table.type` and refused
+    the table. So a reading that lacks a key Hudi always writes is taken again, the backup first, for up to `settle_s`."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        backup = _read_properties(table_path, ".hoodie/hoodie.properties.backup")
+        props = _read_properties(table_path, ".hoodie/hoodie.properties")
+        for reading in (backup, props):
+            if reading is not None and all(key in reading for key in _ALWAYS_WRITTEN): return reading
+        if (backup is None and props is None) or time.monotonic() > deadline: return props
+        time.sleep(0.05)
+
+def check_table(config: SinkConfig, props: dict[str, str]):
+    "Refuse a table whose identity differs from the settings (`TableError` naming the key and the fix)."
+    for key, wanted in _MUST_MATCH.items():
+        if props.get(key, "") != wanted(config):
+            raise TableError(f"the table at table_path={config.table_path!r} has {key}={props.get(key, '(unset)')!r} but the "
+                             f"settings ask for {wanted(config)!r}; point table_path at a new folder or change the settings to match")
+
+# %% ../nbs/00a_storage.ipynb #520ab0f0
+def creation_never_finished(table_path: str) -> bool:
+    "Whether the table's folder holds only a `.hoodie` folder with folders in it and no file (Hudi creates the folders first)."
+    return table_folder_names(table_path) == [".hoodie"] and not table_storage(table_path).list(".hoodie")
+
+def table_folder_names(table_path: str) -> list[str]:
+    "What the table's folder holds, less the atomic-create probes of roles starting beside this one."
+    return [name for name in table_storage(table_path).names() if not name.startswith(PROBE_PREFIX)]
+
+def check_table_folder(config: SinkConfig):
+    "Refuse, before anything starts, a `table_path` this process cannot use (`ConfigError` naming the setting and the fix)."
+    if config.table_path.startswith("dbfs:"): return       # Databricks' own file system: Hudi's storage layer checks
+    # reachable with the settings given, and a fence there: a store that overwrites on a conditional create is refused,
+    # and so is a mounted folder without the atomic create (a FUSE mount of object storage). The probe leaves nothing
+    # behind, and the emptiness checks of a new table's folder ignore one under way
+    probed = table_storage(config.table_path)
+    if not is_object_store(config.table_path):
+        path = Path(config.table_path)
+        existing = next(p for p in [path, *path.parents] if p.exists())
+        if not existing.is_dir():
+            raise ConfigError(f"setting 'table_path': {existing} is a file, not a folder; point table_path at the folder of the Hudi table (created if absent)")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise ConfigError(f"setting 'table_path': cannot write under {existing} (read-only or no permission); give this job write access there or choose another folder")
+        if existing != path: probed = TableStorage(existing)       # the table's folder does not exist yet: its nearest parent
+    check_conditional_writes(probed)
+    props = table_properties(config.table_path)
+    if props is not None: check_table(config, props)
+
+# %% ../nbs/00a_storage.ipynb #d62947ce
+CREATION_SETTLE_S = 30.0       # a claimed creation without hoodie.properties this long after was abandoned
+
+def create_table_once(table_path: str, create: Callable[[], None], settle_s: float = CREATION_SETTLE_S) -> dict[str, str]:
+    "The table's properties, `create()` called first by one process of those asking at once if there is no table (see above)."
+    storage, nonce, abandoned = table_storage(table_path), uuid.uuid4().hex.encode(), False
+    while (props := table_properties(table_path)) is None:
+        unclaimed = storage.get(TABLE_CREATION_KEY) is None
+        if unclaimed and not abandoned and table_folder_names(table_path) and not creation_never_finished(table_path):
+            raise TableError(f"table_path={table_path!r} is not empty and holds no Hudi table; choose an empty or new folder")
+        if storage.create(TABLE_CREATION_KEY, nonce):
+            create(); storage.delete(TABLE_CREATION_KEY)
+            continue
+        deadline = time.monotonic() + settle_s          # another process creates the table: wait for its hoodie.properties
+        while (props := table_properties(table_path)) is None and time.monotonic() < deadline: time.sleep(0.2)
+        if props is None:
+            log.warning("table_path=%r: the table creation claimed there never finished (its coordinator died?): creating it again", table_path)
+            storage.delete(TABLE_CREATION_KEY); abandoned = True
+    return props

@@ -8,10 +8,10 @@ import collections, logging, os, socket, time
 from typing import Callable
 from .config import SinkConfig
 from .messages import transition_line
-from .storage import aux_key
+from .spark import error_summary
 
 # %% auto #0
-__all__ = ['log', 'TABLE_WAIT_S', 'STATUS_KEY', 'TableServices', 'wait_for_table', 'open_table_services']
+__all__ = ['log', 'TableServices']
 
 # %% ../nbs/14_table_services.ipynb #e08c7e7f
 log = logging.getLogger(__name__)
@@ -68,7 +68,6 @@ def run_round(self: TableServices) -> dict:
 @patch
 def _run(self: TableServices, service: str, call: Callable, **fields):
     "Run one service; its result, or the failure's reason (logged, counted, retried next round)."
-    from hudi_kafka_nb.hudi import error_summary
     started = self.clock()
     try: result = call()
     except Exception as e:
@@ -95,39 +94,3 @@ def _keyed_write_after_waiting(self: TableServices) -> str | None:
     deadline = self.clock() + self.config.table_services_interval_s
     while (instant := self.writing()) is not None and self.clock() < deadline: self.sleep(0.5)
     return instant
-
-# %% ../nbs/14_table_services.ipynb #8e9b9630
-TABLE_WAIT_S = 600
-
-STATUS_KEY = aux_key("table-services-status.json")    # beside the table (see reading.table_services_status)
-
-def wait_for_table(config: SinkConfig, timeout_s: float = TABLE_WAIT_S, sleep=time.sleep) -> dict:
-    "The table's properties once the coordinator has created it; `TableError` naming the path after `timeout_s`."
-    from hudi_kafka_nb.hudi import TableError, check_table, table_properties
-    deadline = time.monotonic() + timeout_s
-    while (props := table_properties(config.table_path)) is None:
-        if time.monotonic() > deadline:
-            raise TableError(f"no Hudi table at table_path={config.table_path!r} after {timeout_s:.0f}s: start the coordinator "
-                             "job (it creates the table), or point table_path at the sink's table")
-        sleep(2)
-    check_table(config, props)
-    return props
-
-def open_table_services(config: SinkConfig, role_id: str | None = None, spark=None) -> TableServices:
-    "The table-services role on the real table: Hudi's write client with the lock, in this process's Spark."
-    from hudi_kafka_nb.config import ConfigError
-    from hudi_kafka_nb.coordinator import status_writer
-    from hudi_kafka_nb.storage import storage_of
-    from hudi_kafka_nb.fencing import decision_in_flight, keyed_write_in_flight
-    from hudi_kafka_nb.hudi import HudiJava, HudiTableServices, check_table_folder, spark_session
-    if not config.multi_writer:
-        raise ConfigError("setting 'table_services' is 'inline': the coordinator runs the table services itself; set "
-                          "table_services='separate' on every job of this table to run them in this job")
-    storage_of(config)
-    check_table_folder(config)
-    wait_for_table(config)
-    role_id = role_id or f"table-services-{socket.gethostname()}-{os.getpid()}"
-    services = HudiTableServices(HudiJava(spark or spark_session(role_id, table_path=config.table_path), config))
-    return TableServices(config, services, in_doubt=lambda: decision_in_flight(config.table_path), role_id=role_id,
-                         writing=lambda: keyed_write_in_flight(config.table_path, services.pending_writes),
-                         publish_status=status_writer(config.table_path, STATUS_KEY))

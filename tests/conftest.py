@@ -3,7 +3,7 @@ import os, uuid
 import psutil
 import pytest
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
-from hudi_kafka_nb.runtime import EmbeddedBroker, create_topic
+from hudi_kafka_nb.servers import EmbeddedBroker, create_topic
 
 
 # Every process a test starts inherits this variable, set to the session's and then the test's own mark, so processes
@@ -68,7 +68,7 @@ def broker(tmp_path_factory):
 @pytest.fixture(scope="session")
 def spark():
     """One Spark in the test process for every reader and in-process writer: a JVM start costs more than most reads."""
-    from hudi_kafka_nb.hudi import spark_session
+    from hudi_kafka_nb.spark import spark_session
     session = spark_session("tests")
     yield session
     session.stop()          # before interpreter exit, or py4j logs to closed streams

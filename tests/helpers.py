@@ -1,7 +1,7 @@
 """Helpers shared by the pytest suites."""
 import re, time
 from hudi_kafka_nb.kafka import read_dead_letters  # noqa: F401 (the suites import it from here)
-from hudi_kafka_nb.reading import commit_log
+from hudi_kafka_nb.timeline import commit_log
 
 
 def produced_coordinates(ends):

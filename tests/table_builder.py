@@ -3,7 +3,9 @@ import random
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.demo import sample_orders
 from hudi_kafka_nb.fencing import FencedTable
-from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, HudiWriter
+from hudi_kafka_nb.committer import HudiCommitter
+from hudi_kafka_nb.hudi import HudiJava
+from hudi_kafka_nb.writer import HudiWriter
 from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
 from hudi_kafka_nb.records import RawRecord, decode_records
 

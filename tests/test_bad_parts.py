@@ -6,7 +6,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ConfigEntry, Alte
 from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
 from hudi_kafka_nb.kafka import DeadLetterQueue
 from hudi_kafka_nb.records import DeadLetter, RawRecord
-from hudi_kafka_nb.runtime import create_topic
+from hudi_kafka_nb.servers import create_topic
 from helpers import read_dead_letters
 
 
@@ -103,7 +103,7 @@ def test_two_sinks_left_on_one_control_topic_both_commit_and_say_why_they_ignore
 
 
 def test_a_coordinator_restarted_an_hour_behind_the_table_resumes_from_the_latest_commit(broker, tmp_path):
-    from hudi_kafka_nb.reading import commit_log
+    from hudi_kafka_nb.timeline import commit_log
     stack = LocalStack(tmp_path / "stack", participants=1, partitions=2, broker=broker).start()
     try:
         stack.produce(1_000); stack.wait_committed()

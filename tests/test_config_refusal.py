@@ -29,7 +29,7 @@ def test_wrong_type_names_the_key(sink_params):
 
 
 def test_unreachable_broker_is_named(sink_params):
-    from hudi_kafka_nb.runtime import free_port
+    from hudi_kafka_nb.servers import free_port
     assert "cannot reach Kafka" in refusal({**sink_params, "bootstrap_servers": f"127.0.0.1:{free_port()}", "broker_wait_s": 2})
 
 

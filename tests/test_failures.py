@@ -1,12 +1,13 @@
-"""Exactly-once under failure: each invariant of shared/design/protocol.md and each failure our
-competitors shipped (shared/design/anchors.md) as a named test, against the real broker."""
+"""Exactly-once under failure: each invariant of the protocol and each failure our competitors shipped (README, "The
+protocol": "The invariants" and "What others got wrong") as a named test, against the real broker."""
 import os, random, re, signal, time
 import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
 from hudi_kafka_nb.coordinator import CRASH_POINTS
-from hudi_kafka_nb.reading import commit_log, coordinator_status, timeline_sizes
+from hudi_kafka_nb.reading import coordinator_status
+from hudi_kafka_nb.timeline import commit_log, timeline_sizes
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.kafka import ControlChannel
 from hudi_kafka_nb.messages import EndCommit, Heartbeat, PartitionProgress, PartitionStart, StartCommit, WriteStatus, encode_event
@@ -134,7 +135,7 @@ def test_late_write_status_for_an_aborted_instant_is_ignored(stack):
 
 
 def test_restart_of_everything_mid_transaction_resumes_from_the_table(stack):
-    from hudi_kafka_nb.chaos import pending_instants
+    from hudi_kafka_nb.timeline import pending_instants
     s = stack(participants=2).start()
     s.start_producing(2_000)
     wait_for(lambda: committed_once(s), 120, "a first commit")

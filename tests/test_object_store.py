@@ -6,10 +6,9 @@ import pytest
 from hudi_kafka_nb.chaos import LocalStack, run_chaos
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
-from hudi_kafka_nb.hudi import check_table_folder
-from hudi_kafka_nb.reading import commit_log
-from hudi_kafka_nb.runtime import EmbeddedBroker, EmbeddedS3
-from hudi_kafka_nb.storage import StorageError, open_table_storage, resolved_storage_options
+from hudi_kafka_nb.servers import EmbeddedBroker, EmbeddedS3
+from hudi_kafka_nb.storage import StorageError, check_table_folder, open_table_storage, resolved_storage_options
+from hudi_kafka_nb.timeline import commit_log
 from helpers import finish, log_of, state_line, wait_for
 
 
@@ -65,8 +64,8 @@ def test_the_fence_and_the_status_file_wait_out_a_store_restarting(s3):
     """A claim and a status file written while the S3 server is down land once it is back, 3 s later: a request is
     retried through the outage instead of failing the role (a coordinator stopped on such a restart once). And a
     claim is still a claim: the key then holds what the first create wrote, and a second create is refused."""
-    from hudi_kafka_nb.coordinator import STATUS_KEY, status_writer
-    from hudi_kafka_nb.storage import aux_key
+    from hudi_kafka_nb.runtime import status_writer
+    from hudi_kafka_nb.storage import COORDINATOR_STATUS_KEY as STATUS_KEY, aux_key
     table = s3.url("outage")
     storage = open_table_storage(table, resolved_storage_options(load_config(
         bootstrap_servers="127.0.0.1:1", topics=["t"], table_path=table, table_name="t", value_schema={"id": "string"},
@@ -143,7 +142,7 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
 
 SPARK_COUNT = """
 import json, sys
-from hudi_kafka_nb.hudi import spark_session
+from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.reading import spark_read
 from hudi_kafka_nb.storage import open_table_storage
 open_table_storage(sys.argv[1], json.loads(sys.argv[2]))
@@ -177,7 +176,7 @@ def test_roles_on_a_spark_cluster_carry_on_when_a_worker_is_killed_mid_write(tmp
     executors apart from their drivers) writing the table on S3. A worker is SIGKILLed while participants write an
     instant and started again: Spark reruns the lost tasks elsewhere or the instant is rolled back and its records come
     again; nothing lost, nothing twice, no orphan object."""
-    from hudi_kafka_nb.runtime import LocalSparkCluster
+    from hudi_kafka_nb.servers import LocalSparkCluster
     with LocalSparkCluster(tmp_path / "spark", workers=2) as cluster:
         s = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, s3=s3, spark_cluster=cluster,
                        min_participants=2, commit_interval_s=3.0, write_timeout_s=60.0)

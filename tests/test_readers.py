@@ -1,8 +1,9 @@
 """Tables written by Hudi's own client through the sink's ports: Hudi's format, and independent readers
 (Spark's Hudi datasource, hudi-rs) agree on every record, in snapshot, time-travel and incremental reads."""
 import pytest
-from hudi_kafka_nb.hudi import table_properties
-from hudi_kafka_nb.reading import commit_log, read_incremental, read_snapshot, spark_read, spark_read_incremental
+from hudi_kafka_nb.reading import read_incremental, read_snapshot, spark_read, spark_read_incremental
+from hudi_kafka_nb.storage import table_properties
+from hudi_kafka_nb.timeline import commit_log
 from table_builder import build_table
 
 KEY = ["kafka_partition", "kafka_offset"]
@@ -72,7 +73,9 @@ def test_a_field_added_to_value_schema_widens_the_table_and_old_rows_read_null(t
     import msgspec
     from hudi_kafka_nb.config import load_config
     from hudi_kafka_nb.fencing import FencedTable
-    from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, HudiWriter
+    from hudi_kafka_nb.committer import HudiCommitter
+    from hudi_kafka_nb.hudi import HudiJava
+    from hudi_kafka_nb.writer import HudiWriter
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
     keyed = {"record_key_field": "order_id", "ordering_field": "version"} if write_operation == "upsert" else {}
@@ -107,7 +110,9 @@ def test_a_table_whose_creation_was_killed_is_created_when_the_coordinator_resta
     # a coordinator SIGKILLed while Hudi created the table leaves its folders and no file (the chaos test hit it, and
     # every restart then refused the folder); a folder holding any file is still refused: it may be someone's data
     from hudi_kafka_nb.config import load_config
-    from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, TableError
+    from hudi_kafka_nb.committer import HudiCommitter
+    from hudi_kafka_nb.hudi import HudiJava
+    from hudi_kafka_nb.storage import TableError
     for folder in (".hoodie/timeline/history", ".hoodie/.aux/.bootstrap/.partitions", ".hoodie/.temp", ".hoodie/.schema"):
         (tmp_path / "t" / folder).mkdir(parents=True)
     config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(tmp_path / "t"), table_name="orders",

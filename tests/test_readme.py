@@ -18,10 +18,10 @@ def test_readme_commands_are_the_ones_ci_runs():
 
 
 def test_readme_acl_table_is_what_the_sink_needs():
-    """The README's ACL table lists exactly `kafka.sink_acls` for its example (table and topic `orders`, default names)."""
+    """The README's ACL table lists exactly `preflight.sink_acls` for its example (table and topic `orders`, default names)."""
     import re
     from hudi_kafka_nb.config import load_config
-    from hudi_kafka_nb.kafka import sink_acls
+    from hudi_kafka_nb.preflight import sink_acls
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Running against a secured cluster")[1].split("\n## ")[0]
     listed = {(kind, name, op.strip()) for kind, name, ops in re.findall(r"^\| (topic|group) \| `([^`]+)`[^|]* \| ([A-Z, ]+) \|", section, re.M)

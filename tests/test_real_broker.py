@@ -4,8 +4,9 @@ import time
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions
 from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
-from hudi_kafka_nb.reading import committed_offsets, coordinates
-from hudi_kafka_nb.runtime import EmbeddedBroker
+from hudi_kafka_nb.reading import coordinates
+from hudi_kafka_nb.timeline import committed_offsets
+from hudi_kafka_nb.servers import EmbeddedBroker
 from helpers import wait_for
 
 
@@ -34,7 +35,7 @@ def test_broker_killed_and_restarted_mid_transaction_loses_and_duplicates_nothin
 def test_fresh_start_on_a_truncated_topic_starts_at_its_earliest_offset(broker, tmp_path):
     stack = LocalStack(tmp_path / "stack", participants=1, broker=broker)
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    from hudi_kafka_nb.runtime import create_topic
+    from hudi_kafka_nb.servers import create_topic
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     stack.produce(4_000)
     deleted = {tp: min(100, end) for tp, end in stack.ends.items()}

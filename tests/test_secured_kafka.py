@@ -1,6 +1,6 @@
 """A secured cluster: SASL_SSL (SCRAM-SHA-512 over TLS) and ACLs on the real broker.
 
-The sink's user holds exactly the ACLs `kafka.sink_acls` lists (the README's table), its password comes by reference
+The sink's user holds exactly the ACLs `preflight.sink_acls` lists (the README's table), its password comes by reference
 only, and it reaches the broker through the SASL_SSL listener only. The PLAINTEXT listener is the cluster operator's
 (super user): the tests create topics, users and ACLs through it, produce the upstream records and read dead letters.
 """
@@ -12,9 +12,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import SESSION_BROKERS
 from hudi_kafka_nb.config import ConfigError, DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
-from hudi_kafka_nb.kafka import sink_acls
+from hudi_kafka_nb.preflight import sink_acls
 from hudi_kafka_nb.reading import coordinate_check, coordinates
-from hudi_kafka_nb.runtime import EmbeddedBroker, RoleProcess, run_job
+from hudi_kafka_nb.runtime import RoleProcess, run_job
+from hudi_kafka_nb.servers import EmbeddedBroker
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
 
 # one worker for the module (its secured broker is started once) and for every suite that starts Jupyter kernels: kernels

@@ -6,8 +6,8 @@ import pytest
 from helpers import read_dead_letters, wait_for
 from hudi_kafka_nb.chaos import LocalStack, run_chaos, verdict_ok, verify_keyed, verify_table
 from hudi_kafka_nb.demo import latest_per_key
-from hudi_kafka_nb.hudi import latest_checkpoint_of
-from hudi_kafka_nb.reading import commit_log, coordinator_status, read_snapshot, spark_read, table_services_log, table_services_status, timeline_sizes
+from hudi_kafka_nb.reading import coordinator_status, read_snapshot, spark_read, table_services_status
+from hudi_kafka_nb.timeline import commit_log, latest_checkpoint_of, table_services_log, timeline_sizes
 
 
 def order_event(i, prefix="o", **extra):
@@ -227,10 +227,12 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
     from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
     from hudi_kafka_nb.demo import sample_orders
     from hudi_kafka_nb.fencing import FencedTable, writing_by_key
-    from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, HudiWriter
+    from hudi_kafka_nb.committer import HudiCommitter
+    from hudi_kafka_nb.hudi import HudiJava
+    from hudi_kafka_nb.writer import HudiWriter
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
-    from hudi_kafka_nb.table_services import open_table_services
+    from hudi_kafka_nb.runtime import open_table_services
     path = str(tmp_path / "table")
     config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=path, table_name="orders",
                          partition_field="region", value_schema=DEMO_VALUE_SCHEMA, write_operation="upsert",

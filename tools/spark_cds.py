@@ -20,7 +20,9 @@ def exercise(spark, folder: Path):
     from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
     from hudi_kafka_nb.demo import UPSERT_SETTINGS, sample_orders
     from hudi_kafka_nb.fencing import FencedTable
-    from hudi_kafka_nb.hudi import HudiCommitter, HudiJava, HudiWriter
+    from hudi_kafka_nb.committer import HudiCommitter
+    from hudi_kafka_nb.hudi import HudiJava
+    from hudi_kafka_nb.writer import HudiWriter
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
     rng = random.Random(1)
@@ -50,7 +52,7 @@ def main(output: str):
     partial = output.with_name(output.name + ".partial")
     os.environ["HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS"] = f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"
     from pyspark import SparkContext
-    from hudi_kafka_nb.hudi import spark_session
+    from hudi_kafka_nb.spark import spark_session
     spark = spark_session("class-data-sharing archive")
     jvm = SparkContext._gateway.proc            # the JVM writes the archive as it exits: wait for that
     with tempfile.TemporaryDirectory() as folder: exercise(spark, Path(folder))
