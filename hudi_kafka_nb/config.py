@@ -34,7 +34,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     bootstrap_servers: str                      # Kafka brokers, host:port[,host:port]
     topics: list[str]                           # data topics to ingest
     table_path: str                             # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
-    storage_options: dict[str, str] = msgspec.field(default_factory=dict)  # for a table on an object store: object_store's settings (aws_endpoint, …; see 00a_storage); secrets as ${env:…}
+    storage_options: dict[str, str] = msgspec.field(default_factory=dict)  # for a table on an object store: object_store's settings (aws_endpoint, …; see 09_storage); secrets as ${env:…}
     table_name: str                             # hoodie.table.name
     value_schema: dict[str, str]                # record fields and their Arrow types, e.g. {"order_id": "string"}
     schema_evolution: str = "add_fields"        # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
@@ -64,7 +64,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     max_buffered_records: int = 500_000         # a participant stops reading until END_COMMIT beyond this (bounds memory)
     kafka: dict[str, str] = msgspec.field(default_factory=dict)  # librdkafka settings for every client (security, …); secrets as ${env:…}, ${file:…}, ${secrets:…}
     hudi_options: dict[str, str] = msgspec.field(default_factory=dict)  # other hoodie.* write settings, Hudi's names
-    fetch_max_bytes: int = 52_428_800           # fetch.max.bytes of the participants' consumers (large batches: see 04_records)
+    fetch_max_bytes: int = 52_428_800           # fetch.max.bytes of the participants' consumers (large batches: see 02_records)
     max_partition_fetch_bytes: int = 10_485_760 # max.partition.fetch.bytes of the participants' consumers
     fetch_wait_max_ms: int = 10                 # fetch.wait.max.ms of the participants' consumers
     broker_wait_s: float = 60.0                 # a role starting while no broker answers waits this long, then refuses

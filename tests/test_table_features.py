@@ -30,7 +30,7 @@ def stop_sink_and_wait_for_archival(stack):
     """Stop the coordinator and the participants, then wait for the job to archive.
 
     The job archives nothing newer than the metadata table's last compaction, which the coordinator runs after a commit
-    while nothing else is pending (02_hudi); with ten commits or so that may come only with the sink's stop (seen here,
+    while nothing else is pending (14_committer); with ten commits or so that may come only with the sink's stop (seen here,
     2026-11-24: two minutes of an idle sink and no archival, then archival in the job's first round after the stop;
     with more commits it archives while the sink runs). The suites always asserted archival after the stop."""
     for name in [n for n in stack.roles if n != "table-services"]: stack.roles[name].stop(timeout_s=30)

@@ -3,7 +3,7 @@
 A local Spark loads some 18,000 classes (Spark's and the Hudi bundle's) and verifies each one before the first write;
 on two cores, with a coordinator and two participants starting at once, that is most of a role's start. Java 17 can
 keep those classes, parsed and verified, in an archive (CDS, JEP 350) that the next JVMs map from disk: here it took a
-Spark from about 18 to 13 CPU-seconds for its start and first two commits. `hudi.spark_session` uses the
+Spark from about 18 to 13 CPU-seconds for its start and first two commits. `spark.spark_session` uses the
 archive when it exists and matches this JDK and classpath, and quietly starts without it otherwise.
 
 The archive is written when a JVM that loaded the classes exits, so this script runs the classes the roles use: a
