@@ -240,7 +240,7 @@ def _add_fields(self: Coordinator, value_schema: dict[str, str]):
 
 @patch
 def on_empty(self: Coordinator):
-    "Every partition ended where it started (all records dead-lettered or gone): nothing to commit."
+    "Every partition ended where it started (nothing read, or held for new fields): nothing to commit."
     self.counts["empty"] += 1
     self.table.rollback(self.open.instant)
     self.channel.send(AbortCommit(epoch=self.epoch, instant=self.open.instant, reason="no new records"))
@@ -298,10 +298,11 @@ def _next(self: Coordinator, **outcome):
 @patch
 def status(self: Coordinator) -> dict:
     "The coordinator's state for observers: state, last commit, committed and end offsets, lag, counters."
-    try: ends = self.broker.end_offsets(self.partitions)
-    except Exception: ends = {}
+    try: ends, highs = self.broker.end_offsets(self.partitions), self.broker.high_watermarks(self.partitions)
+    except Exception: ends, highs = {}, {}
     partitions = {f"{t}[{p}]": {"committed": self.committed.get((t, p)), "end": ends.get((t, p)),
-                                "lag": max(0, ends[(t, p)] - self.committed.get((t, p), 0)) if (t, p) in ends else None}
+                                "lag": max(0, ends[(t, p)] - self.committed.get((t, p), 0)) if (t, p) in ends else None,
+                                "in_open_transactions": max(0, highs[(t, p)] - ends[(t, p)]) if (t, p) in ends and (t, p) in highs else None}
                   for t, p in self.partitions}
     return {"coordinator": self.id, "state": self.state.value, "epoch": self.epoch, "instant": self.instant,
             "last_committed_instant": self.last_committed_instant, "live_participants": self.live_participants(),

@@ -71,17 +71,17 @@ class BrokerView:
     def __init__(self, config: SinkConfig, admin: AdminClient | None = None):
         self.config, self.admin = config, admin or admin_client(config)
         self._partitions = data_partitions(config, self.admin)      # refuses missing topics before anything starts
-        self._earliest, self._ends = {}, {}
+        self._earliest, self._ends, self._highs = {}, {}, {}
 
     def partitions(self) -> list[tuple[str, int]]:
         try: self._partitions = data_partitions(self.config, self.admin)
         except Exception as e: log.warning("could not read the data topics' partitions: %s", e)
         return self._partitions
 
-    def _list_offsets(self, partitions, spec: OffsetSpec) -> dict:
+    def _list_offsets(self, partitions, spec: OffsetSpec, isolation: IsolationLevel) -> dict:
         "Each partition's offset for `spec`, or the exception that its look-up raised."
         try: futures = self.admin.list_offsets({TopicPartition(t, p): spec for t, p in partitions}, request_timeout=5,
-                                               isolation_level=IsolationLevel.READ_COMMITTED)
+                                               isolation_level=isolation)
         except Exception as e: return {tp: e for tp in partitions}
         answers = {}
         for tp, future in futures.items():
@@ -89,12 +89,13 @@ class BrokerView:
             except Exception as e: answers[(tp.topic, tp.partition)] = e
         return answers
 
-    def _watermarks(self, partitions, spec: OffsetSpec, cache: dict) -> dict[tuple[str, int], int]:
-        answers = self._list_offsets(partitions, spec) if partitions else {}
+    def _watermarks(self, partitions, spec: OffsetSpec, cache: dict,
+                    isolation: IsolationLevel = IsolationLevel.READ_COMMITTED) -> dict[tuple[str, int], int]:
+        answers = self._list_offsets(partitions, spec, isolation) if partitions else {}
         unknown = [tp for tp, a in answers.items() if isinstance(a, KafkaException) and a.args[0].code() == KafkaError._UNKNOWN_PARTITION]
         if unknown:                      # added since the client last looked: a look-up of the topic refreshes its cache
             for topic in {t for t, _ in unknown}: self.admin.list_topics(topic=topic, timeout=5)
-            answers.update(self._list_offsets(unknown, spec))
+            answers.update(self._list_offsets(unknown, spec, isolation))
         failed = {}                      # one line per distinct error, not one per partition, while a broker is down
         for (t, p), answer in answers.items():
             if isinstance(answer, Exception): failed.setdefault(str(answer), []).append(f"{t}[{p}]")
@@ -104,6 +105,8 @@ class BrokerView:
 
     def earliest_offsets(self, partitions) -> dict[tuple[str, int], int]: return self._watermarks(partitions, OffsetSpec.earliest(), self._earliest)
     def end_offsets(self, partitions) -> dict[tuple[str, int], int]: return self._watermarks(partitions, OffsetSpec.latest(), self._ends)
+    def high_watermarks(self, partitions) -> dict[tuple[str, int], int]:
+        return self._watermarks(partitions, OffsetSpec.latest(), self._highs, IsolationLevel.READ_UNCOMMITTED)
 
 # %% ../nbs/16_kafka.ipynb #5df6e144
 class KafkaSource:
@@ -121,6 +124,11 @@ class KafkaSource:
             if m.error() is None: records.append(RawRecord(m.topic(), m.partition(), m.offset(), m.timestamp()[1], m.key(), m.value()))
             elif m.error().code() != KafkaError._PARTITION_EOF: warn_unless_unauthorised(m.error(), f"{self.reader} reading {m.topic()}")
         return records
+
+    def positions(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        "Where each partition's next read starts, for the partitions whose position the consumer knows yet."
+        return {(tp.topic, tp.partition): tp.offset for tp in self.consumer.position([TopicPartition(t, p) for t, p in partitions])
+                if tp.error is None and tp.offset >= 0}
 
     def commit(self, next_offsets: dict[tuple[str, int], int]):
         if next_offsets: self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in next_offsets.items()], asynchronous=False)

@@ -18,7 +18,7 @@ from .ports import Channel, Clock, DataSource, DeadLetters, Writer, error_summar
 from .records import Decoded, RawRecord, data_schema, decode_batch, wider_type
 
 # %% auto #0
-__all__ = ['log', 'ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'Participant']
+__all__ = ['log', 'ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'skip_to', 'Participant']
 
 # %% ../nbs/04_participant.ipynb #5a59bc56
 log = logging.getLogger(__name__)
@@ -60,6 +60,11 @@ def fresh_records(records: list[RawRecord], progress: dict[tuple[str, int], Prog
 def advance(progress: dict[tuple[str, int], Progress], records: list[RawRecord]):
     "Move each partition's next offset past the records just processed."
     for r in records: progress[(r.topic, r.partition)].next_offset = r.offset + 1
+
+def skip_to(progress: dict[tuple[str, int], Progress], positions: dict[tuple[str, int], int]):
+    "Move each partition that is not held on to where its source reads next: past transaction markers and aborted records."
+    for tp, position in positions.items():
+        if (p := progress.get(tp)) is not None and not p.held and position > p.next_offset: p.next_offset = position
 
 # %% ../nbs/04_participant.ipynb #d4b1e2f3
 class Participant:
@@ -161,7 +166,13 @@ def _settle_previous_instant(self: Participant):
 def _consume_batch(self: Participant):
     now = self.current
     records = fresh_records(self.source.read(self.config.max_batch_records, timeout_s=0.1), now.progress)
-    if not records: return
+    if records: self._take(records)
+    skip_to(now.progress, self.source.positions(list(now.progress)))
+
+@patch
+def _take(self: Participant, records: list[RawRecord]):
+    "Decode `records` into the instant's batches, set bad ones aside, and move their partitions on (up to a held record)."
+    now = self.current
     decoded = decode_batch(records, self.config, discover=None if now.discovering else False)
     rows, dead = decoded.rows, decoded.dead
     if rows.num_rows: now.batches.extend(rows.to_batches()); now.buffered += rows.num_rows

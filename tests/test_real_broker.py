@@ -1,10 +1,13 @@
 """What only a real Kafka broker can show: the broker killed and restarted mid-transaction, a topic whose head
-retention deleted, partitions added while the sink runs (and their watermarks), and consumer-group offsets that Kafka's own tools read."""
-import time
-from confluent_kafka import TopicPartition
-from confluent_kafka.admin import AdminClient, NewPartitions
+retention deleted, partitions added while the sink runs (and their watermarks), consumer-group offsets that Kafka's
+own tools read, and a topic written in Kafka transactions (commit and abort markers, aborted records, one left open)."""
+import random, time, uuid
+from confluent_kafka import IsolationLevel, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
 from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
-from hudi_kafka_nb.reading import coordinates
+from hudi_kafka_nb.demo import sample_orders
+from hudi_kafka_nb.reading import coordinates, coordinator_status
+from hudi_kafka_nb.storage import table_storage
 from hudi_kafka_nb.timeline import committed_offsets
 from hudi_kafka_nb.servers import EmbeddedBroker
 from helpers import wait_for
@@ -85,7 +88,6 @@ def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):
 
 
 def test_the_coordinators_view_reads_watermarks_of_partitions_added_after_it_opened(broker, sink_config):
-    from confluent_kafka import Producer
     from hudi_kafka_nb.kafka import BrokerView
     view = BrokerView(sink_config)
     topic = sink_config.topics[0]
@@ -115,3 +117,75 @@ def test_a_port_taken_before_the_broker_binds_it_is_replaced_by_another(tmp_path
             assert "Address already in use" in broker.log_path.read_text(errors="replace")
         finally:
             broker.stop()
+
+
+def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stable_offsets_without_churn(broker, tmp_path):
+    """Committed and aborted transactions, an aborted one at a partition's tail, one left open, then plain records: the
+    table holds exactly the committed records, its offsets end at the last stable offsets (past the commit and abort
+    markers), the status says what the open transaction holds back, and no empty instant is opened and rolled back."""
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=2, broker=broker).start()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    events, expected = iter(sample_orders(0, 500, random.Random(7))), set()
+
+    def producer(**settings):
+        return Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 5, **settings})
+
+    def produce(into, counts):
+        "Produce `counts[partition]` events into each partition; the (partition, offset) of each, once delivered."
+        delivered = []
+        for partition, n in counts.items():
+            for _ in range(n):
+                key, value = next(events)
+                into.produce(stack.topic, value, key, partition=partition, on_delivery=lambda e, m: delivered.append((m.partition(), m.offset())))
+        assert into.flush(30) == 0
+        return delivered
+
+    def transaction(counts, commit=True):
+        transactional.begin_transaction()
+        delivered = produce(transactional, counts)      # in the log before the transaction ends, aborted or not
+        transactional.commit_transaction(30) if commit else transactional.abort_transaction(30)
+        if commit: expected.update(delivered)
+
+    def ends(isolation):
+        answers = admin.list_offsets({TopicPartition(stack.topic, p): OffsetSpec.latest() for p in range(2)}, isolation_level=isolation)
+        return {(tp.topic, tp.partition): future.result(timeout=30).offset for tp, future in answers.items()}
+
+    def settled():
+        "The ends once every ended transaction's markers are written (the broker writes them after the producer's commit returns)."
+        wait_for(lambda: ends(IsolationLevel.READ_COMMITTED) == ends(IsolationLevel.READ_UNCOMMITTED), 30, "the transaction markers")
+        return ends(IsolationLevel.READ_COMMITTED)
+
+    def partition_status(p):
+        return ((coordinator_status(stack.table_path) or {}).get("partitions") or {}).get(f"{stack.topic}[{p}]", {})
+
+    def rollbacks():
+        return [n for n in table_storage(stack.table_path).names(".hoodie/timeline") if n.endswith(".rollback")]
+
+    transactional = producer(**{"transactional.id": f"orders-{uuid.uuid4().hex[:8]}"}); transactional.init_transactions(30)
+    try:
+        transaction({0: 40, 1: 40})
+        transaction({0: 30, 1: 30}, commit=False)
+        transaction({0: 20})                                        # partition 1 now ends in an aborted transaction
+        stable = settled()
+        assert stable == {(stack.topic, 0): 40 + 1 + 30 + 1 + 20 + 1, (stack.topic, 1): 40 + 1 + 30 + 1}
+        wait_for(lambda: committed_offsets(stack.table_path) == stable, 120, "the table to reach the last stable offsets, past the markers")
+
+        still_open = producer(**{"transactional.id": f"open-{uuid.uuid4().hex[:8]}"}); still_open.init_transactions(30)
+        still_open.begin_transaction(); held = produce(still_open, {0: 10})
+        expected.update(produce(producer(), {0: 25, 1: 25}))      # partition 0's wait behind the open transaction
+        stable, high = ends(IsolationLevel.READ_COMMITTED), ends(IsolationLevel.READ_UNCOMMITTED)
+        assert stable[(stack.topic, 0)] == min(o for _, o in held) and high[(stack.topic, 0)] == stable[(stack.topic, 0)] + 35
+        wait_for(lambda: committed_offsets(stack.table_path) == stable and partition_status(0).get("in_open_transactions") == 35
+                 and partition_status(0).get("lag") == 0 and partition_status(1).get("lag") == 0, 120,
+                 "partition 1's plain records committed, and the status to say partition 0 waits for 35 records of an open transaction")
+
+        still_open.commit_transaction(30); expected.update(held)
+        stable = settled()
+        wait_for(lambda: committed_offsets(stack.table_path) == stable, 120, "the table to reach the topic's ends once the transaction committed")
+        wait_for(lambda: all(partition_status(p).get("lag") == 0 and partition_status(p).get("in_open_transactions") == 0 for p in range(2)),
+                 30, "lag 0 and nothing in open transactions in the status file")
+        time.sleep(5)               # a window to see churn in: it rolled back an empty instant every ~1.5 s
+        assert rollbacks() == [], f"empty instants rolled back: {rollbacks()}"
+    finally:
+        stack.stop()
+    assert coordinates(stack.table_path) == {(stack.topic, p, o) for p, o in expected}
