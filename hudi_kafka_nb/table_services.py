@@ -11,10 +11,11 @@ from .messages import transition_line
 from .ports import Clock, TableServicesClient, error_summary
 
 # %% auto #0
-__all__ = ['log', 'TableServices']
+__all__ = ['log', 'ROUNDS_FAILED_BEFORE_STOP', 'TableServices']
 
 # %% ../nbs/08_table_services.ipynb #e08c7e7f
 log = logging.getLogger(__name__)
+ROUNDS_FAILED_BEFORE_STOP = 5
 
 class TableServices:
     "The table-services role: every `table_services_interval_s`, run Hudi's table services beside the sink."
@@ -24,14 +25,20 @@ class TableServices:
         self.config, self.services, self.in_doubt, self.writing, self.clock, self.sleep = config, services, in_doubt, writing, clock, sleep
         self.id = role_id or f"table-services-{socket.gethostname()}-{os.getpid()}"
         self.publish_status = publish_status
-        self.counts, self.next_round, self.last_round = collections.Counter(), clock(), {}
+        self.counts, self.next_round, self.last_round, self.failed_rounds = collections.Counter(), clock(), {}, 0
         log.info(transition_line("table_services", self.id, "STARTED", interval_s=config.table_services_interval_s))
 
     def step(self):
         "Run a round if one is due, else wait a little."
         now = self.clock()
         if now < self.next_round: self.sleep(min(0.5, self.next_round - now)); return
-        self.last_round = self.run_round()
+        try: self.last_round, self.failed_rounds = self.run_round(), 0
+        except Exception as e:
+            # a passing failure (a fresh-clone run once met Hudi's TableNotFoundException for a table the sink was committing
+            # to): try again next round; a failure that every round meets (the table gone, no access) stops the job, saying why
+            self.failed_rounds += 1
+            log.warning(transition_line("table_services", self.id, "ROUND_FAILED", error=error_summary(e).replace(" ", "_"), in_a_row=self.failed_rounds))
+            if self.failed_rounds >= ROUNDS_FAILED_BEFORE_STOP: raise
         self.next_round = self.clock() + self.config.table_services_interval_s
         if self.publish_status: self.publish_status(self.status())
 

@@ -1,6 +1,6 @@
 """Exactly-once under failure: each invariant of the protocol and each failure our competitors shipped (README, "The
 protocol": "The invariants" and "What others got wrong") as a named test, against the real broker."""
-import os, random, re, signal, time
+import os, random, re, signal
 import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition

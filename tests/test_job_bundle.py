@@ -5,7 +5,6 @@ from pathlib import Path
 import jsonschema
 import msgspec
 import nbformat
-import pytest
 import yaml
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.runtime import JOB_CONTROLS

@@ -1,6 +1,6 @@
 """Hudi's table features through the sink, on the real broker and Hudi: upsert by key (copy-on-write and merge-on-read),
 compaction run by the coordinator, and what every reader sees afterwards."""
-import collections, json, os, time
+import os, time
 from pathlib import Path
 import pytest
 from helpers import read_dead_letters, wait_for
