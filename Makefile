@@ -13,7 +13,7 @@ BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools demo demo-upsert demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-ingest chaos clean
+.PHONY: setup tools demo demo-upsert demo-cdc demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-ingest chaos clean
 
 setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA) $(SPARK_CDS) $(MINIO)
 
@@ -56,6 +56,11 @@ demo: setup
 # The keyed mode: updates of 20,000 orders upserted into a merge-on-read table, compacted by the coordinator.
 demo-upsert: setup
 	$(VENV)/bin/hudi-kafka-nb demo --upsert --records 200000 --rate 15000 --workdir runs/demo-upsert
+
+# Change data: Debezium's events of a customers table (a snapshot, then creates, updates, deletes with their tombstones,
+# some in Kafka transactions), mirrored into a merge-on-read table by upserts and deletes, and checked against the source.
+demo-cdc: setup
+	$(VENV)/bin/hudi-kafka-nb demo --cdc --records 100000 --rate 10000 --workdir runs/demo-cdc
 
 # The same demo as machines that share no disk run it: the table on an embedded S3 server (MinIO), each role's Spark on a
 # local standalone cluster (master and two workers); about two minutes.

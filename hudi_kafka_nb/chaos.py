@@ -8,7 +8,8 @@ import collections, logging, random, threading, time, uuid
 from pathlib import Path
 from .config import DEMO_VALUE_SCHEMA
 import msgspec
-from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, send_events
+from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, send_events, send_in_transaction
+from .source_table import CDC_SETTINGS, SourceTable, compare_mirror
 from .reading import commit_history, coordinates, read_snapshot
 from .timeline import (commit_log, committed_offsets, completed_commits, has_committed, instant_of_file,
                                     rust_table, timeline_instants, write_stats)
@@ -17,8 +18,8 @@ from .servers import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, create_topic
 from .storage import open_table_storage, resolve_storage_options, table_storage
 
 # %% auto #0
-__all__ = ['log', 'ROLES', 'LocalStack', 'protocol_log_tail', 'orphan_files', 'verify_table', 'verify_keyed', 'verdict_ok',
-           'run_chaos', 'print_report', 'plot_run']
+__all__ = ['log', 'ROLES', 'LocalStack', 'protocol_log_tail', 'orphan_files', 'verify_table', 'verify_keyed', 'verify_mirror',
+           'verdict_ok', 'run_chaos', 'print_report', 'plot_run']
 
 # %% ../nbs/21_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
@@ -27,13 +28,15 @@ class LocalStack:
     "Broker, coordinator and participants as processes, with a producer, for failure tests."
     def __init__(self, workdir: str | Path, participants: int = 2, partitions: int = 8, broker: EmbeddedBroker | None = None,
                  orders: int = 0, table_services: bool = False, s3: EmbeddedS3 | None = None,
-                 spark_cluster: LocalSparkCluster | None = None, **settings):
+                 spark_cluster: LocalSparkCluster | None = None, cdc: bool = False, **settings):
         """`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by `settings`).
+        `cdc`: the events are the Debezium change events of a `SourceTable` (`self.source`), which the table mirrors (`CDC_SETTINGS`).
         `table_services`: a table-services job runs beside the sink (every role then runs with `table_services="separate"`).
         `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in the stack's folder.
         `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core each."""
         self.workdir = Path(workdir); self.workdir.mkdir(parents=True, exist_ok=True)
         self.orders, self.produced = orders, 0
+        self.source = SourceTable(seed=random.randrange(1 << 30), broken_every=500) if cdc else None
         self.broker, self.own_broker = broker or EmbeddedBroker(self.workdir / "broker"), broker is None
         suffix = uuid.uuid4().hex[:8]
         self.s3, self.spark_cluster = s3, spark_cluster
@@ -44,7 +47,8 @@ class LocalStack:
                        "table_path": str(self.table_path), "table_name": "orders", "partition_field": "region",
                        "value_schema": DEMO_VALUE_SCHEMA, "commit_interval_s": 1.0, "write_timeout_s": 20.0,
                        "heartbeat_interval_s": 0.5, "participant_timeout_s": 3.0, "min_participants": 1,
-                       **(UPSERT_SETTINGS if orders else {}), **({"table_services": "separate"} if table_services else {}),
+                       **(UPSERT_SETTINGS if orders else {}), **(CDC_SETTINGS if cdc else {}),
+                       **({"table_services": "separate"} if table_services else {}),
                        **({"storage_options": s3.storage_options} if s3 else {}),
                        **({"spark_master": spark_cluster.master_url} if spark_cluster else {}), **settings}
         # this process reads the table too (the verdicts), with the roles' settings
@@ -53,6 +57,7 @@ class LocalStack:
         self.roles: dict[str, RoleProcess] = {}
         self.ends: dict[tuple[str, int], int] = {}
         self._producing = threading.Event(); self._producer_thread = None; self._lock = threading.Lock()
+        self._changing = threading.Lock()      # one key's changes reach Kafka in the order they happened, as Debezium keeps them
 
     def start(self) -> "LocalStack":
         if self.own_broker: self.broker.start()
@@ -92,8 +97,18 @@ def broker_alive(self: LocalStack) -> bool:
 
 # %% ../nbs/21_chaos.ipynb #efef8137
 @patch
-def produce(self: LocalStack, count: int, seed: int | None = None):
-    "Produce `count` order events now (numbered on from the last, so that event times never repeat)."
+def produce(self: LocalStack, count: int, seed: int | None = None, transaction: str = ""):
+    """Produce `count` order events now (numbered on from the last, so that event times never repeat), or about `count`
+    change events (the first call begins with a snapshot); those in one Kafka `transaction` if it is "commit", or
+    "abort_then_commit" (see `send_in_transaction`)."""
+    if self.source is not None:
+        with self._changing:
+            events = (self.source.snapshot(count // 4) if not self.source.events else []) + self.source.changes(count)
+            self._add_ends(send_in_transaction(self.broker.bootstrap_servers, self.topic, events, f"{self.topic}-{uuid.uuid4().hex[:8]}",
+                                               aborted_first=transaction == "abort_then_commit") if transaction else
+                           send_events(self.broker.bootstrap_servers, self.topic, events))
+        return
+    assert not transaction, "orders are produced without Kafka transactions"
     with self._lock: first, self.produced = self.produced, self.produced + count
     self._add_ends(produce_orders(self.broker.bootstrap_servers, self.topic, count, progress=False, quiet=True, orders=self.orders,
                                   first=first, seed=seed if seed is not None else random.randrange(1 << 30)))
@@ -190,6 +205,12 @@ def verify_keyed(table_path: str | Path, ends: dict[tuple[str, int], int], expec
     return {**report, "produced": check["keys"], "in_table": check["rows"], "duplicates": check["duplicate_keys"],
             "missing": check["missing_keys"], "unexpected": check["unexpected_keys"], "stale_rows": check["stale_rows"]}
 
+def verify_mirror(table_path: str | Path, ends: dict[tuple[str, int], int], expected: dict[int, dict]) -> dict:
+    "Check a table mirroring a `SourceTable`: its rows are the source's, plus the commit-chain invariants."
+    check = compare_mirror(table_path, expected)
+    return {**verify_table(table_path, ends), "produced": check["keys"], "in_table": check["rows"], "duplicates": check["duplicate_keys"],
+            "missing": check["missing_keys"], "unexpected": check["unexpected_keys"], "stale_rows": check["stale_rows"]}
+
 def verdict_ok(report: dict) -> bool:
     "True when the table holds exactly what was produced and every invariant holds."
     return (report["in_table"] == report["produced"] and not report["duplicates"] and not report["missing"] and not report["unexpected"]
@@ -198,9 +219,10 @@ def verdict_ok(report: dict) -> bool:
 # %% ../nbs/21_chaos.ipynb #c9f52b63
 def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_every_s: tuple = (2.0, 5.0),
               restart_after_s: tuple = (0.5, 3.0), produce_per_second: int = 2_000, seed: int = 1, drain_timeout_s: float = 300,
-              broker: EmbeddedBroker | None = None, broker_kills: bool = True, orders: int = 0, **settings) -> dict:
-    "Run the stack while killing random roles (and the broker); the verdict with kill counts and drain time. `orders=N`: keyed (upsert) mode."
-    rng, stack = random.Random(seed), LocalStack(workdir, participants=participants, broker=broker, orders=orders, **settings)
+              broker: EmbeddedBroker | None = None, broker_kills: bool = True, orders: int = 0, cdc: bool = False, **settings) -> dict:
+    """Run the stack while killing random roles (and the broker); the verdict with kill counts and drain time. `orders=N`: keyed
+    (upsert) mode; `cdc`: the table mirrors a `SourceTable` from its Debezium change events."""
+    rng, stack = random.Random(seed), LocalStack(workdir, participants=participants, broker=broker, orders=orders, cdc=cdc, **settings)
     counts, pending_restarts, events = collections.Counter(), [], []
     total = lambda: sum(v for k, v in counts.items() if k.endswith("_killed"))
     stack.start()
@@ -228,7 +250,8 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
         expected = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends) if orders else None
     finally:
         stack.stop()
-    verdict = verify_keyed(stack.table_path, stack.ends, expected) if orders else verify_table(stack.table_path, stack.ends)
+    verdict = (verify_keyed(stack.table_path, stack.ends, expected) if orders else
+               verify_mirror(stack.table_path, stack.ends, stack.source.rows) if cdc else verify_table(stack.table_path, stack.ends))
     report = {"kills": dict(counts), **verdict, "drain_s": round(drain, 1),
               "events": events, "table_path": str(stack.table_path)}
     report["ok"] = verdict_ok(report) and not counts["exited_by_itself"]

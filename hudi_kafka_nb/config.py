@@ -9,16 +9,23 @@ from enum import Enum
 import msgspec
 
 # %% auto #0
-__all__ = ['DEMO_VALUE_SCHEMA', 'COORDINATE_KEY_FIELDS', 'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'WRITE_OPERATIONS', 'TABLE_TYPES',
-           'ARROW_TYPES', 'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN', 'WriteMode',
-           'SinkConfig', 'ConfigError', 'unknown_setting_error', 'is_secret_key', 'resolve_secret', 'redacted',
-           'load_config', 'client_settings', 'consumer_settings']
+__all__ = ['DEMO_VALUE_SCHEMA', 'COORDINATE_KEY_FIELDS', 'DELETED_FIELD', 'POSITION_FIELD', 'CDC_COLUMNS', 'CDC_METADATA_COLUMNS',
+           'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES', 'SECRET_KEY_PATTERN',
+           'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN', 'WriteMode', 'SinkConfig', 'ConfigError',
+           'unknown_setting_error', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config', 'client_settings',
+           'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
 DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
                         "amount": "double", "quantity": "int64", "event_time": "timestamp[ms]"}
 
 COORDINATE_KEY_FIELDS = ["kafka_topic", "kafka_partition", "kafka_offset"]     # a record's key when no record_key_field is given
+
+# What a sink mirroring change events (value_format="debezium") stores beside the source table's columns
+DELETED_FIELD = "_hoodie_is_deleted"        # Hudi's own delete flag: a row written with it true deletes its key
+POSITION_FIELD = "cdc_position"             # where the change happened in the source's log: orders the changes of one key
+CDC_COLUMNS = {DELETED_FIELD: "bool", POSITION_FIELD: "int64"}
+CDC_METADATA_COLUMNS = {"cdc_operation": "string", "cdc_source_ts_ms": "int64", "cdc_transaction_id": "string"}
 
 class WriteMode(Enum):
     "Who writes an instant's rows into the table: chosen once, from `write_operation`, as `SinkConfig.write_mode`."
@@ -38,6 +45,10 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     table_name: str                             # hoodie.table.name
     value_schema: dict[str, str]                # record fields and their Arrow types, e.g. {"order_id": "string"}
     schema_evolution: str = "add_fields"        # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
+    value_format: str = "json"                  # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their source table
+    cdc_position: str = "source.lsn,source.ts_ms,ts_ms"  # debezium: the envelope fields, first present wins, whose value orders one key's changes (column cdc_position)
+    cdc_truncate: str = "dead_letter"           # debezium: a truncate (op=t) goes to the dead-letter topic with the reason, or "skip" (logged, not applied)
+    cdc_metadata: bool = False                  # debezium: also keep cdc_operation, cdc_source_ts_ms and cdc_transaction_id as columns
     database_name: str = "default"              # hoodie.database.name
     control_topic: str = ""                     # one partition, this table's only; "" means "hudi-control-<table_name>"
     dead_letter_topic: str = ""                 # bad records go here; "" means "<table_name>-dead-letters"
@@ -87,6 +98,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         return self.table_services == "separate"
     @property
     def group_id(self) -> str: return self.consumer_group or f"hudi-kafka-nb-{self.table_name}"
+    @property
+    def mirrors_changes(self) -> bool: return self.value_format == "debezium"
     @property
     def record_key_fields(self) -> list[str]:
         "Fields whose values make a record's Hudi key: `record_key_field`, else its Kafka coordinates."
@@ -206,6 +219,14 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.write_operation != "upsert" or config.ordering_field, "ordering_field",
          "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no order but "
          "this field's (hoodie.table.ordering.fields), e.g. an event time or a version number")
+    need(config.value_format in ("json", "debezium"), "value_format",
+         f"is {config.value_format!r}; use 'json' (each value a row) or 'debezium' (Debezium's JSON change events)")
+    if config.mirrors_changes:
+        need(config.write_operation == "upsert", "write_operation",
+             f"is {config.write_operation!r}, but value_format='debezium' mirrors a table, updating and deleting its rows by key: "
+             "set write_operation='upsert' and record_key_field to the source table's primary key column")
+        need(config.cdc_truncate in ("dead_letter", "skip"), "cdc_truncate", f"is {config.cdc_truncate!r}; use 'dead_letter' or 'skip'")
+        need(config.cdc_position.strip(), "cdc_position", "is empty: name the envelope fields that order changes, e.g. source.lsn")
     need(config.schema_evolution in ("add_fields", "none"), "schema_evolution",
          f"is {config.schema_evolution!r}; use 'add_fields' (new fields of the events widen the table) or 'none'")
     need(config.table_services in ("inline", "separate"), "table_services", f"is {config.table_services!r}; use 'inline' or 'separate'")
@@ -285,7 +306,14 @@ def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkC
             raise ConfigError(f"setting {key!r} is missing (see SinkConfig in nbs/00_config.ipynb)") from None
         key = where.rstrip("`").split("[")[0].split(".")[0] or "?"
         raise ConfigError(f"setting {key!r}: {problem} (see SinkConfig in nbs/00_config.ipynb for its type)") from None
-    return _check_values(config)
+    return _check_values(_with_change_columns(config))
+
+def _with_change_columns(config: SinkConfig) -> SinkConfig:
+    "Mirroring change events, the table also stores each row's delete flag and position (and metadata, if asked), ordered by the position by default."
+    if not config.mirrors_changes: return config
+    columns = {**CDC_COLUMNS, **(CDC_METADATA_COLUMNS if config.cdc_metadata else {})}
+    return msgspec.structs.replace(config, value_schema={**config.value_schema, **{k: v for k, v in columns.items() if k not in config.value_schema}},
+                                   ordering_field=config.ordering_field or POSITION_FIELD)
 
 # %% ../nbs/00_config.ipynb #76ea6f7c
 def client_settings(config: SinkConfig, **extra) -> dict:

@@ -10,6 +10,7 @@ import msgspec
 from confluent_kafka import Producer
 from tqdm import tqdm
 from .config import DEMO_VALUE_SCHEMA
+from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from .runtime import RoleProcess
 from .servers import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, create_topic
 from .reading import coordinate_check, read_snapshot
@@ -18,8 +19,8 @@ from .storage import open_table_storage, resolve_storage_options, table_storage
 
 # %% auto #0
 __all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'sample_orders', 'produce_orders', 'send_events',
-           'latest_per_key', 'wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest',
-           'print_upsert_summary', 'run_demo', 'main']
+           'send_in_transaction', 'produce_changes', 'latest_per_key', 'wait_until_committed', 'wait_until_ingesting',
+           'print_summary', 'compare_latest', 'print_mirror_summary', 'print_upsert_summary', 'run_demo', 'main']
 
 # %% ../nbs/20_demo.ipynb #1d39e0cd
 REGIONS = ["us-east", "us-west", "eu-central", "eu-west", "ap-south"]
@@ -98,11 +99,46 @@ def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: f
                 if ahead > 0: time.sleep(ahead)
         return deliveries.finish(producer)
 
-def send_events(bootstrap_servers: str, topic: str, events: list[tuple[bytes | None, bytes]], quiet: bool = True) -> dict[tuple[str, int], int]:
+def send_events(bootstrap_servers: str, topic: str, events: list[tuple[bytes | None, bytes | None]], quiet: bool = True) -> dict[tuple[str, int], int]:
     "Produce these (key, value) pairs as they are, in order; the next offset of each partition written."
     producer, deliveries = _producer(bootstrap_servers, quiet), _Deliveries()
     for key, value in events: deliveries.produce(producer, topic, key, value)
     return deliveries.finish(producer)
+
+def send_in_transaction(bootstrap_servers: str, topic: str, events: list[tuple[bytes | None, bytes | None]], transactional_id: str,
+                        aborted_first: bool = False, quiet: bool = True) -> dict[tuple[str, int], int]:
+    """Produce these pairs in one Kafka transaction, as an exactly-once producer (Kafka Streams, Flink, Debezium) does;
+    `aborted_first`: written once in a transaction that is aborted, as a producer that failed mid-transaction leaves them,
+    then again and committed. The next offset of each partition written."""
+    producer = Producer({"bootstrap.servers": bootstrap_servers, "transactional.id": transactional_id, "linger.ms": 20,
+                         "log_level": 2 if quiet else 6})
+    deliveries = _Deliveries()
+    producer.init_transactions(60)
+    for attempt in ["abort"] * aborted_first + ["commit"]:
+        producer.begin_transaction()
+        for key, value in events: deliveries.produce(producer, topic, key, value)
+        if producer.flush(60): raise RuntimeError(f"{len(producer)} records of a transaction undelivered after 60 s")
+        if attempt == "abort": producer.abort_transaction(60)
+        else: producer.commit_transaction(60)
+    if deliveries.failures: raise RuntimeError(f"{len(deliveries.failures)} records not delivered, first: {deliveries.failures[0]}")
+    return deliveries.ends
+
+def produce_changes(bootstrap_servers: str, topic: str, source: SourceTable, count: int, rate_per_s: float = 0,
+                    progress: bool = True) -> dict[tuple[str, int], int]:
+    """A snapshot of `source` (a tenth of `count` rows), then about `count` change events at most `rate_per_s` a second,
+    every fourth chunk in a Kafka transaction (one of them aborted first, as after a failed producer); the next offsets."""
+    ends, chunk, started = {}, 5_000, time.monotonic()
+    def note(written):
+        for tp, end in written.items(): ends[tp] = max(ends.get(tp, 0), end)
+    with tqdm(total=count, desc=f"changes to {topic}", unit="ev", disable=None if progress else True) as bar:
+        note(send_events(bootstrap_servers, topic, source.snapshot(count // 10)))
+        for n, start in enumerate(range(0, count, chunk)):
+            events = source.changes(min(chunk, count - start))
+            note(send_in_transaction(bootstrap_servers, topic, events, f"{topic}-{n}", aborted_first=n == 3) if n % 4 == 3 else
+                 send_events(bootstrap_servers, topic, events))
+            bar.update(min(chunk, count - start))
+            if rate_per_s and (ahead := (start + chunk) / rate_per_s - (time.monotonic() - started)) > 0: time.sleep(ahead)
+    return ends
 
 # %% ../nbs/20_demo.ipynb #c9d1e002
 def latest_per_key(bootstrap_servers: str, topic: str, ends: dict[tuple[str, int], int], key: str = "order_id",
@@ -173,6 +209,24 @@ def compare_latest(table_path: Path, expected: dict[str, dict], key: str = "orde
             "missing_keys": len(set(expected) - set(found)), "unexpected_keys": len(set(found) - set(expected)),
             "stale_rows": sum(1 for k, e in expected.items() if k in latest and latest[k] != e[ordering][:23])}
 
+def print_mirror_summary(table_path: Path | str, source: SourceTable, workdir: Path, seconds: float) -> bool:
+    "Print commits and compactions, what happened in the source table, and the table checked against the source table's rows."
+    commits, services = commit_log(table_path), table_services_log(table_path)
+    compactions = sum(s["action"] == "compaction" for s in services)
+    print(f"\nTable {table_path} (merge-on-read, mirroring shop.public.customers by id) — {len(commits)} delta commits, "
+          f"{compactions} compaction{'' if compactions == 1 else 's'} run by the coordinator")
+    ops = source.ops
+    print(f"Source: {ops['r']:,} snapshot reads, {ops['c']:,} creates, {ops['u']:,} updates, {ops['d']:,} deletes (each with its "
+          f"tombstone), {ops['broken']:,} broken events (→ dead-letter topic)")
+    tiers = collections.Counter(read_snapshot(table_path, ["tier"])["tier"].to_pylist())
+    print("Customers by tier:", ", ".join(f"{t} {n:,}" for t, n in sorted(tiers.items())))
+    check = compare_mirror(table_path, source.rows)
+    print(f"\nthe source table holds {check['keys']:,} customers; the table {check['rows']:,} rows, {check['duplicate_keys']} duplicate keys, "
+          f"{check['missing_keys']} missing, {check['unexpected_keys']} deleted or unknown, {check['stale_rows']} stale: "
+          f"{'OK' if mirror_ok(check) else 'MISMATCH'}")
+    print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
+    return mirror_ok(check)
+
 def print_upsert_summary(table_path: Path, produced: int, bad: int, expected: dict[str, dict], workdir: Path, seconds: float) -> bool:
     "Print commits and compactions, the orders by latest status, and the check against the topic."
     commits, services = commit_log(table_path), table_services_log(table_path)
@@ -192,9 +246,9 @@ def print_upsert_summary(table_path: Path, produced: int, bad: int, expected: di
 # %% ../nbs/20_demo.ipynb #97cda6aa
 def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8, commit_interval_s: float = 3.0,
              rate_per_s: float = 50_000, bad_every: int = 20_000,
-             workdir: str | Path = "runs/demo", timeout_s: float = 900, orders: int = 0, object_store: bool = False) -> bool:
+             workdir: str | Path = "runs/demo", timeout_s: float = 900, orders: int = 0, object_store: bool = False, cdc: bool = False) -> bool:
     """Run broker, coordinator and participants locally, stream `records` orders through (`orders`: updates of that many,
-    upserted), print the summary. `object_store`: the table in the bucket of an embedded S3 server (MinIO), the roles'
+    upserted; `cdc`: the Debezium change events of a `SourceTable`, mirrored), print the summary. `object_store`: the table in the bucket of an embedded S3 server (MinIO), the roles'
     Spark on a local standalone cluster (master and two workers), as on machines that share no disk."""
     workdir = Path(workdir).resolve()
     shutil.rmtree(workdir, ignore_errors=True); workdir.mkdir(parents=True)
@@ -202,33 +256,38 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
     with contextlib.ExitStack() as running:
         broker = running.enter_context(EmbeddedBroker(workdir / "broker"))
         print(f"embedded broker on {broker.bootstrap_servers}; work folder {workdir}")
-        where, role_env = {"table_path": str(workdir / "table" / "orders")}, {}
+        topic = "customers" if cdc else "orders"
+        where, role_env = {"table_path": str(workdir / "table" / topic)}, {}
         if object_store:
             s3 = running.enter_context(EmbeddedS3(workdir / "s3"))
             cluster = running.enter_context(LocalSparkCluster(workdir / "spark", workers=2))
             print(f"embedded S3 server (MinIO) on {s3.endpoint}; Spark standalone master {cluster.master_url} with 2 workers")
-            where = {"table_path": s3.url("orders"), "storage_options": s3.storage_options, "spark_master": cluster.master_url}
+            where = {"table_path": s3.url(topic), "storage_options": s3.storage_options, "spark_master": cluster.master_url}
             role_env = {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=1g,spark.executor.cores=1"}
         table_path = where["table_path"]
         open_table_storage(table_path, resolve_storage_options(where.get("storage_options", {})))
-        create_topic(broker.bootstrap_servers, "orders", partitions)
-        params = {"bootstrap_servers": broker.bootstrap_servers, "topics": "orders", **where,
-                  "table_name": "orders", "partition_field": "region", "commit_interval_s": commit_interval_s,
+        create_topic(broker.bootstrap_servers, topic, partitions)
+        params = {"bootstrap_servers": broker.bootstrap_servers, "topics": topic, **where,
+                  "table_name": topic, "partition_field": "region", "commit_interval_s": commit_interval_s,
                   "write_timeout_s": 120.0, "min_participants": participants, "value_schema": DEMO_VALUE_SCHEMA,
                   "max_buffered_records": 60_000,    # small instants, so the stream shows as several commits
                   # keyed: smaller instants, so that orders update across many commits and compactions run
-                  **({**UPSERT_SETTINGS, "max_buffered_records": 10_000, "max_batch_records": 5_000} if orders else {})}
+                  **({**UPSERT_SETTINGS, "max_buffered_records": 10_000, "max_batch_records": 5_000} if orders else {}),
+                  **({**CDC_SETTINGS, "max_buffered_records": 10_000, "max_batch_records": 5_000} if cdc else {})}
         try:
             roles.append(RoleProcess("coordinator", params, workdir, env=role_env).start())
             roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}", env=role_env).start() for i in range(participants)]
             wait_until_ingesting(table_path, roles)
-            ends = produce_orders(broker.bootstrap_servers, "orders", records, rate_per_s, bad_every, orders=orders)
+            source = SourceTable(seed=7, broken_every=bad_every) if cdc else None
+            ends = (produce_changes(broker.bootstrap_servers, topic, source, records, rate_per_s) if cdc else
+                    produce_orders(broker.bootstrap_servers, topic, records, rate_per_s, bad_every, orders=orders))
             print("waiting for the table to commit every record …")
             seconds = wait_until_committed(table_path, ends, roles, timeout_s)
-            expected = latest_per_key(broker.bootstrap_servers, "orders", ends) if orders else None
+            expected = latest_per_key(broker.bootstrap_servers, topic, ends) if orders else None
         finally:
             for role in roles: role.stop()            # the coordinator first: it closes the open instant
         bad = records // bad_every if bad_every else 0    # read back while the S3 server still runs
+        if cdc: return print_mirror_summary(table_path, source, workdir, seconds)
         if orders: return print_upsert_summary(table_path, records, bad, expected, workdir, seconds)
         return print_summary(table_path, records, bad, workdir, seconds)
 
@@ -245,10 +304,13 @@ def main(argv: list[str] | None = None):
     demo.add_argument("--workdir", default="runs/demo")
     demo.add_argument("--upsert", action="store_true", help="keyed mode: events update --orders orders; the table keeps each one's latest state")
     demo.add_argument("--orders", type=int, default=20_000, help="with --upsert: how many orders the events update")
+    demo.add_argument("--cdc", action="store_true",
+                      help="change data: Debezium's events of a customers table (--records of them), mirrored into the table")
     demo.add_argument("--object-store", action="store_true",
                       help="the table on an embedded S3 server (MinIO) and the roles' Spark on a local standalone cluster")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     ok = run_demo(args.records, args.participants, commit_interval_s=args.commit_interval,
-                  rate_per_s=args.rate, workdir=args.workdir, orders=args.orders if args.upsert else 0, object_store=args.object_store)
+                  rate_per_s=args.rate, workdir=args.workdir, orders=args.orders if args.upsert else 0, object_store=args.object_store,
+                  cdc=args.cdc)
     sys.exit(0 if ok else 1)

@@ -11,6 +11,7 @@ from typing import Callable
 import msgspec
 import pyarrow as pa
 from fastcore.basics import patch
+from .changes import decode_changes, latest_changes
 from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     StartCommit, WriteStatus, transition_line)
@@ -173,7 +174,8 @@ def _consume_batch(self: Participant):
 def _take(self: Participant, records: list[RawRecord]):
     "Decode `records` into the instant's batches, set bad ones aside, and move their partitions on (up to a held record)."
     now = self.current
-    decoded = decode_batch(records, self.config, discover=None if now.discovering else False)
+    decode = decode_changes if self.config.mirrors_changes else decode_batch
+    decoded = decode(records, self.config, discover=None if now.discovering else False)
     rows, dead = decoded.rows, decoded.dead
     if rows.num_rows: now.batches.extend(rows.to_batches()); now.buffered += rows.num_rows
     self._count(rows, dead)
@@ -208,10 +210,16 @@ def _count(self: Participant, rows, dead):
 
 # %% ../nbs/04_participant.ipynb #9f11931b
 @patch
+def _rows(self: Participant) -> pa.Table:
+    "The instant's rows as written: every row decoded, or, mirroring change events, each key's newest change (`02a_changes`)."
+    rows = pa.Table.from_batches(self.current.batches, schema=self.schema)
+    return latest_changes(rows, self.config.record_key_field) if self.config.mirrors_changes else rows
+
+@patch
 def on_end_commit(self: Participant, event: EndCommit):
     if self.state is not ParticipantState.WRITING or event.instant != self.instant: return
     now, started = self.current, self.clock()
-    try: written = self.writer.write(pa.Table.from_batches(now.batches, schema=self.schema), now.instant) if now.buffered else None
+    try: written = self.writer.write(self._rows(), now.instant) if now.buffered else None
     except Exception as e:
         if self.writer.is_inflight(now.instant):                 # a real write error: tell the coordinator, which aborts
             return self._report_failure(f"Hudi write failed: {error_summary(e)}")

@@ -1,0 +1,50 @@
+"""A table that mirrors a database table from Debezium's change events (value_format="debezium"): snapshot reads,
+creates, updates, deletes with their tombstones, ids deleted and created again and primary keys changed, some events
+wrapped in Kafka Connect's schema/payload, some written in Kafka transactions (one aborted and written again), a few
+not events at all. The table ends in the source table's rows, computed without the sink (`SourceTable`), on
+copy-on-write and on merge-on-read; hudi-rs and Spark's reader agree; the broken events are in the dead-letter topic."""
+import pytest
+from hudi_kafka_nb.chaos import LocalStack, run_chaos
+from hudi_kafka_nb.reading import read_snapshot, spark_read
+from hudi_kafka_nb.source_table import CUSTOMERS_SCHEMA, compare_mirror, mirror_ok
+from helpers import read_dead_letters
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spark, table_type):
+    stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, cdc=True, table_type=table_type,
+                       cdc_metadata=table_type == "MERGE_ON_READ").start()
+    try:
+        stack.produce(800)                                     # a snapshot of 200 customers, then about 800 changes
+        stack.produce(400, transaction="commit")
+        stack.produce(400, transaction="abort_then_commit")    # what an exactly-once producer leaves after a failure
+        stack.produce(400)
+        stack.wait_committed(180)
+    finally:
+        stack.stop()
+    source = stack.source
+    check = compare_mirror(stack.table_path, source.rows)
+    assert mirror_ok(check), check
+    columns = list(CUSTOMERS_SCHEMA)
+    by_spark = {tuple(r) for r in spark_read(spark, stack.table_path).select(*columns).collect()}
+    by_hudi_rs = {tuple(r[c] for c in columns) for r in read_snapshot(stack.table_path, columns).to_pylist()}
+    assert by_spark == by_hudi_rs == {tuple(row[c] for c in columns) for row in source.rows.values()}
+    if table_type == "MERGE_ON_READ":
+        kept = read_snapshot(stack.table_path, ["id", "cdc_operation", "cdc_position", "cdc_transaction_id"]).to_pylist()
+        assert {r["cdc_operation"] for r in kept} <= {"r", "c", "u"} and all(r["cdc_position"] > 0 and r["cdc_transaction_id"] for r in kept
+                                                                          if r["cdc_operation"] != "r")
+    letters = read_dead_letters(broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=source.ops["broken"])
+    reasons = [headers["hudi_kafka_nb.error.reason"] for headers, _ in letters]
+    assert len(reasons) == source.ops["broken"] and all(r.startswith("not valid JSON") for r in reasons), reasons
+
+
+@pytest.mark.slow
+def test_debezium_change_events_mirror_their_source_table_while_roles_and_the_broker_are_killed(tmp_path, broker, spark):
+    """About two minutes: six kills among the coordinator, the participants, the table-services job (compacting the
+    merge-on-read table beside the sink) and the broker, each role restarting with its own Spark."""
+    report = run_chaos(tmp_path / "chaos", kills=6, participants=2, broker=broker, seed=11, cdc=True, produce_per_second=1_000,
+                       table_services=True, table_services_interval_s=3.0)
+    assert report["ok"], {k: v for k, v in report.items() if k != "events"}
+    columns = list(CUSTOMERS_SCHEMA)
+    by_spark = {tuple(r) for r in spark_read(spark, report["table_path"]).select(*columns).collect()}
+    assert by_spark == {tuple(r[c] for c in columns) for r in read_snapshot(report["table_path"], columns).to_pylist()}
