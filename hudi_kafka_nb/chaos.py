@@ -4,7 +4,7 @@
 
 # %% ../nbs/21_chaos.ipynb #59ba50d6
 from __future__ import annotations
-import collections, logging, random, threading, time, uuid
+import collections, itertools, logging, random, threading, time, uuid
 from pathlib import Path
 from .config import DEMO_VALUE_SCHEMA
 import msgspec
@@ -127,11 +127,12 @@ def _add_ends(self: LocalStack, ends: dict[tuple[str, int], int]):
 
 @patch
 def start_producing(self: LocalStack, per_second: int = 2_000, chunk: int = 500):
-    "Keep producing about `per_second` events a second in the background."
+    "Keep producing about `per_second` events a second in the background (change events: every third chunk in a Kafka transaction)."
     self._producing.set()
     def loop():
-        while self._producing.is_set():
-            started = time.monotonic(); self.produce(chunk)
+        for n in itertools.count():
+            if not self._producing.is_set(): return
+            started = time.monotonic(); self.produce(chunk, transaction="commit" if self.source is not None and n % 3 == 2 else "")
             time.sleep(max(0.0, chunk / per_second - (time.monotonic() - started)))
     self._producer_thread = threading.Thread(target=loop, daemon=True); self._producer_thread.start()
 

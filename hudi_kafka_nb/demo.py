@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, collections, contextlib, logging, random, shutil, sys, time
 from pathlib import Path
 import msgspec
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer
 from tqdm import tqdm
 from .config import DEMO_VALUE_SCHEMA
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
@@ -18,7 +18,7 @@ from .timeline import commit_log, has_committed, table_services_log
 from .storage import open_table_storage, resolve_storage_options, table_storage
 
 # %% auto #0
-__all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'sample_orders', 'produce_orders', 'send_events',
+__all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'log', 'sample_orders', 'produce_orders', 'send_events',
            'send_in_transaction', 'produce_changes', 'latest_per_key', 'wait_until_committed', 'wait_until_ingesting',
            'print_summary', 'compare_latest', 'print_mirror_summary', 'print_upsert_summary', 'run_demo', 'main']
 
@@ -55,6 +55,8 @@ def _event_time(n: int, with_ms: bool) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + (f".{ms % 1000:03d}" if with_ms else "")
 
 # %% ../nbs/20_demo.ipynb #13349121
+log = logging.getLogger(__name__)
+
 def _producer(bootstrap_servers: str, quiet: bool) -> Producer:
     return Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20, "batch.num.messages": 10_000,
                      "queue.buffering.max.messages": 500_000, "acks": "all",
@@ -110,17 +112,28 @@ def send_in_transaction(bootstrap_servers: str, topic: str, events: list[tuple[b
     """Produce these pairs in one Kafka transaction, as an exactly-once producer (Kafka Streams, Flink, Debezium) does;
     `aborted_first`: written once in a transaction that is aborted, as a producer that failed mid-transaction leaves them,
     then again and committed. The next offset of each partition written."""
-    producer = Producer({"bootstrap.servers": bootstrap_servers, "transactional.id": transactional_id, "linger.ms": 20,
-                         "log_level": 2 if quiet else 6})
-    deliveries = _Deliveries()
-    producer.init_transactions(60)
-    for attempt in ["abort"] * aborted_first + ["commit"]:
-        producer.begin_transaction()
-        for key, value in events: deliveries.produce(producer, topic, key, value)
-        if producer.flush(60): raise RuntimeError(f"{len(producer)} records of a transaction undelivered after 60 s")
-        if attempt == "abort": producer.abort_transaction(60)
-        else: producer.commit_transaction(60)
-    if deliveries.failures: raise RuntimeError(f"{len(deliveries.failures)} records not delivered, first: {deliveries.failures[0]}")
+    settings = {"bootstrap.servers": bootstrap_servers, "transactional.id": transactional_id, "linger.ms": 20, "log_level": 2 if quiet else 6}
+    plan, deliveries, producer, deadline = ["abort"] * aborted_first + ["commit"], _Deliveries(), None, time.monotonic() + 300
+    while plan:
+        try:
+            if producer is None: producer = Producer(settings); producer.init_transactions(30)
+            producer.begin_transaction()
+            for key, value in events: deliveries.produce(producer, topic, key, value)
+            producer.flush(30)
+            if plan[0] == "abort": producer.abort_transaction(30)
+            else: producer.commit_transaction(30)
+            plan.pop(0)
+        except KafkaException as e:
+            # as an exactly-once producer recovers (the broker restarting, say): abort and write the transaction again; a
+            # producer that cannot abort is replaced (its transactional.id fences it). A commit whose answer was lost may have
+            # committed: the events are then written twice, which a sink ordering by source position absorbs
+            if time.monotonic() > deadline: raise
+            log.warning("transaction %s failed, written again: %s", transactional_id, e)
+            try:
+                if not e.args[0].txn_requires_abort(): raise e
+                producer.abort_transaction(30)
+            except KafkaException: producer = None
+            time.sleep(1)
     return deliveries.ends
 
 def produce_changes(bootstrap_servers: str, topic: str, source: SourceTable, count: int, rate_per_s: float = 0,

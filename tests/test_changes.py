@@ -40,8 +40,9 @@ def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spar
 
 @pytest.mark.slow
 def test_debezium_change_events_mirror_their_source_table_while_roles_and_the_broker_are_killed(tmp_path, broker, spark):
-    """About two minutes: six kills among the coordinator, the participants, the table-services job (compacting the
-    merge-on-read table beside the sink) and the broker, each role restarting with its own Spark."""
+    """About a minute and a half: six kills among the coordinator, the participants, the table-services job (compacting
+    the merge-on-read table beside the sink) and the broker, each role restarting with its own Spark, while every third
+    chunk of changes is written in a Kafka transaction (written again when the broker's restart fails it)."""
     report = run_chaos(tmp_path / "chaos", kills=6, participants=2, broker=broker, seed=11, cdc=True, produce_per_second=1_000,
                        table_services=True, table_services_interval_s=3.0)
     assert report["ok"], {k: v for k, v in report.items() if k != "events"}
