@@ -105,7 +105,7 @@ readme: setup
 jobs: setup
 	$(PYTHON) tools/render_jobs.py
 
-benchmark: setup
+benchmark: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/throughput.py
 
 # Which way into Spark is faster: confluent-kafka → Arrow, or Spark's own Kafka source (needs spark-sql-kafka).

@@ -15,7 +15,6 @@ from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.writer import HudiWriter
-from hudi_kafka_nb.records import data_schema
 from hudi_kafka_nb.records import RawRecord, decode_records
 from hudi_kafka_nb.servers import EmbeddedBroker, create_topic
 

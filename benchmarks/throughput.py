@@ -7,11 +7,13 @@ In one run on the embedded Apache Kafka broker it measures
       coordinator inside its commits, then by a table-services job beside it,
   (d) an appending sink with and without the table-services job beside it,
   (e) the sink with 2 participants and the table on an embedded S3 server (MinIO, S3A) against (b)'s local table,
+  (f) the peer a user would pick instead: Spark Structured Streaming's Kafka source into Hudi's streaming sink
+      (benchmarks/peer.py), at (b)'s records per commit and in one micro-batch, its table checked like ours,
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak resident memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
 """
-import argparse, re, statistics, tempfile, threading, time, uuid
+import argparse, json, statistics, subprocess, sys, tempfile, threading, time, uuid
 from datetime import datetime
 from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
@@ -120,13 +122,54 @@ def object_store_figure(broker, topic, ends, args, root, local_rate):
           f"table's (b); commit latency median {statistics.median(latencies):.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")
 
 
+def process_tree_usage(pid, stop, usage):
+    "Sample the peak resident memory and the CPU seconds of process `pid` and its descendants into `usage` until `stop` is set."
+    import psutil
+    cpu = {}
+    while not stop.is_set():
+        try: tree = [psutil.Process(pid)] + psutil.Process(pid).children(recursive=True)
+        except psutil.NoSuchProcess: break
+        rss = 0
+        for proc in tree:
+            try: rss += proc.memory_info().rss; times = proc.cpu_times(); cpu[proc.pid] = times.user + times.system
+            except psutil.NoSuchProcess: pass
+        usage["peak_bytes"], usage["cpu_s"] = max(usage.get("peak_bytes", 0), rss), sum(cpu.values())
+        time.sleep(0.2)
+
+def peer_figure(broker, topic, ends, args, root, raw, ours):
+    """(f) Spark Structured Streaming → Hudi (benchmarks/peer.py, a process of its own) on the same backlog, at our sink's
+    records per commit with 2 participants, and in one micro-batch; its table checked by Kafka coordinates like ours."""
+    produced = sum(ends.values())
+    for per_batch in (2 * args.max_buffered, 0):
+        workdir = root / f"peer-{per_batch or 'one-batch'}"; workdir.mkdir()
+        command = [sys.executable, str(Path(__file__).with_name("peer.py")), "--bootstrap-servers", broker.bootstrap_servers,
+                   "--topic", topic, "--table-path", str(workdir / "table"), "--checkpoint", str(workdir / "checkpoint"),
+                   "--max-offsets-per-trigger", str(per_batch)]
+        with open(workdir / "peer.log", "w") as log:
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
+            usage, stop = {}, threading.Event()
+            threading.Thread(target=process_tree_usage, args=(process.pid, stop, usage), daemon=True).start()
+            out, _ = process.communicate(); stop.set()
+        if process.returncode: raise SystemExit(f"the peer failed (exit {process.returncode}): see {workdir / 'peer.log'}")
+        result = json.loads(out.strip().splitlines()[-1])
+        check = coordinate_check(workdir / "table")
+        assert check["rows"] == produced and check["duplicates"] == 0, check
+        rate = produced / result["seconds"]
+        versus = f"; our sink (b, 2 participants) / peer: {ours / rate:.2f}x" if ours else ""
+        print(f"(f) peer, Structured Streaming → Hudi, {f'{per_batch:,} records per micro-batch' if per_batch else 'one micro-batch'} "
+              f"({result['batches']} commits): {rate:,.0f} committed records/s = {rate / raw:.1%} of raw{versus}; table checked: "
+              f"{check['rows']:,} rows, 0 duplicates; peak memory {usage.get('peak_bytes', 0) / 2**20:,.0f} MiB, "
+              f"CPU {usage.get('cpu_s', 0):,.0f} s")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--commit-interval", type=float, default=3.0)
     parser.add_argument("--max-buffered", type=int, default=60_000, help="records a participant buffers per instant")
-    parser.add_argument("--parts", default="abcde", help="which figures: a (raw consumer), b (sink), c (keyed), "
-                        "d (appending, with and without the table-services job), e (the table on MinIO, with b)")
+    parser.add_argument("--parts", default="abcdef", help="which figures: a (raw consumer), b (sink), c (keyed), "
+                        "d (appending, with and without the table-services job), e (the table on MinIO, with b), "
+                        "f (the peer: Spark Structured Streaming into Hudi)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
     with EmbeddedBroker(root / "broker") as broker:
@@ -139,7 +182,7 @@ def main():
         raw = raw_consumer_rate(broker.bootstrap_servers, topic, ends, config)
         print(f"(a) raw confluent-kafka consumer, same fetch settings: {raw:,.0f} records/s")
         local_rates = {}
-        for participants in (1, 2) if "b" in args.parts or "e" in args.parts else ():
+        for participants in (1, 2) if set("bef") & set(args.parts) else ():
             if participants == 1 and "b" not in args.parts: continue
             rate, latencies, peak = sink_rate(broker, topic, ends, participants, args.commit_interval,
                                                args.max_buffered, root / f"p{participants}")
@@ -148,6 +191,7 @@ def main():
                   f"= {rate / raw:.1%} of raw; commit latency END_COMMIT→ACK median {statistics.median(latencies):.2f}s "
                   f"max {max(latencies):.2f}s over {len(latencies)} commits; peak participant memory {peak / 2**20:,.0f} MiB")
         if "e" in args.parts: object_store_figure(broker, topic, ends, args, root, local_rates[2])
+        if "f" in args.parts: peer_figure(broker, topic, ends, args, root, raw, local_rates.get(2))
         if "c" in args.parts: keyed_figure(broker, args, root)
         if "d" in args.parts: table_services_figure(broker, topic, ends, args, root)
     print(f"work folder (logs, executed notebooks): {root}")
