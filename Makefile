@@ -13,7 +13,7 @@ BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools demo demo-upsert demo-cdc demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-ingest chaos clean
+.PHONY: setup tools demo demo-upsert demo-cdc demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-ingest chaos clean
 
 setup: $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA) $(SPARK_CDS) $(MINIO)
 
@@ -107,6 +107,11 @@ jobs: setup
 
 benchmark: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/throughput.py
+
+# Our sink against Spark Structured Streaming into Hudi, three rounds: drain rates, latency at a steady rate, memory and
+# CPU of every process, a CSV and a plot (about 15 minutes on 2 cores).
+benchmark-peer: setup .jars/spark-kafka/.resolved
+	$(PYTHON) benchmarks/versus_peer.py
 
 # Which way into Spark is faster: confluent-kafka → Arrow, or Spark's own Kafka source (needs spark-sql-kafka).
 benchmark-ingest: setup .jars/spark-kafka/.resolved

@@ -2,7 +2,8 @@
 streaming sink (offsets in Spark's checkpoint, one Hudi commit per micro-batch), on the same jars, the same table
 settings (Hudi's metadata table included) and the same local cores as the sink's roles. Run on demand by
 `make benchmark` (part f) in a process of its own, so that its memory is measured like a role's; it drains the topic's
-backlog (`trigger(availableNow=True)`, `maxOffsetsPerTrigger` records per micro-batch, 0 for one micro-batch) and
+backlog (`trigger(availableNow=True)`, `maxOffsetsPerTrigger` records per micro-batch, 0 for one micro-batch), or
+runs continuously until a number of records is committed (`--until-records`, for the latency at a steady rate), and
 prints one JSON line: seconds from the query's start to its end, and micro-batches run."""
 import argparse, json, time
 from pathlib import Path
@@ -30,6 +31,9 @@ def main():
     parser.add_argument("--table-path", required=True)
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--max-offsets-per-trigger", type=int, default=0, help="records per micro-batch; 0: the whole backlog in one")
+    parser.add_argument("--until-records", type=int, default=0,
+                        help="run continuously (a micro-batch as soon as the last one ends) until this many records are committed")
+    parser.add_argument("--hudi-options", default="{}", help="more hoodie.* settings, as JSON")
     args = parser.parse_args()
     config = load_config(bootstrap_servers=args.bootstrap_servers, topics=[args.topic], table_path=args.table_path,
                          table_name="peer", partition_field="region", value_schema=DEMO_VALUE_SCHEMA)
@@ -46,13 +50,22 @@ def main():
             .select(*hudi.struct.fieldNames()))
     # the sink's table settings (keys = Kafka coordinates, partitioned by region, metadata table on), written by bulk insert
     options = {**table_options(config, hudi.avro_schema), "hoodie.datasource.write.operation": "bulk_insert",
-               "hoodie.datasource.write.streaming.disable.compaction": "true"}
-    started = time.perf_counter()
-    query = (rows.writeStream.format("hudi").options(**options).option("checkpointLocation", args.checkpoint)
-             .outputMode("append").trigger(availableNow=True).start(args.table_path))
-    query.awaitTermination()
+               "hoodie.datasource.write.streaming.disable.compaction": "true", **json.loads(args.hudi_options)}
+    writer = rows.writeStream.format("hudi").options(**options).option("checkpointLocation", args.checkpoint).outputMode("append")
+    started, committed = time.perf_counter(), {}
+    if args.until_records:
+        query = writer.trigger(processingTime="0 seconds").start(args.table_path)
+        print("query started", flush=True)                 # the benchmark starts producing now
+        while sum(committed.values()) < args.until_records:
+            time.sleep(0.5)
+            for progress in query.recentProgress: committed[progress["batchId"]] = progress.get("numInputRows", 0)
+        query.stop()
+    else:
+        query = writer.trigger(availableNow=True).start(args.table_path)
+        query.awaitTermination()
+        committed = {p["batchId"]: p.get("numInputRows", 0) for p in query.recentProgress}
     seconds = time.perf_counter() - started
-    batches = sum(1 for p in query.recentProgress if p.get("numInputRows", 0) > 0)
+    batches = sum(1 for n in committed.values() if n)
     spark.stop()
     print(json.dumps({"seconds": seconds, "batches": batches}))
 

@@ -13,7 +13,7 @@ and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, 
 log) and the peak resident memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
 """
-import argparse, json, statistics, subprocess, sys, tempfile, threading, time, uuid
+import argparse, statistics, tempfile, threading, time, uuid
 from datetime import datetime
 from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
@@ -23,6 +23,7 @@ from hudi_kafka_nb.reading import coordinate_check
 from hudi_kafka_nb.runtime import RoleProcess
 from hudi_kafka_nb.servers import EmbeddedBroker, EmbeddedS3, create_topic
 from hudi_kafka_nb.storage import open_table_storage, resolve_storage_options
+from versus_peer import run_peer             # benchmarks/versus_peer.py: the peer in a process of its own
 
 
 def raw_consumer_rate(bootstrap, topic, ends, config):
@@ -122,44 +123,17 @@ def object_store_figure(broker, topic, ends, args, root, local_rate):
           f"table's (b); commit latency median {statistics.median(latencies):.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")
 
 
-def process_tree_usage(pid, stop, usage):
-    "Sample the peak resident memory and the CPU seconds of process `pid` and its descendants into `usage` until `stop` is set."
-    import psutil
-    cpu = {}
-    while not stop.is_set():
-        try: tree = [psutil.Process(pid)] + psutil.Process(pid).children(recursive=True)
-        except psutil.NoSuchProcess: break
-        rss = 0
-        for proc in tree:
-            try: rss += proc.memory_info().rss; times = proc.cpu_times(); cpu[proc.pid] = times.user + times.system
-            except psutil.NoSuchProcess: pass
-        usage["peak_bytes"], usage["cpu_s"] = max(usage.get("peak_bytes", 0), rss), sum(cpu.values())
-        time.sleep(0.2)
-
 def peer_figure(broker, topic, ends, args, root, raw, ours):
     """(f) Spark Structured Streaming → Hudi (benchmarks/peer.py, a process of its own) on the same backlog, at our sink's
     records per commit with 2 participants, and in one micro-batch; its table checked by Kafka coordinates like ours."""
     produced = sum(ends.values())
     for per_batch in (2 * args.max_buffered, 0):
-        workdir = root / f"peer-{per_batch or 'one-batch'}"; workdir.mkdir()
-        command = [sys.executable, str(Path(__file__).with_name("peer.py")), "--bootstrap-servers", broker.bootstrap_servers,
-                   "--topic", topic, "--table-path", str(workdir / "table"), "--checkpoint", str(workdir / "checkpoint"),
-                   "--max-offsets-per-trigger", str(per_batch)]
-        with open(workdir / "peer.log", "w") as log:
-            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
-            usage, stop = {}, threading.Event()
-            threading.Thread(target=process_tree_usage, args=(process.pid, stop, usage), daemon=True).start()
-            out, _ = process.communicate(); stop.set()
-        if process.returncode: raise SystemExit(f"the peer failed (exit {process.returncode}): see {workdir / 'peer.log'}")
-        result = json.loads(out.strip().splitlines()[-1])
-        check = coordinate_check(workdir / "table")
-        assert check["rows"] == produced and check["duplicates"] == 0, check
-        rate = produced / result["seconds"]
+        seconds, usage, _ = run_peer(broker, topic, ends, per_batch, root / f"peer-{per_batch or 'one-batch'}", args)
+        rate, peer = produced / seconds, usage["peer"]
         versus = f"; our sink (b, 2 participants) / peer: {ours / rate:.2f}x" if ours else ""
-        print(f"(f) peer, Structured Streaming → Hudi, {f'{per_batch:,} records per micro-batch' if per_batch else 'one micro-batch'} "
-              f"({result['batches']} commits): {rate:,.0f} committed records/s = {rate / raw:.1%} of raw{versus}; table checked: "
-              f"{check['rows']:,} rows, 0 duplicates; peak memory {usage.get('peak_bytes', 0) / 2**20:,.0f} MiB, "
-              f"CPU {usage.get('cpu_s', 0):,.0f} s")
+        print(f"(f) peer, Structured Streaming → Hudi, {f'{per_batch:,} records per micro-batch' if per_batch else 'one micro-batch'}: "
+              f"{rate:,.0f} committed records/s = {rate / raw:.1%} of raw{versus}; table checked ({produced:,} rows, no duplicate); "
+              f"peak memory {peer['peak_mib']:,} MiB, CPU {peer['cpu_s']:,.0f} s")
 
 
 def main():
