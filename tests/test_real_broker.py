@@ -91,7 +91,8 @@ def test_the_coordinators_view_reads_watermarks_of_partitions_added_after_it_ope
     from hudi_kafka_nb.kafka import BrokerView
     view = BrokerView(sink_config)
     topic = sink_config.topics[0]
-    assert view.end_offsets(view.partitions()) == {(topic, p): 0 for p in range(8)}
+    # a topic just created answers ListOffsets only once each partition has its leader: the view then reads every one
+    wait_for(lambda: view.end_offsets(view.partitions()) == {(topic, p): 0 for p in range(8)}, 30, "the new topic's watermarks")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     admin.create_partitions([NewPartitions(topic, 12)])[topic].result(timeout=30)
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
