@@ -17,8 +17,8 @@ from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.writer import HudiWriter
 from hudi_kafka_nb.records import RawRecord, decode_records
 from hudi_kafka_nb.servers import EmbeddedBroker, create_topic
+from peer import kafka_jars                  # benchmarks/peer.py: Spark's Kafka source and what it needs
 
-SPARK_KAFKA = ("spark-sql-kafka", "spark-token-provider-kafka", "kafka-clients", "commons-pool2")
 
 
 def via_confluent_kafka(config, writer, ends, instant):
@@ -53,7 +53,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-ingest-"))
-    jars = [str(j) for j in sorted((Path(__file__).resolve().parents[1] / ".jars" / "spark-kafka").glob("*.jar")) if j.name.startswith(SPARK_KAFKA)]
+    jars = kafka_jars()
     with EmbeddedBroker(root / "broker") as broker:
         topic = f"ingest-{uuid.uuid4().hex[:6]}"
         create_topic(broker.bootstrap_servers, topic, 8)
