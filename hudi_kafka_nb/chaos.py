@@ -196,7 +196,12 @@ def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_
     return {"produced": len(produced), "in_table": rows.num_rows, "duplicates": rows.num_rows - len(in_table),
             "missing": len(produced - in_table), "unexpected": len(in_table - produced), "commits": len(commits),
             "broken_continuity": broken, "files_listed_twice": [p for p, n in listed.items() if n > 1],
-            "orphans_left": len(orphan_files(table_path))}
+            **_orphans(table_path)}
+
+def _orphans(table_path) -> dict:
+    "How many files were left behind, and the first few by name (a failed verdict then says which instants left them)."
+    orphans = orphan_files(table_path)
+    return {"orphans_left": len(orphans), **({"orphans": orphans[:5]} if orphans else {})}
 
 def verify_keyed(table_path: str | Path, ends: dict[tuple[str, int], int], expected: dict[str, dict]) -> dict:
     "Check a keyed (upsert) table: one row per key, each the latest event produced for it, plus the commit-chain invariants."

@@ -66,7 +66,8 @@ def test_poison_records_alone_in_a_fetch_or_larger_than_the_dead_letter_topic_ne
     assert big_headers["hudi_kafka_nb.source.value.bytes"] == "5000001" and len(big_value) < 262_144
     assert by_offset[("1", str(poison[(stack.topic, 1)] - 1))][1] == b"not json"
     dead = {(stack.topic, int(p), int(o)) for p, o in by_offset}
-    assert verdict_ok(verify_table(stack.table_path, stack.ends, dead_lettered=dead))
+    report = verify_table(stack.table_path, stack.ends, dead_lettered=dead)
+    assert verdict_ok(report), report
 
 
 def coordinator_log(stack):
@@ -90,7 +91,8 @@ def test_a_participant_whose_writes_fail_is_quarantined_and_the_others_carry_on(
     status = coordinator_status(stack.table_path)
     assert "participant-broken" not in status["live_participants"]
     assert "CompressionCodecName.NO-SUCH-CODEC" in status["quarantined_participants"]["participant-broken"]
-    assert verdict_ok(verify_table(stack.table_path, stack.ends))
+    report = verify_table(stack.table_path, stack.ends)
+    assert verdict_ok(report), report
 
 
 def test_two_sinks_left_on_one_control_topic_both_commit_and_say_why_they_ignore_each_other(broker, tmp_path):
@@ -103,7 +105,8 @@ def test_two_sinks_left_on_one_control_topic_both_commit_and_say_why_they_ignore
         orders.wait_committed(180); customers.wait_committed(180)
     finally:
         orders.stop(); customers.stop()
-    assert verdict_ok(verify_table(orders.table_path, orders.ends)) and verdict_ok(verify_table(customers.table_path, customers.ends))
+    reports = verify_table(orders.table_path, orders.ends), verify_table(customers.table_path, customers.ends)
+    assert all(map(verdict_ok, reports)), reports
     assert "give each table its own control_topic" in coordinator_log(orders)
 
 
@@ -121,4 +124,5 @@ def test_a_coordinator_restarted_an_hour_behind_the_table_resumes_from_the_lates
         stack.stop()
     instants = [c["instant"] for c in commit_log(stack.table_path)]
     assert len(instants) >= 3 and min(instants[1:]) < instants[0], f"the restarted coordinator's instants are behind the first: {instants}"
-    assert verdict_ok(verify_table(stack.table_path, stack.ends))
+    report = verify_table(stack.table_path, stack.ends)
+    assert verdict_ok(report), report

@@ -170,7 +170,8 @@ def test_ingestion_keeps_going_after_the_first_commit_and_after_a_restart_and_ar
         for _ in range(2):
             s2.produce(1_000); s2.wait_committed()
     finally: s2.stop()
-    assert verdict_ok(verify_table(s.table_path, s2.ends))
+    report = verify_table(s.table_path, s2.ends)
+    assert verdict_ok(report), report
     sizes = timeline_sizes(s.table_path)
     assert sizes["archived"] >= 1 and sizes["active"] <= 8, f"archival keeps the active timeline bounded: {sizes}"
 

@@ -66,7 +66,8 @@ def test_partitions_added_while_the_sink_runs_are_picked_up_without_a_restart(br
         assert "PARTITIONS_CHANGED" in (stack.workdir / "coordinator.log").read_text()
     finally:
         stack.stop()
-    assert verdict_ok(verify_table(stack.table_path, stack.ends))
+    report = verify_table(stack.table_path, stack.ends)
+    assert verdict_ok(report), report
 
 
 def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):
