@@ -82,8 +82,9 @@ class HudiWriter:
         deadline = time.monotonic() + settle_timeout_s
         self._wait_until_spark_is_idle(deadline)
         while True:
-            timeline = self.hudi.meta_client().getActiveTimeline()
-            if not self._rollback_under_way(timeline, instant) or time.monotonic() >= deadline: break
+            meta = self.hudi.meta_client()
+            timeline = meta.getActiveTimeline()
+            if not self._rollback_under_way(meta, timeline, instant) or time.monotonic() >= deadline: break
             time.sleep(0.2)
         return any(i.requestedTime() == instant for i in timeline.filterInflights().getInstants())
 
@@ -91,12 +92,14 @@ class HudiWriter:
         tracker = self.hudi.spark.sparkContext._jsc.sc().statusTracker()
         while sum(e.numRunningTasks() for e in tracker.getExecutorInfos()) and time.monotonic() < deadline: time.sleep(0.2)
 
-    @staticmethod
-    def _rollback_under_way(timeline, instant: str) -> bool:
+    def _rollback_under_way(self, meta, timeline, instant: str) -> bool:
+        # the plan is in the rollback's requested file: an inflight rollback's own file is empty (Hudi's RollbackUtils
+        # reads the right one). Misread, any rollback left pending by another writer held every participant for a minute.
+        plan_of = self.hudi.H.table.action.rollback.RollbackUtils.getRollbackPlan
         for rollback in timeline.filterPendingRollbackTimeline().getInstants():
             try:
-                if timeline.readRollbackPlan(rollback).getInstantToRollback().getCommitTime() == instant: return True
-            except Exception: return True           # a plan not readable yet: assume it is this instant's
+                if plan_of(meta, rollback).getInstantToRollback().getCommitTime() == instant: return True
+            except Exception: return True           # a plan not readable yet (being written): assume it is this instant's
         return False
 
     def is_completed(self, instant: str) -> bool:

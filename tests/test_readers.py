@@ -122,3 +122,27 @@ def test_a_table_whose_creation_was_killed_is_created_when_the_coordinator_resta
     (tmp_path / "u" / ".hoodie").mkdir(parents=True); (tmp_path / "u" / ".hoodie" / "notes.txt").write_text("mine")
     with pytest.raises(TableError, match="not empty and holds no Hudi table"):
         HudiCommitter(HudiJava(spark, load_config(config, table_path=str(tmp_path / "u"))))
+
+
+def test_a_rollback_left_pending_by_another_writer_holds_back_only_participants_of_its_own_instant(tmp_path, spark):
+    """A rollback another writer began and left inflight (CI: the table-services job's, of a killed coordinator's instant,
+    refused for two minutes by Hudi's rollback heartbeat) names its instant in its requested plan, not in its empty inflight
+    file. Read from the wrong file, every participant took any pending rollback for its own instant's and waited a minute
+    before each START_COMMIT, past the coordinator's write timeout, until both were quarantined."""
+    from hudi_kafka_nb.writer import HudiWriter
+    _, table, instants = build_table(spark, tmp_path / "t", commits=2, per_commit=200, leave_last_pending=True)
+    hudi, client = table.committer.hudi, table.committer.client
+    meta = hudi.meta_client()
+    pending = next(i for i in meta.getActiveTimeline().filterInflights().getInstants() if i.requestedTime() == instants[-1])
+    spark_table = hudi.H.table.HoodieSparkTable.create(client.getConfig(), hudi.engine_context())
+    spark_table.scheduleRollback(hudi.engine_context(), client.createNewInstantTime(False), pending, False, True, False)
+    requested = meta.reloadActiveTimeline().filterPendingRollbackTimeline().getInstants()[0]
+    meta.getActiveTimeline().transitionRollbackRequestedToInflight(requested)
+    meta = hudi.meta_client()
+    timeline, writer = meta.getActiveTimeline(), HudiWriter(hudi)
+    rollback = timeline.filterPendingRollbackTimeline().getInstants()[0]
+    assert rollback.isInflight()
+    with pytest.raises(Exception): timeline.readRollbackPlan(rollback)          # the inflight file holds no plan
+    assert writer._rollback_under_way(meta, timeline, instants[-1])
+    assert not writer._rollback_under_way(meta, timeline, instants[0])
+    assert not writer._rollback_under_way(meta, timeline, "20991231235959000")
