@@ -63,9 +63,15 @@ class OpenInstant(msgspec.Struct, frozen=True, kw_only=True):
     end_at: float                                       # END_COMMIT is due then
     collect_until: float = 0.0                          # after END_COMMIT: every WRITE_STATUS by then
     statuses: dict[str, WriteStatus] = {}               # participant → its WRITE_STATUS
+    full: frozenset[str] = frozenset()                  # participants whose buffers are full (a heartbeat's full_instant)
 
     def with_status(self, status: WriteStatus) -> "OpenInstant":
         return msgspec.structs.replace(self, statuses={**self.statuses, status.participant_id: status})
+
+    def with_full(self, participant: str) -> "OpenInstant":
+        return msgspec.structs.replace(self, full=self.full | {participant}) if participant in self.assignment else self
+
+    def all_full(self) -> bool: return bool(self.assignment) and self.full >= set(self.assignment)
 
     def missing(self) -> list[str]: return sorted(set(self.assignment) - set(self.statuses))
 

@@ -102,6 +102,7 @@ def step(self: Coordinator):
             if live and (joined >= self.config.min_participants or self.counts["commits"]): self.start_instant()
         elif self.open and (lost := self._lost_participants()):
             self.abort(f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s")
+        elif self.state is CoordinatorState.WRITING and self.open.all_full(): self.end_instant(ended="participants_full")
         elif self.state is CoordinatorState.WRITING and now >= self.open.end_at:
             if self._worth_ending(): self.end_instant()
             else: self.open = msgspec.structs.replace(self.open, end_at=now + self.config.commit_interval_s)
@@ -149,6 +150,7 @@ def on_event(self: Coordinator, event: ControlEvent):
         if event.participant_id not in self.participants:
             log.info(transition_line("coordinator", self.id, "PARTICIPANT_JOINED", participant=event.participant_id))
         self.participants[event.participant_id] = self.clock()
+        if self.open and event.full_instant == self.open.instant: self.open = self.open.with_full(event.participant_id)
     elif isinstance(event, WriteStatus): self.on_write_status(event)
     elif isinstance(event, StartCommit) and event.epoch > self.epoch:
         self.step_down(f"START_COMMIT of newer epoch {event.epoch} from {event.sender}")
@@ -200,11 +202,11 @@ def start_instant(self: Coordinator):
     self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
 
 @patch
-def end_instant(self: Coordinator):
+def end_instant(self: Coordinator, **fields):
     self.channel.send(EndCommit(epoch=self.epoch, instant=self.open.instant))
     self.crash("after_end_commit")
     self.open = msgspec.structs.replace(self.open, collect_until=self.clock() + self.config.write_timeout_s)
-    self._transition(CoordinatorState.COLLECTING)
+    self._transition(CoordinatorState.COLLECTING, **fields)
     self.try_commit()
 
 # %% ../nbs/06_coordinator.ipynb #8c037a01

@@ -42,6 +42,7 @@ class ControlEvent(msgspec.Struct, tag_field="type", kw_only=True, frozen=True):
 class Heartbeat(ControlEvent, tag="HEARTBEAT"):
     "A participant registering itself, repeated while it lives."
     participant_id: str
+    full_instant: str = ""            # the open instant it can read no more into (max_buffered_records): end it early
 
 class StartCommit(ControlEvent, tag="START_COMMIT"):
     "Open an instant: each participant's partitions and the offsets to start from."

@@ -5,7 +5,7 @@
 # %% ../nbs/04_participant.ipynb #4db8c9c9
 from __future__ import annotations
 import logging, os, socket, threading, time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Callable
 import msgspec
@@ -14,7 +14,7 @@ from fastcore.basics import patch
 from .changes import decode_changes, latest_changes
 from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
-                                    StartCommit, WriteStatus, transition_line)
+                                    PartitionStart, StartCommit, WriteStatus, transition_line)
 from .ports import Channel, Clock, DataSource, DeadLetters, Writer, error_summary
 from .records import Decoded, RawRecord, data_schema, decode_batch, wider_type
 
@@ -50,6 +50,8 @@ class ParticipantInstant:
     batches: list[pa.RecordBatch] = field(default_factory=list)
     buffered: int = 0                           # rows in `batches`
     new_fields: dict[str, str] = field(default_factory=dict)     # met in the events, proposed in WRITE_STATUS
+    said_full: bool = False                     # the coordinator has heard that nothing more fits (`full_instant`)
+    letters: list = field(default_factory=list) # read ahead: dead letters sent only once the instant is adopted
 
     def reports(self) -> list[PartitionProgress]: return [p.report() for p in self.progress.values()]
     def next_offsets(self) -> dict[tuple[str, int], int]: return {tp: p.next_offset for tp, p in self.progress.items()}
@@ -78,6 +80,7 @@ class Participant:
         self.ignored_fields: set[str] = set()               # warned about once
         self.state, self.epoch = ParticipantState.IDLE, 0   # the newest epoch seen: older coordinators are ignored
         self.current: ParticipantInstant | None = None      # the latest instant this participant took part in
+        self.ahead: ParticipantInstant | None = None        # records read for the next instant while this one is committed
         self.last_heartbeat, self._heartbeats = -1e9, None
         self.stats = {"records_written": 0, "records_dead_lettered": 0, "instants_acked": 0}
         self._transition(ParticipantState.IDLE)
@@ -96,10 +99,21 @@ def step(self: Participant):
     now = self.clock()
     if self._heartbeats is None and now - self.last_heartbeat >= self.config.heartbeat_interval_s:
         self.channel.send(Heartbeat(participant_id=self.id)); self.last_heartbeat = now
-    for event in self.channel.receive(timeout_s=0 if self.state is ParticipantState.WRITING else 0.1):
+    reading = self.state is ParticipantState.WRITING or (self.ahead is not None and not self._full(self.ahead))
+    for event in self.channel.receive(timeout_s=0 if reading else 0.1):
         self.on_event(event)
-    if self.state is ParticipantState.WRITING and self.current.buffered < self.config.max_buffered_records: self._consume_batch()
-    elif self.state is ParticipantState.WRITING: time.sleep(0.01)    # full: wait for END_COMMIT
+    if self.state is not ParticipantState.WRITING: return self._read_ahead()
+    if not self._full(): self._consume_batch()
+    if not self._full(): return
+    if not self.current.said_full:
+        self.channel.send(Heartbeat(participant_id=self.id, full_instant=self.current.instant)); self.current.said_full = True
+    else: time.sleep(0.01)                                           # full: wait for END_COMMIT
+
+@patch
+def _full(self: Participant, instant: ParticipantInstant | None = None) -> bool:
+    "Whether the open instant (or `instant`) can take no more of this participant's records."
+    now = instant or self.current
+    return now.buffered >= self.config.max_buffered_records or all(p.held for p in now.progress.values())
 
 @patch
 def run(self: Participant, should_stop: Callable[[], bool]):
@@ -140,13 +154,23 @@ def on_start_commit(self: Participant, event: StartCommit):
     mine = event.assignments.get(self.id, [])
     self.epoch = event.epoch
     # {} names no fields: an older coordinator, which would never widen the schema for a held partition
-    self.current = ParticipantInstant(event.epoch, event.instant, {(s.topic, s.partition): Progress(s.topic, s.partition, s.offset, s.offset) for s in mine},
-                                      value_schema=event.value_schema or self.declared, discovering=bool(event.value_schema))
+    fresh = ParticipantInstant(event.epoch, event.instant, {(s.topic, s.partition): Progress(s.topic, s.partition, s.offset, s.offset) for s in mine},
+                               value_schema=event.value_schema or self.declared, discovering=bool(event.value_schema))
+    ahead, self.ahead = self.ahead, None
+    self.current = self._adopt(ahead, fresh) if ahead else fresh
     self._use_value_schema(self.current.value_schema)
     if not mine:
         self.source.unassign(); self._transition(ParticipantState.IDLE, reason="no partitions assigned"); return
-    self.source.assign(mine)
-    self._transition(ParticipantState.WRITING)
+    self.source.assign([PartitionStart(p.topic, p.partition, p.next_offset) for p in self.current.progress.values()])
+    self._transition(ParticipantState.WRITING, **({"read_ahead": self.current.buffered} if self.current is not fresh else {}))
+
+@patch
+def _adopt(self: Participant, ahead: ParticipantInstant, fresh: ParticipantInstant) -> ParticipantInstant:
+    "The records read ahead as the new instant's, if it starts every partition where they start and writes the same fields; else `fresh`."
+    starts = lambda instant: {tp: p.start_offset for tp, p in instant.progress.items()}
+    if starts(ahead) != starts(fresh) or (ahead.value_schema, ahead.discovering) != (fresh.value_schema, fresh.discovering): return fresh
+    for letter in ahead.letters: self.dead_letters.send(letter)
+    return replace(ahead, epoch=fresh.epoch, instant=fresh.instant, letters=[])
 
 @patch
 def _use_value_schema(self: Participant, value_schema: dict[str, str]):
@@ -171,15 +195,37 @@ def _consume_batch(self: Participant):
     skip_to(now.progress, self.source.positions(list(now.progress)))
 
 @patch
-def _take(self: Participant, records: list[RawRecord]):
-    "Decode `records` into the instant's batches, set bad ones aside, and move their partitions on (up to a held record)."
-    now = self.current
+def _start_reading_ahead(self: Participant, done: ParticipantInstant):
+    "Read the next instant's records from where `done` ended, unless a partition is held (the next instant writes other fields)."
+    if done.new_fields or any(p.held for p in done.progress.values()): return
+    self.ahead = ParticipantInstant(done.epoch, "", {tp: Progress(p.topic, p.partition, p.next_offset, p.next_offset) for tp, p in done.progress.items()},
+                                    value_schema=done.value_schema, discovering=done.discovering)
+    # from exactly where `done` ended, whatever the consumer fetched beyond: read ahead, a partition has no gap
+    self.source.assign([PartitionStart(p.topic, p.partition, p.next_offset) for p in self.ahead.progress.values()])
+
+@patch
+def _read_ahead(self: Participant):
+    "One batch into the records read ahead, up to `max_buffered_records`."
+    ahead = self.ahead
+    if ahead is None or self._full(ahead): return
+    records = fresh_records(self.source.read(self.config.max_batch_records, timeout_s=0.1), ahead.progress)
+    if records: self._take(records, ahead)
+    if self.ahead is ahead: skip_to(ahead.progress, self.source.positions(list(ahead.progress)))
+
+@patch
+def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant | None = None):
+    "Decode `records` into the instant's batches (or `into`), set bad ones aside, and move their partitions on (up to a held record)."
+    now = into or self.current
     decode = decode_changes if self.config.mirrors_changes else decode_batch
     decoded = decode(records, self.config, discover=None if now.discovering else False)
+    if now is self.ahead and (decoded.held or decoded.new_fields):
+        self.ahead = None; return               # the next instant will write other fields: its records are read again then
     rows, dead = decoded.rows, decoded.dead
     if rows.num_rows: now.batches.extend(rows.to_batches()); now.buffered += rows.num_rows
-    self._count(rows, dead)
-    for letter in dead: self.dead_letters.send(letter)
+    self._count(rows, dead, now)
+    if now is self.ahead: now.letters.extend(dead)
+    else:
+        for letter in dead: self.dead_letters.send(letter)
     self.dead_letters.poll()
     advance(now.progress, [r for r in records if r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)])
     self._note_fields(decoded)
@@ -200,8 +246,8 @@ def _note_fields(self: Participant, decoded: Decoded):
             log.warning("participant %s: field %r of the events is not stored: %s", self.id, name, why)
 
 @patch
-def _count(self: Participant, rows, dead):
-    progress = self.current.progress
+def _count(self: Participant, rows, dead, into: ParticipantInstant):
+    progress = into.progress
     if rows.num_rows:
         counts = rows.group_by(["kafka_topic", "kafka_partition"]).aggregate([("kafka_offset", "count")])
         for topic, partition, n in zip(*(counts[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset_count"))):
@@ -237,6 +283,7 @@ def on_end_commit(self: Participant, event: EndCommit):
     now.batches = []
     self._transition(ParticipantState.AWAITING_ACK, files=len(written.paths) if written else 0,
                      records=sum(r.records_written for r in reports), write_s=write_s)
+    self._start_reading_ahead(now)
 
 # %% ../nbs/04_participant.ipynb #42181f30
 @patch
@@ -258,7 +305,7 @@ def on_ack_commit(self: Participant, event: AckCommit):
 @patch
 def on_abort_commit(self: Participant, event: AbortCommit):
     if event.instant != self.instant or event.epoch != self.epoch or self.state is ParticipantState.IDLE: return
-    self.current.batches = []
+    self.current.batches, self.ahead = [], None             # the next instant starts where this one started
     self._transition(ParticipantState.IDLE, aborted=event.instant, reason=event.reason.replace(" ", "_"))
 
 @patch
