@@ -55,6 +55,7 @@ class ParticipantInstant:
 
     def reports(self) -> list[PartitionProgress]: return [p.report() for p in self.progress.values()]
     def next_offsets(self) -> dict[tuple[str, int], int]: return {tp: p.next_offset for tp, p in self.progress.items()}
+    def resume_points(self) -> list[PartitionStart]: return [PartitionStart(p.topic, p.partition, p.next_offset) for p in self.progress.values()]
 
 def fresh_records(records: list[RawRecord], progress: dict[tuple[str, int], Progress]) -> list[RawRecord]:
     "The records not yet seen in this instant, from partitions this participant owns."
@@ -161,7 +162,7 @@ def on_start_commit(self: Participant, event: StartCommit):
     self._use_value_schema(self.current.value_schema)
     if not mine:
         self.source.unassign(); self._transition(ParticipantState.IDLE, reason="no partitions assigned"); return
-    self.source.assign([PartitionStart(p.topic, p.partition, p.next_offset) for p in self.current.progress.values()])
+    self.source.assign(self.current.resume_points())
     self._transition(ParticipantState.WRITING, **({"read_ahead": self.current.buffered} if self.current is not fresh else {}))
 
 @patch
@@ -201,7 +202,7 @@ def _start_reading_ahead(self: Participant, done: ParticipantInstant):
     self.ahead = ParticipantInstant(done.epoch, "", {tp: Progress(p.topic, p.partition, p.next_offset, p.next_offset) for tp, p in done.progress.items()},
                                     value_schema=done.value_schema, discovering=done.discovering)
     # from exactly where `done` ended, whatever the consumer fetched beyond: read ahead, a partition has no gap
-    self.source.assign([PartitionStart(p.topic, p.partition, p.next_offset) for p in self.ahead.progress.values()])
+    self.source.assign(self.ahead.resume_points())
 
 @patch
 def _read_ahead(self: Participant):

@@ -83,20 +83,19 @@ class HudiWriter:
         self._wait_until_spark_is_idle(deadline)
         while True:
             meta = self.hudi.meta_client()
-            timeline = meta.getActiveTimeline()
-            if not self._rollback_under_way(meta, timeline, instant) or time.monotonic() >= deadline: break
+            if not self._rollback_under_way(meta, instant) or time.monotonic() >= deadline: break
             time.sleep(0.2)
-        return any(i.requestedTime() == instant for i in timeline.filterInflights().getInstants())
+        return any(i.requestedTime() == instant for i in meta.getActiveTimeline().filterInflights().getInstants())
 
     def _wait_until_spark_is_idle(self, deadline: float):
         tracker = self.hudi.spark.sparkContext._jsc.sc().statusTracker()
         while sum(e.numRunningTasks() for e in tracker.getExecutorInfos()) and time.monotonic() < deadline: time.sleep(0.2)
 
-    def _rollback_under_way(self, meta, timeline, instant: str) -> bool:
+    def _rollback_under_way(self, meta, instant: str) -> bool:
         # the plan is in the rollback's requested file: an inflight rollback's own file is empty (Hudi's RollbackUtils
         # reads the right one). Misread, any rollback left pending by another writer held every participant for a minute.
         plan_of = self.hudi.H.table.action.rollback.RollbackUtils.getRollbackPlan
-        for rollback in timeline.filterPendingRollbackTimeline().getInstants():
+        for rollback in meta.getActiveTimeline().filterPendingRollbackTimeline().getInstants():
             try:
                 if plan_of(meta, rollback).getInstantToRollback().getCommitTime() == instant: return True
             except Exception: return True           # a plan not readable yet (being written): assume it is this instant's

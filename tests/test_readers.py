@@ -143,6 +143,6 @@ def test_a_rollback_left_pending_by_another_writer_holds_back_only_participants_
     rollback = timeline.filterPendingRollbackTimeline().getInstants()[0]
     assert rollback.isInflight()
     with pytest.raises(Exception): timeline.readRollbackPlan(rollback)          # the inflight file holds no plan
-    assert writer._rollback_under_way(meta, timeline, instants[-1])
-    assert not writer._rollback_under_way(meta, timeline, instants[0])
-    assert not writer._rollback_under_way(meta, timeline, "20991231235959000")
+    assert writer._rollback_under_way(meta, instants[-1])
+    assert not writer._rollback_under_way(meta, instants[0])
+    assert not writer._rollback_under_way(meta, "20991231235959000")
