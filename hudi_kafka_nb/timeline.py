@@ -25,15 +25,20 @@ def completion_times(table_path: str | Path, properties: dict[str, str] | None =
     names = [n for n in table_storage(table_path).names(folder) if n.endswith((".commit", ".deltacommit", ".replacecommit")) and "_" in n]
     return dict(n.rsplit(".", 1)[0].split("_", 1) for n in names)
 
-def rust_table(table_path: str | Path):
-    "The table as hudi-rs reads it, with the settings of the table's store."
+def rust_table(table_path: str | Path, properties: dict[str, str] | None = None):
+    """The table as hudi-rs reads it, with the settings of the table's store. hudi-rs reads `hoodie.properties` itself
+    and, unlike Hudi, never its backup: caught while Hudi rewrites the file (it does when the metadata table gains a
+    partition), it found no `hoodie.table.name` and refused the table (a CI run). So the properties read whole by
+    `table_properties` are given as options too: the file's keys win where it has them, ours fill in the rest."""
     storage = table_storage(table_path)
-    return hudi.HudiTableBuilder.from_base_uri(storage.url("").rstrip("/") if storage.local else storage.location).with_storage_options(storage.options).build()
+    properties = properties or table_properties(table_path) or {}
+    return (hudi.HudiTableBuilder.from_base_uri(storage.url("").rstrip("/") if storage.local else storage.location)
+            .with_hudi_options(properties).with_storage_options(storage.options).build())
 
 def completed_commits(table_path: str | Path) -> list[dict]:
     "Completed commits on the active timeline, oldest first: {'instant', 'completed', 'metadata'}."
     if (properties := table_properties(table_path)) is None: return []
-    timeline = rust_table(table_path).get_timeline()
+    timeline = rust_table(table_path, properties).get_timeline()
     completed = completion_times(table_path, properties)
     return [{"instant": i.timestamp, "completed": completed.get(i.timestamp), "metadata": json.loads(timeline.get_instant_metadata_in_json(i))}
             for i in sorted([*timeline.get_completed_commits(), *timeline.get_completed_deltacommits()], key=lambda i: i.timestamp)]
@@ -46,7 +51,7 @@ def latest_schema_fields(table_path: str | Path) -> set[str] | None:
     """Field names in the schemas of the newest completed commit, delta commit or replace commit by instant time and by
     completion time (Hudi's writers take the table's schema from there): the names both have; None before any."""
     if (properties := table_properties(table_path)) is None: return None
-    timeline = rust_table(table_path).get_timeline()
+    timeline = rust_table(table_path, properties).get_timeline()
     instants = [*timeline.get_completed_commits(), *timeline.get_completed_deltacommits(), *timeline.get_completed_replacecommits()]
     if not instants: return None
     completed = completion_times(table_path, properties)
