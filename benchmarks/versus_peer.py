@@ -10,7 +10,7 @@ then feeds a fresh topic at a steady rate, half sink-2's drain rate, for `--stea
 latency from the table (its commit's completion time less its Kafka timestamp). Every table is checked: rows =
 records produced, no Kafka coordinate twice. Printed per run: the median and spread over the rounds of committed
 records/s and MB/s, the ratio to raw and to the peer at the same commit size, the latency median and p95, and per
-process its peak resident memory and CPU seconds; written to a CSV and a PNG in the work folder.
+process its peak memory (shared pages counted once) and CPU seconds; written to a CSV and a PNG in the work folder.
 """
 import argparse, csv, json, statistics, subprocess, sys, tempfile, threading, time, uuid
 from datetime import datetime
@@ -21,7 +21,7 @@ from confluent_kafka import Consumer, TopicPartition
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, consumer_settings, load_config
 from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinate_check, read_snapshot
-from hudi_kafka_nb.runtime import RoleProcess
+from hudi_kafka_nb.runtime import RoleProcess, tree_memory
 from hudi_kafka_nb.servers import EmbeddedBroker, create_topic
 from hudi_kafka_nb.timeline import completion_times
 
@@ -44,7 +44,7 @@ def raw_read(bootstrap, topic, ends):
 
 
 class Usage:
-    "Peak resident memory and CPU seconds of named process trees, sampled every 0.2 s until `stop`."
+    "Peak memory (proportional set size: shared pages once) and CPU seconds of named process trees, sampled every 0.2 s until `stop`."
     def __init__(self, roots):
         self.roots, self.peak, self.cpu, self._stop = roots, {}, {}, threading.Event()
         threading.Thread(target=self._sample, daemon=True).start()
@@ -56,11 +56,10 @@ class Usage:
             for name, pid in self.roots().items():
                 try: tree = [psutil.Process(pid)] + psutil.Process(pid).children(recursive=True)
                 except psutil.NoSuchProcess: continue
-                rss = 0
                 for proc in tree:
-                    try: rss += proc.memory_info().rss; t = proc.cpu_times(); cpu[(name, proc.pid)] = t.user + t.system
+                    try: t = proc.cpu_times(); cpu[(name, proc.pid)] = t.user + t.system
                     except psutil.NoSuchProcess: pass
-                self.peak[name] = max(self.peak.get(name, 0), rss)
+                self.peak[name] = max(self.peak.get(name, 0), tree_memory(tree))
                 self.cpu[name] = sum(v for (n, _), v in cpu.items() if n == name)
             time.sleep(0.2)
 

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 # %% auto #0
 __all__ = ['log', 'TABLE_WAIT_S', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'status_writer', 'crash_at', 'open_coordinator',
            'open_participant', 'wait_for_table', 'open_table_services', 'JobControls', 'job_parameters', 'run_job',
-           'jobs_dir', 'RoleProcess']
+           'jobs_dir', 'tree_memory', 'RoleProcess']
 
 # %% ../nbs/19_runtime.ipynb #2d1a9e25
 def status_writer(table_path: str, key: str):
@@ -172,6 +172,15 @@ def jobs_dir() -> Path:
     "The repository's `jobs/` folder (role notebooks)."
     return Path(__file__).resolve().parent.parent / "jobs"
 
+def tree_memory(processes) -> int:
+    "Bytes of memory of `processes` (psutil's), a page shared between them counted once: their proportional set sizes summed."
+    import psutil
+    total = 0
+    for proc in processes:
+        try: total += proc.memory_full_info().pss
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess): pass
+    return total
+
 class RoleProcess:
     "One role in a separate process: its notebook under papermill, or (`direct`) `run_job` in plain Python."
     def __init__(self, role: str, params: dict, workdir: str | Path, name: str | None = None, direct: bool = False, env: dict | None = None):
@@ -234,13 +243,10 @@ class RoleProcess:
         except psutil.NoSuchProcess: return []
 
     def memory_bytes(self) -> int:
-        "Resident memory of the role's whole process tree."
-        import psutil
-        total = 0
-        for proc in self.tree():
-            try: total += proc.memory_info().rss
-            except psutil.NoSuchProcess: pass
-        return total
+        """Memory of the role's whole process tree, every page counted once (proportional set size): a process the JVM
+        forks (Hadoop runs `chmod` for every file it creates on a local disk) shares the JVM's pages for a moment, and
+        resident sizes summed would count them twice."""
+        return tree_memory(self.tree())
 
     def kill(self):
         "SIGKILL the role and everything it started (kernel, Spark JVM), which may not share its process group."
