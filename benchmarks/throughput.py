@@ -9,8 +9,10 @@ In one run on the embedded Apache Kafka broker it measures
   (e) the sink with 2 participants and the table on an embedded S3 server (MinIO, S3A) against (b)'s local table,
   (f) the peer a user would pick instead: Spark Structured Streaming's Kafka source into Hudi's streaming sink
       (benchmarks/peer.py), at (b)'s records per commit and in one micro-batch, its table checked like ours,
+  (g) a participant's peak memory draining a backlog and one four times larger, with instants of any size (no record
+      limit, a 10 s commit interval) at one memory budget (`max_buffered_bytes`),
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
-log) and the peak resident memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi).
+log) and the peak memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages once).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
 """
 import argparse, statistics, tempfile, threading, time, uuid
@@ -123,6 +125,24 @@ def object_store_figure(broker, topic, ends, args, root, local_rate):
           f"table's (b); commit latency median {statistics.median(latencies):.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")
 
 
+def memory_figure(broker, args, root):
+    """(g) One participant drains `--memory-records` events, then four times as many, each in instants as large as a
+    10 s commit interval makes them (`max_buffered_records` above the backlog), at a budget of `--memory-budget-mib`:
+    past it a participant writes its rows into the open instant at once. Its peak memory should not grow with the backlog."""
+    peaks = {}
+    for records in (args.memory_records, 4 * args.memory_records):
+        topic = f"bench-memory-{uuid.uuid4().hex[:6]}"
+        create_topic(broker.bootstrap_servers, topic, 8)
+        print(f"producing {records:,} order events to 8 partitions …")
+        ends = produce_orders(broker.bootstrap_servers, topic, records, progress=False)
+        rate, latencies, peaks[records] = sink_rate(broker, topic, ends, 1, 10.0, 2 * records, root / f"memory-{records}",
+                                                    settings={"max_buffered_bytes": args.memory_budget_mib * 2**20})
+        print(f"(g) sink, 1 participant, {records:,} events, instants of any size, max_buffered_bytes {args.memory_budget_mib} MiB: "
+              f"{rate:,.0f} committed records/s over {len(latencies)} commits; peak participant memory {peaks[records] / 2**20:,.0f} MiB")
+    low, high = args.memory_records, 4 * args.memory_records
+    print(f"(g) peak participant memory, {high:,} events / {low:,}: {peaks[high] / peaks[low]:.2f}")
+
+
 def peer_figure(broker, topic, ends, args, root, raw, ours):
     """(f) Spark Structured Streaming → Hudi (benchmarks/peer.py, a process of its own) on the same backlog, at our sink's
     records per commit with 2 participants, and in one micro-batch; its table checked by Kafka coordinates like ours."""
@@ -141,9 +161,11 @@ def main():
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--commit-interval", type=float, default=3.0)
     parser.add_argument("--max-buffered", type=int, default=60_000, help="records a participant buffers per instant")
-    parser.add_argument("--parts", default="abcdef", help="which figures: a (raw consumer), b (sink), c (keyed), "
+    parser.add_argument("--memory-records", type=int, default=1_000_000, help="(g): the smaller backlog; the larger is four times it")
+    parser.add_argument("--memory-budget-mib", type=int, default=64, help="(g): max_buffered_bytes, in MiB")
+    parser.add_argument("--parts", default="abcdefg", help="which figures: a (raw consumer), b (sink), c (keyed), "
                         "d (appending, with and without the table-services job), e (the table on MinIO, with b), "
-                        "f (the peer: Spark Structured Streaming into Hudi)")
+                        "f (the peer: Spark Structured Streaming into Hudi), g (memory against the backlog's size)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
     with EmbeddedBroker(root / "broker") as broker:
@@ -168,6 +190,7 @@ def main():
         if "f" in args.parts: peer_figure(broker, topic, ends, args, root, raw, local_rates.get(2))
         if "c" in args.parts: keyed_figure(broker, args, root)
         if "d" in args.parts: table_services_figure(broker, topic, ends, args, root)
+        if "g" in args.parts: memory_figure(broker, args, root)
     print(f"work folder (logs, executed notebooks): {root}")
 
 

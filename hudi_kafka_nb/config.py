@@ -72,7 +72,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     participant_quarantine_s: float = 300.0     # a participant that fails two instants in a row sits out this long
     min_participants: int = 1                   # the coordinator waits for this many before the first instant
     max_batch_records: int = 20_000             # records per consume() call
-    max_buffered_records: int = 500_000         # a participant stops reading until END_COMMIT beyond this (bounds memory)
+    max_buffered_records: int = 500_000         # a participant stops reading until END_COMMIT beyond this
+    max_buffered_bytes: int = 134_217_728       # decoded rows a participant holds; beyond, bulk_insert writes them into the open instant (bounds memory)
     kafka: dict[str, str] = msgspec.field(default_factory=dict)  # librdkafka settings for every client (security, …); secrets as ${env:…}, ${file:…}, ${secrets:…}
     hudi_options: dict[str, str] = msgspec.field(default_factory=dict)  # other hoodie.* write settings, Hudi's names
     fetch_max_bytes: int = 52_428_800           # fetch.max.bytes of the participants' consumers (large batches: see 02_records)
@@ -255,6 +256,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.participant_timeout_s > config.heartbeat_interval_s, "participant_timeout_s", "must be longer than heartbeat_interval_s")
     need(config.min_participants >= 1, "min_participants", "must be at least 1")
     need(config.max_buffered_records >= config.max_batch_records, "max_buffered_records", "must be at least max_batch_records")
+    # a budget typed in MiB rather than bytes would make every batch a write of its own, in files of a few rows
+    need(config.max_buffered_bytes >= 65_536, "max_buffered_bytes", "must be at least 65536 (64 KiB): it counts bytes")
     need(config.control not in config.topics, "control_topic", "must not be one of the data topics")
     for key, value in config.kafka.items():
         need(not is_secret_key(key) or SECRET_REFERENCE.fullmatch(value), "kafka",

@@ -12,7 +12,7 @@ import msgspec
 import pyarrow as pa
 from fastcore.basics import patch
 from .changes import decode_changes, latest_changes
-from .config import SinkConfig
+from .config import SinkConfig, WriteMode
 from .messages import (AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     PartitionStart, StartCommit, WriteStatus, transition_line)
 from .ports import Channel, Clock, DataSource, DeadLetters, Writer, error_summary
@@ -47,8 +47,10 @@ class ParticipantInstant:
     progress: dict[tuple[str, int], Progress]
     value_schema: dict[str, str]                # the fields this instant writes (the coordinator's choice)
     discovering: bool                           # whether its coordinator decides new fields (an older one never does)
-    batches: list[pa.RecordBatch] = field(default_factory=list)
-    buffered: int = 0                           # rows in `batches`
+    batches: list[pa.RecordBatch] = field(default_factory=list)  # rows decoded and still in memory
+    buffered: int = 0                           # rows taken into this instant (in `batches`, or already written)
+    held_bytes: int = 0                         # bytes of `batches`
+    parts: list = field(default_factory=list)   # what Hudi wrote into the instant so far (`Written`), past `max_buffered_bytes`
     new_fields: dict[str, str] = field(default_factory=dict)     # met in the events, proposed in WRITE_STATUS
     said_full: bool = False                     # the coordinator has heard that nothing more fits (`full_instant`)
     letters: list = field(default_factory=list) # read ahead: dead letters sent only once the instant is adopted
@@ -56,6 +58,7 @@ class ParticipantInstant:
     def reports(self) -> list[PartitionProgress]: return [p.report() for p in self.progress.values()]
     def next_offsets(self) -> dict[tuple[str, int], int]: return {tp: p.next_offset for tp, p in self.progress.items()}
     def resume_points(self) -> list[PartitionStart]: return [PartitionStart(p.topic, p.partition, p.next_offset) for p in self.progress.values()]
+    def drop_rows(self): self.batches, self.held_bytes, self.parts = [], 0, []
 
 def fresh_records(records: list[RawRecord], progress: dict[tuple[str, int], Progress]) -> list[RawRecord]:
     "The records not yet seen in this instant, from partitions this participant owns."
@@ -105,6 +108,7 @@ def step(self: Participant):
         self.on_event(event)
     if self.state is not ParticipantState.WRITING: return self._read_ahead()
     if not self._full(): self._consume_batch()
+    if self._writes_early() and not self._write_held(): return
     if not self._full(): return
     if not self.current.said_full:
         self.channel.send(Heartbeat(participant_id=self.id, full_instant=self.current.instant)); self.current.said_full = True
@@ -114,7 +118,15 @@ def step(self: Participant):
 def _full(self: Participant, instant: ParticipantInstant | None = None) -> bool:
     "Whether the open instant (or `instant`) can take no more of this participant's records."
     now = instant or self.current
-    return now.buffered >= self.config.max_buffered_records or all(p.held for p in now.progress.values())
+    # rows past max_buffered_bytes go into the open instant at once (`_writes_early`); rows read ahead (no instant yet)
+    # or staged for the coordinator's write by key (written whole, by the coordinator) cannot, and fill the instant
+    over_memory = now.held_bytes >= self.config.max_buffered_bytes and (now is self.ahead or self.config.write_mode is WriteMode.STAGED)
+    return now.buffered >= self.config.max_buffered_records or over_memory or all(p.held for p in now.progress.values())
+
+@patch
+def _writes_early(self: Participant) -> bool:
+    "Whether the open instant's rows in memory have reached `max_buffered_bytes`, and Hudi writes them into it now (bulk_insert)."
+    return self.config.write_mode is WriteMode.FILES and self.current.held_bytes >= self.config.max_buffered_bytes
 
 @patch
 def run(self: Participant, should_stop: Callable[[], bool]):
@@ -222,7 +234,7 @@ def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant 
     if now is self.ahead and (decoded.held or decoded.new_fields):
         self.ahead = None; return               # the next instant will write other fields: its records are read again then
     rows, dead = decoded.rows, decoded.dead
-    if rows.num_rows: now.batches.extend(rows.to_batches()); now.buffered += rows.num_rows
+    if rows.num_rows: now.batches.extend(rows.to_batches()); now.buffered += rows.num_rows; now.held_bytes += rows.nbytes
     self._count(rows, dead, now)
     if now is self.ahead: now.letters.extend(dead)
     else:
@@ -263,27 +275,39 @@ def _rows(self: Participant) -> pa.Table:
     return latest_changes(rows, self.config.record_key_field) if self.config.mirrors_changes else rows
 
 @patch
-def on_end_commit(self: Participant, event: EndCommit):
-    if self.state is not ParticipantState.WRITING or event.instant != self.instant: return
-    now, started = self.current, self.clock()
-    try: written = self.writer.write(self._rows(), now.instant) if now.buffered else None
+def _write_held(self: Participant) -> bool:
+    """Write the rows in memory into the open instant with Hudi's writer, adding the files to the instant's `parts`.
+    False if the instant takes no more: the write failed (reported to the coordinator), or the instant was rolled back
+    meanwhile (its files deleted again)."""
+    now = self.current
+    if not now.batches: return True
+    try: now.parts.append(self.writer.write(self._rows(), now.instant))
     except Exception as e:
         if self.writer.is_inflight(now.instant):                 # a real write error: tell the coordinator, which aborts
-            return self._report_failure(f"Hudi write failed: {error_summary(e)}")
-        written = None                                           # the rollback deleted files under Hudi's writer
+            self._report_failure(f"Hudi write failed: {error_summary(e)}"); return False
+        # else the rollback deleted files under Hudi's writer: what follows deletes the rest
+    if not self.writer.is_inflight(now.instant):
+        self.writer.delete_instant(now.instant); now.drop_rows()
+        self._transition(ParticipantState.IDLE, reason="instant_rolled_back_while_writing"); return False
+    now.batches, now.held_bytes = [], 0
+    return True
+
+@patch
+def on_end_commit(self: Participant, event: EndCommit):
+    if self.state is not ParticipantState.WRITING or event.instant != self.instant: return
+    now, started, early = self.current, self.clock(), len(self.current.parts)
+    if not self._write_held(): return
     write_s = round(self.clock() - started, 2)
-    if now.buffered and not self.writer.is_inflight(now.instant):
-        self.writer.delete_instant(now.instant); now.batches = []
-        self._transition(ParticipantState.IDLE, reason="instant_rolled_back_while_writing"); return
+    written = self.writer.combine(now.parts) if now.parts else None
     undelivered = self.dead_letters.flush(30)
     if undelivered: return self._report_failure(f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}")
     reports = now.reports()
     self.channel.send(WriteStatus(epoch=now.epoch, instant=now.instant, participant_id=self.id, partitions=reports,
                                   hudi_version=self.writer.version, write_statuses=written.statuses if written else b"",
                                   staged_files=written.staged if written else [], new_fields=now.new_fields))
-    now.batches = []
+    now.drop_rows()
     self._transition(ParticipantState.AWAITING_ACK, files=len(written.paths) if written else 0,
-                     records=sum(r.records_written for r in reports), write_s=write_s)
+                     records=sum(r.records_written for r in reports), write_s=write_s, **({"written_early": early} if early else {}))
     self._start_reading_ahead(now)
 
 # %% ../nbs/04_participant.ipynb #42181f30
@@ -294,7 +318,7 @@ def _report_failure(self: Participant, error: str):
     log.error("participant %s could not write instant %s: %s", self.id, now.instant, error)
     self.channel.send(WriteStatus(epoch=now.epoch, instant=now.instant, participant_id=self.id, partitions=now.reports(),
                                   hudi_version=self.writer.version, error=error))
-    now.batches = []
+    now.drop_rows()
     self._transition(ParticipantState.IDLE, reason="write_failed")
 
 @patch
@@ -306,7 +330,7 @@ def on_ack_commit(self: Participant, event: AckCommit):
 @patch
 def on_abort_commit(self: Participant, event: AbortCommit):
     if event.instant != self.instant or event.epoch != self.epoch or self.state is ParticipantState.IDLE: return
-    self.current.batches, self.ahead = [], None             # the next instant starts where this one started
+    self.current.drop_rows(); self.ahead = None              # the next instant starts where this one started
     self._transition(ParticipantState.IDLE, aborted=event.instant, reason=event.reason.replace(" ", "_"))
 
 @patch

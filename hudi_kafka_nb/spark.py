@@ -4,13 +4,14 @@
 
 # %% ../nbs/11_spark.ipynb #607d726f
 from __future__ import annotations
-import glob, os, sys
+import glob, os, sys, tempfile
 from pathlib import Path
+import pyarrow as pa
 from .storage import hadoop_options, scheme_of, table_storage
 
 # %% auto #0
 __all__ = ['bundle_jars', 'on_databricks', 'object_store_jars', 'class_data_archive', 'spark_java_options', 'spark_session',
-           'hudi_version']
+           'hudi_version', 'arrow_frame']
 
 # %% ../nbs/11_spark.ipynb #a1955270
 def _resolved_jars(variable: str, folder_name: str, missing: str) -> list[str]:
@@ -80,3 +81,20 @@ def hudi_version(spark) -> str:
     "The version of the Hudi jar this Spark runs (stamped in every WRITE_STATUS)."
     jclass = spark._jvm.org.apache.hudi.client.WriteStatus._java_lang_class     # loaded by Spark's jar loader, not the system one
     return jclass.getPackage().getImplementationVersion() or "unknown"
+
+# %% ../nbs/11_spark.ipynb #85284e02
+def arrow_frame(spark, rows: pa.Table, struct):
+    "A Spark DataFrame of Arrow `rows` whose columns are those of the Spark schema `struct`, without pandas."
+    from pyspark.sql import DataFrame
+    from pyspark.sql.pandas.types import to_arrow_schema
+    target = to_arrow_schema(struct)
+    per_batch = max(1, -(-rows.num_rows // spark.sparkContext.defaultParallelism))
+    handle, path = tempfile.mkstemp(suffix=".arrow", prefix="rows-")
+    try:
+        with os.fdopen(handle, "wb") as out, pa.ipc.new_stream(out, target) as stream:
+            # one slice at a time made one batch: `rows` holds a chunk per batch read from Kafka
+            for start in range(0, rows.num_rows, per_batch):
+                for batch in rows.slice(start, per_batch).cast(target).combine_chunks().to_batches(): stream.write_batch(batch)
+        batches = spark._jvm.PythonSQLUtils.readArrowStreamFromFile(path)       # read whole: the file can go
+        return DataFrame(spark._jvm.PythonSQLUtils.toDataFrame(batches, struct.json(), spark._jsparkSession), spark)
+    finally: os.unlink(path)

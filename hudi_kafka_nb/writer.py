@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from .config import WriteMode
 from .hudi import HudiJava, participant_options
+from .spark import arrow_frame
 from .storage import check_table, staging_key, table_properties, table_storage
 from .timeline import instant_of_file
 
@@ -54,7 +55,7 @@ class HudiWriter:
         "Write Arrow `rows` into `instant` with Hudi's row writer, or stage them for the coordinator's insert or upsert; nothing is committed."
         if self.hudi.config.write_mode is WriteMode.STAGED:
             return WrittenFiles(b"", [], rows.num_rows, 0, staged=[stage_rows(rows, self.hudi.config.table_path, instant)])
-        return self.write_frame(self.hudi.spark.createDataFrame(rows.to_pandas(), self.hudi.struct), instant)
+        return self.write_frame(arrow_frame(self.hudi.spark, rows, self.hudi.struct), instant)
 
     def write_frame(self, frame, instant: str) -> WrittenFiles:
         "Write a Spark DataFrame of the table's data schema into `instant` with Hudi's row writer; nothing is committed."
@@ -105,6 +106,15 @@ class HudiWriter:
         if not self._table_ready(): return False
         timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
         return any(i.requestedTime() == instant for i in timeline.getInstants())
+
+    def combine(self, parts: list[WrittenFiles]) -> WrittenFiles:
+        "Several writes into one instant (rows past `max_buffered_bytes` are written early) as one: their write statuses in one list."
+        if len(parts) == 1: return parts[0]
+        serialization, statuses = self.hudi.H.common.util.SerializationUtils, self.hudi.jvm.java.util.ArrayList()
+        for part in parts:
+            if part.statuses: statuses.addAll(serialization.deserialize(part.statuses))
+        return WrittenFiles(bytes(serialization.serialize(statuses)) if statuses.size() else b"", [p for part in parts for p in part.paths],
+                            sum(part.records for part in parts), sum(part.errors for part in parts), [s for part in parts for s in part.staged])
 
     def delete_instant(self, instant: str): delete_instant_files(self.hudi.config.table_path, instant)
 

@@ -12,6 +12,8 @@ from helpers import assert_offsets_continue, produced_coordinates, read_dead_let
 @pytest.mark.xdist_group("papermill")     # Jupyter kernels started at once by two workers can pick one port
 def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_params, tmp_path):
     workdir = tmp_path / "jobs"
+    # a small memory budget: a participant's rows go into the open instant in several writes, reported as one
+    sink_params = {**sink_params, "max_buffered_bytes": 65_536, "max_batch_records": 1_000}
     roles = [RoleProcess("coordinator", sink_params, workdir)]
     roles += [RoleProcess("participant", sink_params, workdir, name=f"participant-{i}") for i in range(2)]
     table_path = Path(sink_params["table_path"])
@@ -38,6 +40,7 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
     assert len(commit_log(table_path)) >= 3
     assert assert_offsets_continue(table_path) == {f"{t}[{p}]": end for (t, p), end in ends.items()}
     assert all(h["hudi_kafka_nb.error.reason"] for h, _ in letters)
+    assert any("written_early=" in role.log_path.read_text() for role in roles[1:]), "rows past max_buffered_bytes were written early"
     # what observers see: the coordinator's published status and a plottable commit history
     status = coordinator_status(table_path)
     assert status["state"] == "STOPPED" and status["last_committed_instant"] == commit_log(table_path)[-1]["instant"]
