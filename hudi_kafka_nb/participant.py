@@ -7,7 +7,8 @@ from __future__ import annotations
 import logging, os, socket, threading, time
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Callable
+from concurrent.futures import Executor, Future, wait
+from typing import Callable, NamedTuple
 import msgspec
 import pyarrow as pa
 from fastcore.basics import patch
@@ -19,7 +20,8 @@ from .ports import Channel, Clock, DataSource, DeadLetters, Writer, error_summar
 from .records import Decoded, RawRecord, data_schema, decode_batch, wider_type
 
 # %% auto #0
-__all__ = ['log', 'ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'skip_to', 'Participant']
+__all__ = ['log', 'ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'skip_to', 'InlineExecutor',
+           'Wrote', 'Participant']
 
 # %% ../nbs/04_participant.ipynb #5a59bc56
 log = logging.getLogger(__name__)
@@ -50,7 +52,10 @@ class ParticipantInstant:
     batches: list[pa.RecordBatch] = field(default_factory=list)  # rows decoded and still in memory
     buffered: int = 0                           # rows taken into this instant (in `batches`, or already written)
     held_bytes: int = 0                         # bytes of `batches`
-    parts: list = field(default_factory=list)   # what Hudi wrote into the instant so far (`Written`), past `max_buffered_bytes`
+    parts: list = field(default_factory=list)   # what Hudi wrote into the instant so far (`Written`)
+    writing: list = field(default_factory=list) # Hudi's writes into it under way on the writer thread (`Future`s), in order
+    ended_at: float | None = None               # when END_COMMIT came: WRITE_STATUS follows once every write is done
+    written_early: int = 0                      # writes made before END_COMMIT (past max_buffered_bytes)
     new_fields: dict[str, str] = field(default_factory=dict)     # met in the events, proposed in WRITE_STATUS
     said_full: bool = False                     # the coordinator has heard that nothing more fits (`full_instant`)
     letters: list = field(default_factory=list) # read ahead: dead letters sent only once the instant is adopted
@@ -58,7 +63,7 @@ class ParticipantInstant:
     def reports(self) -> list[PartitionProgress]: return [p.report() for p in self.progress.values()]
     def next_offsets(self) -> dict[tuple[str, int], int]: return {tp: p.next_offset for tp, p in self.progress.items()}
     def resume_points(self) -> list[PartitionStart]: return [PartitionStart(p.topic, p.partition, p.next_offset) for p in self.progress.values()]
-    def drop_rows(self): self.batches, self.held_bytes, self.parts = [], 0, []
+    def drop_rows(self): self.batches, self.held_bytes, self.parts, self.writing = [], 0, [], []
 
 def fresh_records(records: list[RawRecord], progress: dict[tuple[str, int], Progress]) -> list[RawRecord]:
     "The records not yet seen in this instant, from partitions this participant owns."
@@ -74,11 +79,26 @@ def skip_to(progress: dict[tuple[str, int], Progress], positions: dict[tuple[str
         if (p := progress.get(tp)) is not None and not p.held and position > p.next_offset: p.next_offset = position
 
 # %% ../nbs/04_participant.ipynb #d4b1e2f3
+class InlineExecutor(Executor):
+    "Runs each call at once on the caller's thread: a participant whose writes block its loop (the in-memory tests)."
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future = Future()
+        try: future.set_result(fn(*args, **kwargs))
+        except BaseException as e: future.set_exception(e)
+        return future
+
+class Wrote(NamedTuple):
+    "What one Hudi write into an instant came to: its files, an error while the instant is open, or nothing (rolled back meanwhile)."
+    written: object = None
+    error: str = ""
+    rolled_back: bool = False
+
 class Participant:
     "The participant role: write assigned partitions into the instant the coordinator opened."
     def __init__(self, config: SinkConfig, channel: Channel, source: DataSource, dead_letters: DeadLetters, writer: Writer,
-                 clock: Clock = time.monotonic, participant_id: str | None = None):
+                 clock: Clock = time.monotonic, participant_id: str | None = None, background: Executor | None = None):
         self.config, self.channel, self.source, self.dead_letters, self.writer, self.clock = config, channel, source, dead_letters, writer, clock
+        self.background = background or InlineExecutor()   # where Hudi writes: a thread of its own reads on meanwhile
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
         self.schema, self.declared = data_schema(config), config.value_schema
         self.ignored_fields: set[str] = set()               # warned about once
@@ -103,12 +123,18 @@ def step(self: Participant):
     now = self.clock()
     if self._heartbeats is None and now - self.last_heartbeat >= self.config.heartbeat_interval_s:
         self.channel.send(Heartbeat(participant_id=self.id)); self.last_heartbeat = now
-    reading = self.state is ParticipantState.WRITING or (self.ahead is not None and not self._full(self.ahead))
-    for event in self.channel.receive(timeout_s=0 if reading else 0.1):
+    writing = self.state is ParticipantState.WRITING
+    reading = (writing and self.current.ended_at is None) or (self.ahead is not None and not self._full(self.ahead))
+    for event in self.channel.receive(timeout_s=0 if reading else 0.01 if writing else 0.1):
         self.on_event(event)
-    if self.state is not ParticipantState.WRITING: return self._read_ahead()
+    if self.state is ParticipantState.WRITING and not self._collect_writes(): return   # failed, or rolled back meanwhile
+    if self.state is ParticipantState.WRITING and self.current.ended_at is not None:     # ended: Hudi writes it, we read on
+        if not self.current.writing: self._report_written()
+    if self.state is not ParticipantState.WRITING or self.current.ended_at is not None: return self._read_ahead()
+    if self._writes_early():
+        if self.current.writing: time.sleep(0.01); return      # memory is full and Hudi still writes: read on once it is done
+        self._submit_write(self.current)
     if not self._full(): self._consume_batch()
-    if self._writes_early() and not self._write_held(): return
     if not self._full(): return
     if not self.current.said_full:
         self.channel.send(Heartbeat(participant_id=self.id, full_instant=self.current.instant)); self.current.said_full = True
@@ -275,29 +301,52 @@ def _rows(self: Participant) -> pa.Table:
     return latest_changes(rows, self.config.record_key_field) if self.config.mirrors_changes else rows
 
 @patch
-def _write_held(self: Participant) -> bool:
-    """Write the rows in memory into the open instant with Hudi's writer, adding the files to the instant's `parts`.
-    False if the instant takes no more: the write failed (reported to the coordinator), or the instant was rolled back
-    meanwhile (its files deleted again)."""
-    now = self.current
-    if not now.batches: return True
-    try: now.parts.append(self.writer.write(self._rows(), now.instant))
+def _write(self: Participant, instant: str, rows: pa.Table) -> Wrote:
+    """Hudi's write of `rows` into `instant`, on the writer thread: it touches nothing but the writer, and undoes itself
+    if the instant was rolled back meanwhile, before the loop hears of it."""
+    try: written = self.writer.write(rows, instant)
     except Exception as e:
-        if self.writer.is_inflight(now.instant):                 # a real write error: tell the coordinator, which aborts
-            self._report_failure(f"Hudi write failed: {error_summary(e)}"); return False
-        # else the rollback deleted files under Hudi's writer: what follows deletes the rest
-    if not self.writer.is_inflight(now.instant):
-        self.writer.delete_instant(now.instant); now.drop_rows()
-        self._transition(ParticipantState.IDLE, reason="instant_rolled_back_while_writing"); return False
+        if self.writer.is_inflight(instant): return Wrote(error=f"Hudi write failed: {error_summary(e)}")   # a real error
+        written = None                                           # the rollback deleted files under Hudi's writer
+    if not self.writer.is_inflight(instant):
+        self.writer.delete_instant(instant); return Wrote(rolled_back=True)
+    return Wrote(written)
+
+@patch
+def _submit_write(self: Participant, now: ParticipantInstant):
+    "Hand the rows in memory to Hudi's writer, on the writer thread; the loop reads on."
+    rows = self._rows()
     now.batches, now.held_bytes = [], 0
+    now.written_early += now.ended_at is None
+    now.writing.append(self.background.submit(self._write, now.instant, rows))
+
+@patch
+def _collect_writes(self: Participant) -> bool:
+    "Take in the open instant's writes that are done, in order; False if one failed (reported) or found the instant rolled back."
+    now = self.current
+    while now.writing and now.writing[0].done():
+        wrote = now.writing.pop(0).result()
+        if wrote.error: self._report_failure(wrote.error); return False
+        if wrote.rolled_back:
+            now.drop_rows(); self.ahead = None
+            self._transition(ParticipantState.IDLE, reason="instant_rolled_back_while_writing"); return False
+        now.parts.append(wrote.written)
     return True
 
 @patch
 def on_end_commit(self: Participant, event: EndCommit):
-    if self.state is not ParticipantState.WRITING or event.instant != self.instant: return
-    now, started, early = self.current, self.clock(), len(self.current.parts)
-    if not self._write_held(): return
-    write_s = round(self.clock() - started, 2)
+    if self.state is not ParticipantState.WRITING or event.instant != self.instant or self.current.ended_at is not None: return
+    now = self.current
+    now.ended_at = self.clock()
+    if now.batches: self._submit_write(now)
+    self._start_reading_ahead(now)           # the next instant's records are read while Hudi writes this one's
+    if self._collect_writes() and not now.writing: self._report_written()
+
+@patch
+def _report_written(self: Participant):
+    "Every write of the ended instant done: WRITE_STATUS with all their write statuses as one, and wait for the decision."
+    now = self.current
+    write_s = round(self.clock() - now.ended_at, 2)
     written = self.writer.combine(now.parts) if now.parts else None
     undelivered = self.dead_letters.flush(30)
     if undelivered: return self._report_failure(f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}")
@@ -307,8 +356,8 @@ def on_end_commit(self: Participant, event: EndCommit):
                                   staged_files=written.staged if written else [], new_fields=now.new_fields))
     now.drop_rows()
     self._transition(ParticipantState.AWAITING_ACK, files=len(written.paths) if written else 0,
-                     records=sum(r.records_written for r in reports), write_s=write_s, **({"written_early": early} if early else {}))
-    self._start_reading_ahead(now)
+                     records=sum(r.records_written for r in reports), write_s=write_s,
+                     **({"written_early": now.written_early} if now.written_early else {}))
 
 # %% ../nbs/04_participant.ipynb #42181f30
 @patch
@@ -318,7 +367,7 @@ def _report_failure(self: Participant, error: str):
     log.error("participant %s could not write instant %s: %s", self.id, now.instant, error)
     self.channel.send(WriteStatus(epoch=now.epoch, instant=now.instant, participant_id=self.id, partitions=now.reports(),
                                   hudi_version=self.writer.version, error=error))
-    now.drop_rows()
+    now.drop_rows(); self.ahead = None                       # the instant is aborted: the next starts where it started
     self._transition(ParticipantState.IDLE, reason="write_failed")
 
 @patch
@@ -344,6 +393,7 @@ def _commit_offsets(self: Participant):
 
 @patch
 def close(self: Participant):
+    if self.current and self.current.writing: wait(self.current.writing, timeout=self.config.write_timeout_s)   # a write under way
     self._settle_previous_instant()   # committed while we waited for the ACK → commit the offsets
     if self._heartbeats: self._heartbeats.set()
     self.channel.close(); self.source.close(); self.dead_letters.flush(10)

@@ -5,6 +5,7 @@
 # %% ../nbs/19_runtime.ipynb #d6c27cde
 from __future__ import annotations
 import logging, os, signal, socket, subprocess, sys, time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import msgspec, yaml
 from .committer import HudiCommitter, HudiTableServices
@@ -67,7 +68,9 @@ def open_participant(config: SinkConfig, participant_id: str | None = None, spar
     preflight(config, "participant")    # credentials, topics (created if missing: it may start first), every right
     writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}", table_path=config.table_path), config))
     participant = Participant(config, ControlChannel(config, participant_id), KafkaSource(config, participant_id),
-                              DeadLetterQueue.for_config(config, participant_id), writer, participant_id=participant_id)
+                              DeadLetterQueue.for_config(config, participant_id), writer, participant_id=participant_id,
+                              # Hudi writes on a thread of its own while the loop reads the next records (04_participant)
+                              background=ThreadPoolExecutor(1, thread_name_prefix="hudi-write"))
     participant.heartbeat_in_background()
     return participant
 
