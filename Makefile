@@ -13,7 +13,7 @@ BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools demo demo-upsert demo-cdc demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-ingest chaos clean
+.PHONY: setup tools demo demo-upsert demo-cdc demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest chaos clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -120,6 +120,11 @@ benchmark: setup .jars/spark-kafka/.resolved
 # CPU of every process, a CSV and a plot (about 15 minutes on 2 cores).
 benchmark-peer: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/versus_peer.py
+
+# The same failures for both: 20 SIGKILLs while producing, malformed values, a topic whose earliest offset is not 0
+# (about 12 minutes on 2 cores).
+benchmark-failures: setup .jars/spark-kafka/.resolved
+	$(PYTHON) benchmarks/failures_vs_peer.py
 
 # Which way into Spark is faster: confluent-kafka → Arrow, or Spark's own Kafka source (needs spark-sql-kafka).
 benchmark-ingest: setup .jars/spark-kafka/.resolved
