@@ -117,7 +117,7 @@ benchmark: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/throughput.py
 
 # Our sink against Spark Structured Streaming into Hudi, three rounds: drain rates, latency at a steady rate, memory and
-# CPU of every process, a CSV and a plot (about 15 minutes on 2 cores).
+# CPU of every process, a CSV and a plot (about 20 minutes on 2 cores).
 benchmark-peer: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/versus_peer.py
 
