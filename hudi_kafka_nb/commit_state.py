@@ -64,6 +64,7 @@ class OpenInstant(msgspec.Struct, frozen=True, kw_only=True):
     collect_until: float = 0.0                          # after END_COMMIT: every WRITE_STATUS by then
     statuses: dict[str, WriteStatus] = {}               # participant → its WRITE_STATUS
     full: frozenset[str] = frozenset()                  # participants whose buffers are full (a heartbeat's full_instant)
+    ended_at: float | None = None                       # when END_COMMIT went out
 
     def with_status(self, status: WriteStatus) -> "OpenInstant":
         return msgspec.structs.replace(self, statuses={**self.statuses, status.participant_id: status})
@@ -74,6 +75,11 @@ class OpenInstant(msgspec.Struct, frozen=True, kw_only=True):
     def all_full(self) -> bool: return bool(self.assignment) and self.full >= set(self.assignment)
 
     def missing(self) -> list[str]: return sorted(set(self.assignment) - set(self.statuses))
+
+    def followed_by(self, assignment: dict[str, list[PartitionStart]], value_schema: dict[str, str]) -> bool:
+        "Whether an instant of these owners and fields carries on from this one: its participants read on from this END_COMMIT."
+        owned = lambda a: {p: [(s.topic, s.partition) for s in starts] for p, starts in a.items()}
+        return self.ended_at is not None and owned(assignment) == owned(self.assignment) and value_schema == self.value_schema
 
 # %% ../nbs/05_commit_state.ipynb #6fab29de
 class Outcome(Enum):

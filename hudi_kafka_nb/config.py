@@ -65,7 +65,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     table_services: str = "inline"              # "inline": the coordinator runs them in its commits; "separate": the table-services job does
     table_services_interval_s: float = 30.0     # the table-services job runs its services this often
     clustering_sort_columns: str = ""           # hoodie.clustering.plan.strategy.sort.columns; set: the table-services job clusters
-    commit_interval_s: float = 10.0             # time participants write before END_COMMIT
+    commit_interval_s: float = 10.0             # an END_COMMIT this long after the last one (or after START_COMMIT)
     write_timeout_s: float = 60.0               # END_COMMIT → all WRITE_STATUS, else the instant is aborted
     heartbeat_interval_s: float = 1.0           # participants announce themselves this often
     participant_timeout_s: float = 10.0         # silent this long → partitions move to live participants

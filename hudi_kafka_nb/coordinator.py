@@ -66,6 +66,7 @@ class Coordinator:
         self.id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
         self.participants: dict[str, float] = {}            # participant id → when last heard
         self.open: OpenInstant | None = None               # the instant in the making, as one value (05_commit_state)
+        self.last_committed: OpenInstant | None = None     # the instant before it, if this coordinator committed it
         self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0}   # write_failures: in a row
         self.failure: str | None = None                     # why the coordinator stopped itself, if it did
         self.health = ParticipantHealth(self.config.participant_quarantine_s, clock)
@@ -195,8 +196,12 @@ def start_instant(self: Coordinator):
     assignment = {p: [PartitionStart(t, n, starts[(t, n)]) for t, n in owned] for p, owned in owners.items() if owned}
     self.table.use_value_schema(self.value_schema)
     instant = self.table.start_instant()
+    last = self.last_committed
+    # the participants of an instant that carries on from the last commit have read since its END_COMMIT: the interval
+    # counts from there, so that an instant ends every commit_interval_s, not every interval plus the commit's time
+    since = last.ended_at if last and last.followed_by(assignment, self.value_schema) else self.clock()
     self.open = OpenInstant(instant=instant, epoch=self.epoch, assignment=assignment, value_schema=self.value_schema,
-                            end_at=self.clock() + self.config.commit_interval_s)
+                            end_at=since + self.config.commit_interval_s)
     self.channel.send(StartCommit(epoch=self.epoch, instant=instant, assignments=assignment, value_schema=self.value_schema))
     self.crash("after_start_commit")
     self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
@@ -205,7 +210,8 @@ def start_instant(self: Coordinator):
 def end_instant(self: Coordinator, **fields):
     self.channel.send(EndCommit(epoch=self.epoch, instant=self.open.instant))
     self.crash("after_end_commit")
-    self.open = msgspec.structs.replace(self.open, collect_until=self.clock() + self.config.write_timeout_s)
+    now = self.clock()
+    self.open = msgspec.structs.replace(self.open, ended_at=now, collect_until=now + self.config.write_timeout_s)
     self._transition(CoordinatorState.COLLECTING, **fields)
     self.try_commit()
 
@@ -293,6 +299,8 @@ def abort(self: Coordinator, reason: str):
 @patch
 def _next(self: Coordinator, **outcome):
     "Back to WAITING: the next step reads the heartbeats that queued up during the commit, then starts the next instant."
+    # participants read on only past a commit: an abort or an empty instant (AbortCommit) drops what they read ahead
+    self.last_committed = self.open if "committed" in outcome else None
     self._transition(CoordinatorState.WAITING, **outcome)
     self.open = None
 
