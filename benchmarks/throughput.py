@@ -8,7 +8,7 @@ In one run on the embedded Apache Kafka broker it measures
   (d) an appending sink with and without the table-services job beside it,
   (e) the sink with 2 participants and the table on an embedded S3 server (MinIO, S3A) against (b)'s local table,
   (f) the peer a user would pick instead: Spark Structured Streaming's Kafka source into Hudi's streaming sink
-      (benchmarks/peer.py), at (b)'s records per commit and in one micro-batch, its table checked like ours,
+      (benchmarks/peer.py), at (b)'s records per commit with 1 and 2 participants and in one micro-batch, its table checked like ours,
   (g) a participant's peak memory draining a backlog and one four times larger, with instants of any size (no record
       limit, a 10 s commit interval) at one memory budget (`max_buffered_bytes`),
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
@@ -145,12 +145,13 @@ def memory_figure(broker, args, root):
 
 def peer_figure(broker, topic, ends, args, root, raw, ours):
     """(f) Spark Structured Streaming → Hudi (benchmarks/peer.py, a process of its own) on the same backlog, at our sink's
-    records per commit with 2 participants, and in one micro-batch; its table checked by Kafka coordinates like ours."""
+    records per commit with 1 and with 2 participants, and in one micro-batch; its table checked by Kafka coordinates like ours.
+    `ours`: (b)'s committed rate by number of participants."""
     produced = sum(ends.values())
-    for per_batch in (2 * args.max_buffered, 0):
+    for participants, per_batch in ((1, args.max_buffered), (2, 2 * args.max_buffered), (None, 0)):
         seconds, usage, _ = run_peer(broker, topic, ends, per_batch, root / f"peer-{per_batch or 'one-batch'}", args)
         rate, peer = produced / seconds, usage["peer"]
-        versus = f"; our sink (b, 2 participants) / peer: {ours / rate:.2f}x" if ours else ""
+        versus = f"; our sink (b, {participants} participant(s)) / peer: {ours[participants] / rate:.2f}x" if participants in ours else ""
         print(f"(f) peer, Structured Streaming → Hudi, {f'{per_batch:,} records per micro-batch' if per_batch else 'one micro-batch'}: "
               f"{rate:,.0f} committed records/s = {rate / raw:.1%} of raw{versus}; table checked ({produced:,} rows, no duplicate); "
               f"peak memory {peer['peak_mib']:,} MiB, CPU {peer['cpu_s']:,.0f} s")
@@ -187,7 +188,7 @@ def main():
                   f"= {rate / raw:.1%} of raw; commit latency END_COMMIT→ACK median {statistics.median(latencies):.2f}s "
                   f"max {max(latencies):.2f}s over {len(latencies)} commits; peak participant memory {peak / 2**20:,.0f} MiB")
         if "e" in args.parts: object_store_figure(broker, topic, ends, args, root, local_rates[2])
-        if "f" in args.parts: peer_figure(broker, topic, ends, args, root, raw, local_rates.get(2))
+        if "f" in args.parts: peer_figure(broker, topic, ends, args, root, raw, local_rates)
         if "c" in args.parts: keyed_figure(broker, args, root)
         if "d" in args.parts: table_services_figure(broker, topic, ends, args, root)
         if "g" in args.parts: memory_figure(broker, args, root)

@@ -3,7 +3,7 @@
 Each of `--repeats` rounds, on the embedded broker, drains one backlog of order events with
   raw        a bare confluent-kafka consumer with the sink's fetch settings (the ceiling),
   sink-1/2   our sink with 1 and 2 participants (`max_buffered_records` records each per commit),
-  peer-N     Spark Structured Streaming into Hudi (benchmarks/peer.py) at sink-2's records per commit,
+  peer-N     Spark Structured Streaming into Hudi (benchmarks/peer.py) at sink-1's and sink-2's records per commit,
   peer-one   the peer in one micro-batch,
 then feeds a fresh topic at a steady rate, half sink-2's drain rate, for `--steady-s` seconds, through our sink
 (2 participants) and through the peer (micro-batches back to back), and measures each record's produce → commit
@@ -135,12 +135,12 @@ def one_round(broker, args, root, n):
     for participants in (1, 2):
         seconds, usage, _ = run_sink(broker, topic, ends, participants, root / f"{n}-sink-{participants}", args)
         rows.append({"run": f"sink-{participants}", "seconds": seconds, "usage": usage})
-    per_commit = 2 * args.max_buffered
-    for per_batch, name in ((per_commit, f"peer-{per_commit}"), (0, "peer-one")):
+    # the peer at each of our runs' records per commit (1 and 2 participants), and in one micro-batch
+    for per_batch, name in [(n * args.max_buffered, f"peer-{n * args.max_buffered}") for n in (1, 2)] + [(0, "peer-one")]:
         seconds, usage, _ = run_peer(broker, topic, ends, per_batch, root / f"{n}-{name}", args)
         rows.append({"run": name, "seconds": seconds, "usage": usage})
     for row in rows: row.update(round=n, records=records, records_per_s=records / row["seconds"], mb_per_s=size / 2**20 / row["seconds"])
-    steady = rows[2]["records_per_s"] / 2
+    steady = next(r["records_per_s"] for r in rows if r["run"] == "sink-2") / 2
     for name, run in (("sink-2 steady", lambda t, w: run_sink(broker, t, {}, 2, w, args, steady)),
                       ("peer steady", lambda t, w: run_peer(broker, t, {}, 0, w, args, steady))):
         topic = f"steady-{n}-{uuid.uuid4().hex[:6]}"
@@ -159,7 +159,7 @@ def summary(rows, args, root):
     runs = list(dict.fromkeys(r["run"] for r in rows))
     med = lambda run, key: statistics.median(r[key] for r in rows if r["run"] == run)
     spread = lambda run, key: (min(r[key] for r in rows if r["run"] == run), max(r[key] for r in rows if r["run"] == run))
-    peer_at = f"peer-{2 * args.max_buffered}"
+    peer_at = {f"sink-{n}": f"peer-{n * args.max_buffered}" for n in (1, 2)}     # the peer at the same records per commit
     for run in runs:
         if "steady" in run:
             print(f"{run:>14}: at {med(run, 'rate_per_s'):,.0f} records/s for {args.steady_s:.0f} s, produce → commit latency median "
@@ -169,7 +169,8 @@ def summary(rows, args, root):
             low, high = spread(run, "records_per_s")
             print(f"{run:>14}: {med(run, 'records_per_s'):,.0f} records/s (spread {low:,.0f}–{high:,.0f}), {med(run, 'mb_per_s'):.1f} MB/s, "
                   f"{med(run, 'records_per_s') / med('raw', 'records_per_s'):.1%} of raw"
-                  + (f", {med(run, 'records_per_s') / med(peer_at, 'records_per_s'):.2f}x the peer at the same records per commit" if run == "sink-2" else ""))
+                  + (f", {med(run, 'records_per_s') / med(peer_at[run], 'records_per_s'):.2f}x the peer at the same records per commit"
+                     if run in peer_at else ""))
         usage = [r["usage"] for r in rows if r["run"] == run][-1]
         for process, u in usage.items(): print(f"{'':>16}{process}: peak {u['peak_mib']:,} MiB, {u['cpu_s']:,.0f} CPU-s (last round)")
     with open(root / "versus_peer.csv", "w", newline="") as f:
