@@ -113,16 +113,17 @@ readme: setup
 jobs: setup
 	$(PYTHON) tools/render_jobs.py
 
+# Every figure of benchmarks/throughput.py, our sink and the peer side by side (about 11 minutes on 2 cores).
 benchmark: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/throughput.py
 
 # Our sink against Spark Structured Streaming into Hudi, three rounds: drain rates, latency at a steady rate, memory and
-# CPU of every process, a CSV and a plot (about 20 minutes on 2 cores).
+# CPU of every process, a CSV and a plot (about 16 minutes on 2 cores).
 benchmark-peer: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/versus_peer.py
 
 # The same failures for both: 20 SIGKILLs while producing, malformed values, a topic whose earliest offset is not 0
-# (about 12 minutes on 2 cores).
+# (about 6 minutes on 2 cores).
 benchmark-failures: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/failures_vs_peer.py
 
