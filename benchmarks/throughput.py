@@ -11,6 +11,8 @@ In one run on the embedded Apache Kafka broker it measures
       (benchmarks/peer.py), at (b)'s records per commit with 1 and 2 participants and in one micro-batch, its table checked like ours,
   (g) a participant's peak memory draining a backlog and one four times larger, with instants of any size (no record
       limit, a 10 s commit interval) at one memory budget (`max_buffered_bytes`),
+  (h) two ways to overlap reading with Hudi's writing at the same records per commit: reading the next instant ahead
+      while Hudi writes the last one (the default), and writing into the open instant as rows arrive (a small budget),
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages once).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
@@ -143,6 +145,33 @@ def memory_figure(broker, args, root):
     print(f"(g) peak participant memory, {high:,} events / {low:,}: {peaks[high] / peaks[low]:.2f}")
 
 
+def steady_commit_rate(log_path) -> float:
+    "Records per second from the first commit to the last full one: a drain's steady state, without its cold first instant and its partial last."
+    stamp = lambda line: datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+    commits = [(stamp(line), int(line.rsplit(" records=", 1)[1].split()[0])) for line in Path(log_path).read_text().splitlines()
+               if " committed=" in line and " records=" in line]
+    if len(commits) < 3: raise SystemExit(f"{log_path}: {len(commits)} commits, too few for a steady state: produce more records")
+    return sum(n for _, n in commits[1:-1]) / (commits[-2][0] - commits[0][0])
+
+
+def overlap_figure(broker, args, root):
+    """(h) Two ways to overlap reading Kafka with Hudi's writing, at the same records per commit (one participant,
+    `--overlap-per-instant` records an instant, ended by a full buffer): reading the next instant's records while Hudi
+    writes the whole instant after END_COMMIT (the default budget), and writing into the open instant as the rows arrive
+    (a small `max_buffered_bytes`). The steady rate between the first and the last full commit, from the coordinator's log."""
+    topic = f"bench-overlap-{uuid.uuid4().hex[:6]}"
+    create_topic(broker.bootstrap_servers, topic, 8)
+    ends = produce_orders(broker.bootstrap_servers, topic, args.memory_records, progress=False)
+    rates = {}
+    for name, mib in (("read ahead, write the instant at END_COMMIT", 128), ("write into the open instant as rows arrive", 8)):
+        # a long interval: every instant but the last ends because its participant is full, so all are the same size
+        sink_rate(broker, topic, ends, 1, 20.0, args.overlap_per_instant, root / f"overlap-{mib}", settings={"max_buffered_bytes": mib * 2**20})
+        rates[mib] = steady_commit_rate(root / f"overlap-{mib}" / "coordinator.log")
+        print(f"(h) sink, 1 participant, {args.overlap_per_instant:,} records an instant, {name} (max_buffered_bytes {mib} MiB): "
+              f"{rates[mib]:,.0f} committed records/s in the steady state")
+    print(f"(h) reading ahead / writing as rows arrive: {rates[128] / rates[8]:.2f}")
+
+
 def peer_figure(broker, topic, ends, args, root, raw, ours):
     """(f) Spark Structured Streaming → Hudi (benchmarks/peer.py, a process of its own) on the same backlog, at our sink's
     records per commit with 1 and with 2 participants, and in one micro-batch; its table checked by Kafka coordinates like ours.
@@ -164,9 +193,11 @@ def main():
     parser.add_argument("--max-buffered", type=int, default=60_000, help="records a participant buffers per instant")
     parser.add_argument("--memory-records", type=int, default=1_000_000, help="(g): the smaller backlog; the larger is four times it")
     parser.add_argument("--memory-budget-mib", type=int, default=64, help="(g): max_buffered_bytes, in MiB")
-    parser.add_argument("--parts", default="abcdefg", help="which figures: a (raw consumer), b (sink), c (keyed), "
+    parser.add_argument("--overlap-per-instant", type=int, default=250_000, help="(h): records a participant takes into an instant")
+    parser.add_argument("--parts", default="abcdefgh", help="which figures: a (raw consumer), b (sink), c (keyed), "
                         "d (appending, with and without the table-services job), e (the table on MinIO, with b), "
-                        "f (the peer: Spark Structured Streaming into Hudi), g (memory against the backlog's size)")
+                        "f (the peer: Spark Structured Streaming into Hudi), g (memory against the backlog's size), "
+                        "h (reading ahead against writing as rows arrive)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
     with EmbeddedBroker(root / "broker") as broker:
@@ -192,6 +223,7 @@ def main():
         if "c" in args.parts: keyed_figure(broker, args, root)
         if "d" in args.parts: table_services_figure(broker, topic, ends, args, root)
         if "g" in args.parts: memory_figure(broker, args, root)
+        if "h" in args.parts: overlap_figure(broker, args, root)
     print(f"work folder (logs, executed notebooks): {root}")
 
 
