@@ -113,7 +113,7 @@ readme: setup
 jobs: setup
 	$(PYTHON) tools/render_jobs.py
 
-# Every figure of benchmarks/throughput.py, our sink and the peer side by side (about 11 minutes on 2 cores).
+# Every figure of benchmarks/throughput.py, our sink and the peer side by side (about 14 minutes on 2 cores).
 benchmark: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/throughput.py
 
