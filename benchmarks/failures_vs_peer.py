@@ -11,7 +11,7 @@ On the embedded broker, three runs for each system, each on a fresh topic of 8 p
              as retention does: what each system reads, and whether it stops.
 Every verdict is printed side by side.
 """
-import argparse, json, random, subprocess, sys, tempfile, threading, time, uuid
+import argparse, json, random, subprocess, tempfile, threading, time, uuid
 from pathlib import Path
 import pyarrow.compute as pc
 from confluent_kafka import TopicPartition
@@ -22,8 +22,7 @@ from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_
 from hudi_kafka_nb.reading import coordinates, read_snapshot
 from hudi_kafka_nb.runtime import RoleProcess
 from hudi_kafka_nb.servers import EmbeddedBroker, create_topic
-
-PEER = Path(__file__).with_name("peer.py")
+from versus_peer import peer_command          # benchmarks/versus_peer.py: how the peer is started
 
 
 def by_coordinates(table, expected: set) -> dict:
@@ -34,16 +33,11 @@ def by_coordinates(table, expected: set) -> dict:
             "missing": len(expected - held), "unexpected": len(held - expected)}
 
 
-def peer_command(broker, topic, table, checkpoint, forever=False) -> list[str]:
-    # forever: micro-batches back to back until killed; else every record available now, then exit
-    return [sys.executable, str(PEER), "--bootstrap-servers", broker.bootstrap_servers, "--topic", topic, "--table-path", str(table),
-            "--checkpoint", str(checkpoint)] + (["--until-records", str(10**12)] if forever else [])
-
-
-def peer_drain(broker, topic, workdir, log) -> tuple[float, int]:
-    "Run the peer on its checkpoint until it has taken every record available, as a restart after the last failure does; (seconds, exit code)."
+def peer_drain(broker, topic, workdir) -> tuple[float, int]:
+    "Run the peer on its checkpoint in `workdir` until it has taken every record available, as a restart after the last failure does; (seconds, exit code)."
+    workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    code = subprocess.run(peer_command(broker, topic, workdir / "table", workdir / "checkpoint"), stdout=log, stderr=log).returncode
+    with open(workdir / "peer.log", "ab") as log: code = subprocess.run(peer_command(broker, topic, workdir), stdout=log, stderr=log).returncode
     return time.perf_counter() - started, code
 
 
@@ -57,15 +51,15 @@ def peer_kills(broker, args, root) -> dict:
     producer = threading.Thread(target=produce, daemon=True); producer.start()
     with open(workdir / "peer.log", "ab") as log:
         for kill in range(args.kills):
-            process = subprocess.Popen(peer_command(broker, topic, workdir / "table", workdir / "checkpoint", forever=True),
-                                       stdout=subprocess.PIPE, stderr=log)
+            # micro-batches back to back until killed
+            process = subprocess.Popen(peer_command(broker, topic, workdir, until_records=10**12), stdout=subprocess.PIPE, stderr=log)
             process.stdout.readline()                         # "query started": its Spark is up, micro-batches run
             time.sleep(rng.uniform(*args.kill_every_s))
             process.kill(); process.wait()
             print(f"  peer killed {kill + 1} of {args.kills}", flush=True)
             time.sleep(rng.uniform(*args.restart_after_s))
         producing = False; producer.join()
-        seconds, code = peer_drain(broker, topic, workdir, log)
+    seconds, code = peer_drain(broker, topic, workdir)
     expected = {(t, p, o) for (t, p), end in produced.items() for o in range(end)}
     return {"drain_s": round(seconds, 1), "exit": code, **by_coordinates(workdir / "table", expected), "kills": {"peer_killed": args.kills}}
 
@@ -126,8 +120,8 @@ def malformed(broker, args, root) -> dict:
     bad = args.backlog // 1_000
     expected = {(t, p, o) for (t, p), end in ends.items() for o in range(end)}
     ours = sink_drain(broker, topic, ends, root / "sink-malformed")
-    peer_dir = root / "peer-malformed"; peer_dir.mkdir(parents=True)
-    with open(peer_dir / "peer.log", "ab") as log: seconds, code = peer_drain(broker, topic, peer_dir, log)
+    peer_dir = root / "peer-malformed"
+    _, code = peer_drain(broker, topic, peer_dir)
     return {"bad_values": bad,
             "sink": {"outcome": ours["outcome"], **by_coordinates(ours["table"], expected), "rows_all_null": null_rows(ours["table"]),
                      "dead_lettered": dead_letters(broker, ours["dead_letter_topic"])},
@@ -144,8 +138,8 @@ def truncated(broker, args, root) -> dict:
     for future in admin.delete_records([TopicPartition(t, p, o) for (t, p), o in cut.items()]).values(): future.result(30)
     expected = {(t, p, o) for (t, p), end in ends.items() for o in range(cut[(t, p)], end)}
     ours = sink_drain(broker, topic, ends, root / "sink-truncated")
-    peer_dir = root / "peer-truncated"; peer_dir.mkdir(parents=True)
-    with open(peer_dir / "peer.log", "ab") as log: seconds, code = peer_drain(broker, topic, peer_dir, log)
+    peer_dir = root / "peer-truncated"
+    _, code = peer_drain(broker, topic, peer_dir)
     return {"earliest_offset": args.deleted, "sink": {"outcome": ours["outcome"], **by_coordinates(ours["table"], expected)},
             "peer": {"exit": code, **by_coordinates(peer_dir / "table", expected)}}
 

@@ -42,14 +42,18 @@ def raw_consumer_rate(bootstrap, topic, ends, config):
     return total / elapsed
 
 
+def log_time(line: str) -> float:
+    "When a role's log line was written (its leading timestamp), as seconds since the epoch."
+    return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+
+
 def commit_latencies(log_path):
     """Seconds from each END_COMMIT (state COLLECTING) to the commit that followed it."""
-    stamp = lambda line: datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
     latencies, collecting = [], None
     for line in Path(log_path).read_text().splitlines():
-        if "state=COLLECTING" in line: collecting = stamp(line)
+        if "state=COLLECTING" in line: collecting = log_time(line)
         elif " committed=" in line and collecting is not None:
-            latencies.append(stamp(line) - collecting); collecting = None
+            latencies.append(log_time(line) - collecting); collecting = None
     return latencies
 
 
@@ -147,8 +151,7 @@ def memory_figure(broker, args, root):
 
 def steady_commit_rate(log_path) -> float:
     "Records per second from the first commit to the last full one: a drain's steady state, without its cold first instant and its partial last."
-    stamp = lambda line: datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
-    commits = [(stamp(line), int(line.rsplit(" records=", 1)[1].split()[0])) for line in Path(log_path).read_text().splitlines()
+    commits = [(log_time(line), int(line.rsplit(" records=", 1)[1].split()[0])) for line in Path(log_path).read_text().splitlines()
                if " committed=" in line and " records=" in line]
     if len(commits) < 3: raise SystemExit(f"{log_path}: {len(commits)} commits, too few for a steady state: produce more records")
     return sum(n for _, n in commits[1:-1]) / (commits[-2][0] - commits[0][0])

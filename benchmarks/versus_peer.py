@@ -105,13 +105,19 @@ def run_sink(broker, topic, ends, participants, workdir, args, steady_rate=0):
     return seconds, usage.stop(), params["table_path"]
 
 
+def peer_command(broker, topic, workdir, per_batch=0, until_records=0, hudi_options=None) -> list[str]:
+    """benchmarks/peer.py on `topic`, its table and checkpoint in `workdir`: `per_batch` records per micro-batch (0: the
+    backlog in one); with `until_records`, micro-batches back to back until that many are committed, else the backlog, then exit."""
+    return ([sys.executable, str(Path(__file__).with_name("peer.py")), "--bootstrap-servers", broker.bootstrap_servers, "--topic", topic,
+             "--table-path", str(workdir / "table"), "--checkpoint", str(workdir / "checkpoint"), "--max-offsets-per-trigger", str(per_batch),
+             "--hudi-options", json.dumps(hudi_options or {})] + (["--until-records", str(until_records)] if until_records else []))
+
+
 def run_peer(broker, topic, ends, per_batch, workdir, args, steady_rate=0):
     "The peer on `topic`, in a process of its own: seconds (from its query's start), its usage, its table."
     workdir.mkdir(parents=True)
     total = int(steady_rate * args.steady_s) if steady_rate else sum(ends.values())
-    command = [sys.executable, str(Path(__file__).with_name("peer.py")), "--bootstrap-servers", broker.bootstrap_servers, "--topic", topic,
-               "--table-path", str(workdir / "table"), "--checkpoint", str(workdir / "checkpoint"), "--max-offsets-per-trigger",
-               str(per_batch), "--hudi-options", json.dumps(HUDI_OPTIONS)] + (["--until-records", str(total)] if steady_rate else [])
+    command = peer_command(broker, topic, workdir, per_batch, total if steady_rate else 0, HUDI_OPTIONS)
     with open(workdir / "peer.log", "w") as log:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
         usage = Usage(lambda: {"peer": process.pid})

@@ -286,7 +286,7 @@ def on_committed(self: Coordinator, checkpoint: Checkpoint):
     for participant in self.open.statuses: self.health.succeeded(participant)
     self.crash("after_publish")
     self.channel.send(AckCommit(epoch=self.epoch, instant=self.open.instant))
-    self._next(committed=self.open.instant, records=sum(p.records_written for p in checkpoint.partitions))
+    self._next(carried_on_from=self.open, committed=self.open.instant, records=sum(p.records_written for p in checkpoint.partitions))
 
 @patch
 def abort(self: Coordinator, reason: str):
@@ -297,10 +297,10 @@ def abort(self: Coordinator, reason: str):
     self._next(aborted=self.open.instant, reason=reason.replace(" ", "_"))
 
 @patch
-def _next(self: Coordinator, **outcome):
-    "Back to WAITING: the next step reads the heartbeats that queued up during the commit, then starts the next instant."
-    # participants read on only past a commit: an abort or an empty instant (AbortCommit) drops what they read ahead
-    self.last_committed = self.open if "committed" in outcome else None
+def _next(self: Coordinator, carried_on_from: OpenInstant | None = None, **outcome):
+    """Back to WAITING: the next step reads the heartbeats that queued up during the commit, then starts the next instant,
+    which may carry on from `carried_on_from` (a commit: an abort or an empty instant drops what participants read ahead)."""
+    self.last_committed = carried_on_from
     self._transition(CoordinatorState.WAITING, **outcome)
     self.open = None
 

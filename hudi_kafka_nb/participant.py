@@ -394,6 +394,7 @@ def _commit_offsets(self: Participant):
 @patch
 def close(self: Participant):
     if self.current and self.current.writing: wait(self.current.writing, timeout=self.config.write_timeout_s)   # a write under way
+    self.background.shutdown(wait=False)
     self._settle_previous_instant()   # committed while we waited for the ACK → commit the offsets
     if self._heartbeats: self._heartbeats.set()
     self.channel.close(); self.source.close(); self.dead_letters.flush(10)
