@@ -14,8 +14,8 @@ from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from .runtime import RoleProcess
 from .servers import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, create_topic
 from .reading import coordinate_check, read_snapshot
-from .timeline import commit_log, has_committed, table_services_log
-from .storage import open_table_storage, resolve_storage_options, table_storage
+from .timeline import commit_log, has_committed, table_services_log, timeline_instants
+from .storage import open_table_storage, resolve_storage_options
 
 # %% auto #0
 __all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'log', 'sample_orders', 'produce_orders', 'send_events',
@@ -190,7 +190,7 @@ def wait_until_ingesting(table_path: Path, roles: list[RoleProcess], timeout_s: 
     while time.monotonic() < deadline:
         dead = [r.name for r in roles if not r.running()]
         if dead: raise RuntimeError(f"role(s) {dead} exited early; see {roles[0].workdir}/{dead[0]}.log")
-        if any(n.endswith(".inflight") for n in table_storage(table_path).names(".hoodie/timeline")): return
+        if timeline_instants(table_path): return
         time.sleep(0.2)
     raise TimeoutError(f"no instant opened after {timeout_s}s; see the logs in {roles[0].workdir}")
 

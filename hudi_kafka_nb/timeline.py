@@ -7,23 +7,47 @@ from __future__ import annotations
 import json, re
 import hudi
 from pathlib import Path
+from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 from .messages import latest_checkpoint, read_checkpoint
 from .storage import table_properties, table_storage
 
 # %% auto #0
-__all__ = ['SERVICE_ACTIONS', 'completion_times', 'rust_table', 'completed_commits', 'latest_checkpoint_of',
-           'latest_schema_fields', 'write_stats', 'timeline_instants', 'pending_instants', 'instant_of_file',
-           'commit_log', 'table_services_log', 'committed_offsets', 'has_committed', 'timeline_sizes']
+__all__ = ['SERVICE_ACTIONS', 'InstantFile', 'instant_file', 'timeline_files', 'completion_times', 'rust_table',
+           'completed_commits', 'latest_checkpoint_of', 'latest_schema_fields', 'write_stats', 'timeline_instants',
+           'pending_instants', 'instant_of_file', 'commit_log', 'table_services_log', 'committed_offsets',
+           'has_committed', 'timeline_sizes']
+
+# %% ../nbs/10_timeline.ipynb #b2c4d6e8
+class InstantFile(NamedTuple):
+    "One state file of the timeline: `state` is 'requested', 'inflight' or 'completed'; `completed` the completion time."
+    instant: str
+    action: str
+    state: str
+    completed: str | None = None
+
+_STATE_FILE = re.compile(r"(\d+)(?:_(\d+))?\.([a-z]+)(?:\.(requested|inflight))?")
+
+def instant_file(name: str) -> InstantFile | None:
+    "The instant, action and state a timeline file's name says; None for other files, a half-written one among them."
+    if not (match := _STATE_FILE.fullmatch(name)): return None
+    instant, completed, action, state = match.groups()
+    if completed: return None if state else InstantFile(instant, action, "completed", completed)
+    if state: return InstantFile(instant, action, state)
+    return InstantFile(instant, "commit", "inflight") if action == "inflight" else InstantFile(instant, action, "completed")
+
+def timeline_files(table_path: str | Path, folder: str = ".hoodie/timeline") -> list[InstantFile]:
+    "The state files of the table's active timeline."
+    return [f for name in table_storage(table_path).names(folder) if (f := instant_file(name))]
 
 # %% ../nbs/10_timeline.ipynb #0b70078b
 def completion_times(table_path: str | Path, properties: dict[str, str] | None = None) -> dict[str, str]:
     """Instant → completion time of the completed commits and replace commits (table version 8+ names them
     `<instant>_<completion>.commit`); `properties`: the table's, if the caller has read them already."""
     folder = ".hoodie/" + (properties or table_properties(table_path) or {}).get("hoodie.timeline.path", "timeline")
-    names = [n for n in table_storage(table_path).names(folder) if n.endswith((".commit", ".deltacommit", ".replacecommit")) and "_" in n]
-    return dict(n.rsplit(".", 1)[0].split("_", 1) for n in names)
+    return {f.instant: f.completed for f in timeline_files(table_path, folder)
+            if f.completed and f.action in ("commit", "deltacommit", "replacecommit")}
 
 def rust_table(table_path: str | Path, properties: dict[str, str] | None = None):
     """The table as hudi-rs reads it, with the settings of the table's store. hudi-rs reads `hoodie.properties` itself
@@ -69,13 +93,12 @@ def write_stats(metadata: dict) -> list[dict]:
 # %% ../nbs/10_timeline.ipynb #5e978c1e
 def timeline_instants(table_path: str | Path) -> set[str]:
     "Every instant with a file on the active timeline: requested, inflight or completed (a rollback deletes the files of the instant it rolls back)."
-    return {n.split(".")[0].split("_")[0] for n in table_storage(table_path).names(".hoodie/timeline") if n[:1].isdigit()}
+    return {f.instant for f in timeline_files(table_path)}
 
 def pending_instants(table_path: str | Path) -> set[str]:
     "Instants requested or inflight and not completed (a completed instant keeps its requested and inflight files beside `<instant>_<completion>.<action>`)."
-    names = table_storage(table_path).names(".hoodie/timeline")
-    completed = {n.split("_")[0] for n in names if n[:1].isdigit() and "_" in n.split(".")[0]}
-    return {n.split(".")[0] for n in names if n.endswith((".inflight", ".requested")) and "_" not in n} - completed
+    files = timeline_files(table_path)
+    return {f.instant for f in files if f.state != "completed"} - {f.instant for f in files if f.state == "completed"}
 
 def instant_of_file(name: str) -> str | None:
     "The instant that wrote a data file: `<file id>_<token>_<instant>.parquet` or `.<file id>_<instant>.log.<n>_<token>`."
@@ -98,18 +121,11 @@ SERVICE_ACTIONS = {"compaction": "commit", "clustering": "replacecommit", "clean
 
 def table_services_log(table_path: str | Path) -> list[dict]:
     "Table services completed on the active timeline, oldest first: {'instant', 'completed', 'action'} (compaction, clustering, clean)."
-    names = set(table_storage(table_path).names(".hoodie/timeline"))
-    completed = {}
-    for name in names:
-        stem, _, action = name.rpartition(".")
-        if "_" in stem and not name.startswith("."): completed[(stem.split("_")[0], action)] = stem.split("_")[1]
-    services = []
-    for name in names:
-        instant, _, rest = name.partition(".")
-        for service, action in SERVICE_ACTIONS.items():
-            if rest == f"{service}.requested" and (instant, action) in completed:
-                services.append({"instant": instant, "completed": completed[(instant, action)], "action": service})
-    return sorted(services, key=lambda s: s["instant"])
+    files = timeline_files(table_path)
+    completed = {(f.instant, f.action): f.completed for f in files if f.state == "completed"}
+    return sorted(({"instant": f.instant, "completed": completed[(f.instant, action)], "action": f.action}
+                   for f in files if f.state == "requested" and (action := SERVICE_ACTIONS.get(f.action)) and (f.instant, action) in completed),
+                  key=lambda s: s["instant"])
 
 def committed_offsets(table_path: str | Path) -> dict[tuple[str, int], int]:
     "The next offset of each partition per the latest commit; {} before the first."
@@ -124,10 +140,14 @@ def has_committed(table_path: str | Path, ends: dict[tuple[str, int], int]) -> b
 
 # %% ../nbs/10_timeline.ipynb #cceb02a7
 def timeline_sizes(table_path: str | Path) -> dict[str, int]:
-    "Completed instants on the active timeline ('active') and in the archived timeline ('archived')."
-    storage, folder = table_storage(table_path), ".hoodie/timeline"
-    active = [n for n in storage.names(folder) if n[:1].isdigit() and "_" in n.split(".")[0]]     # completed: <requested>_<completed>.<action>
-    manifests = sorted((n for n in storage.names(f"{folder}/history") if n.startswith("manifest_")), key=lambda n: int(n.split("_")[1]))
-    files = json.loads(storage.get(f"{folder}/history/{manifests[-1]}"))["files"] if manifests else []
-    archived = sum(pq.read_metadata(pa.BufferReader(storage.get(f"{folder}/history/{f['fileName']}"))).num_rows for f in files)
+    """Completed instants on the active timeline ('active') and in the archived timeline ('archived'). The archived
+    timeline's latest snapshot is the manifest `_version_` names, as Hudi reads it (its manifests are written through a
+    temporary `manifest_<n>.<uuid>` on local disks); without `_version_`, the highest `manifest_<n>`."""
+    storage, history = table_storage(table_path), ".hoodie/timeline/history"
+    active = [f for f in timeline_files(table_path) if f.state == "completed"]
+    names = storage.names(history)
+    versions = [int(n.split("_")[1]) for n in names if re.fullmatch(r"manifest_\d+", n)]
+    version = int(storage.get(f"{history}/_version_")) if "_version_" in names else max(versions, default=None)
+    files = json.loads(storage.get(f"{history}/manifest_{version}"))["files"] if version is not None else []
+    archived = sum(pq.read_metadata(pa.BufferReader(storage.get(f"{history}/{f['fileName']}"))).num_rows for f in files)
     return {"active": len(active), "archived": archived}
