@@ -299,7 +299,9 @@ class LocalSparkCluster:
 
     def _spawn(self, name: str, *args) -> subprocess.Popen:
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1",
-               "SPARK_DAEMON_MEMORY": "256m", "SPARK_WORKER_DIR": str(self.workdir / "work")}
+               "SPARK_DAEMON_MEMORY": "256m", "SPARK_WORKER_DIR": str(self.workdir / "work"),
+               # executors keep their scratch in the cluster's folder: one killed mid-write leaves its copy of the jars there, not in /tmp
+               "SPARK_LOCAL_DIRS": str(self.workdir / "local")}
         return subprocess.Popen([str(spark_home() / "bin" / "spark-class"), *args], env=env, stdout=open(self.workdir / f"{name}.log", "ab"),
                                 stderr=subprocess.STDOUT, start_new_session=True)
 

@@ -4,14 +4,47 @@
 
 # %% ../nbs/11_spark.ipynb #607d726f
 from __future__ import annotations
-import glob, os, sys, tempfile
+import fcntl, glob, os, shutil, sys, tempfile
 from pathlib import Path
 import pyarrow as pa
+from fastcore.xtras import modified_env
 from .storage import hadoop_options, scheme_of, table_storage
 
 # %% auto #0
-__all__ = ['bundle_jars', 'on_databricks', 'object_store_jars', 'class_data_archive', 'spark_java_options', 'spark_session',
-           'hudi_version', 'arrow_frame']
+__all__ = ['scratch_dir', 'bundle_jars', 'on_databricks', 'object_store_jars', 'class_data_archive', 'spark_java_options',
+           'spark_session', 'hudi_version', 'arrow_frame']
+
+# %% ../nbs/11_spark.ipynb #6d8b0f12
+_scratch: dict[Path, tuple[Path, int]] = {}           # base → (this process's folder, the descriptor that holds its lock)
+
+def _remove_unheld(base: Path):
+    "Remove the folders under `base` whose lock no living process holds (the lock is released when its process dies)."
+    for lock in base.glob("*.lock"):
+        try: handle = os.open(lock, os.O_RDWR)
+        except OSError: continue                       # removed just now by another process, or another user's
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError: os.close(handle); continue      # its process lives
+        shutil.rmtree(lock.with_suffix(""), ignore_errors=True)
+        lock.unlink(missing_ok=True)                   # after the folder: a crash in between leaves the lock to retry
+        os.close(handle)
+
+def scratch_dir(base: str | Path | None = None) -> Path:
+    "This process's scratch folder under `base` (see above), made and locked on first use; its leftovers of dead processes removed."
+    base = Path(base or os.environ.get("HUDI_KAFKA_NB_SPARK_LOCAL_DIR") or Path(tempfile.gettempdir()) / f"hudi-kafka-nb-spark-{os.getuid()}")
+    if base in _scratch: return _scratch[base][0]
+    base.mkdir(parents=True, exist_ok=True)
+    _remove_unheld(base)
+    while True:
+        handle, lock = tempfile.mkstemp(dir=base, prefix=f"{os.getpid()}-", suffix=".lock")
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        # a remover that opened the new lock before this process held it may have taken it away: then take another
+        if os.path.exists(lock) and os.stat(lock).st_ino == os.fstat(handle).st_ino: break
+        os.close(handle)
+    folder = Path(lock).with_suffix("")
+    folder.mkdir()
+    _scratch[base] = (folder, handle)
+    return folder
 
 # %% ../nbs/11_spark.ipynb #a1955270
 def _resolved_jars(variable: str, folder_name: str, missing: str) -> list[str]:
@@ -66,14 +99,17 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
         # more Spark settings for a local or standalone Spark, e.g. spark.cores.max=1,spark.executor.memory=768m
         for pair in filter(None, os.environ.get("HUDI_KAFKA_NB_SPARK_CONF", "").split(",")):
             key, _, value = pair.partition("="); builder = builder.config(key.strip(), value.strip())
-    session = (builder.config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+    builder = (builder.config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
                .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
                .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
                .config("spark.speculation", "false").config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-               .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+               .config("spark.sql.shuffle.partitions", "4"))
+    # the JVM takes its scratch folder from SPARK_LOCAL_DIRS (given spark.local.dir, it warns on every start), set for its
+    # launch alone: processes this one starts later make folders of their own
+    with modified_env(SPARK_LOCAL_DIRS=os.environ.get("SPARK_LOCAL_DIRS") or str(scratch_dir())): session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
 
@@ -89,7 +125,7 @@ def arrow_frame(spark, rows: pa.Table, struct):
     from pyspark.sql.pandas.types import to_arrow_schema
     target = to_arrow_schema(struct)
     per_batch = max(1, -(-rows.num_rows // spark.sparkContext.defaultParallelism))
-    handle, path = tempfile.mkstemp(suffix=".arrow", prefix="rows-")
+    handle, path = tempfile.mkstemp(suffix=".arrow", prefix="rows-", dir=scratch_dir())
     try:
         with os.fdopen(handle, "wb") as out, pa.ipc.new_stream(out, target) as stream:
             # one slice at a time made one batch: `rows` holds a chunk per batch read from Kafka
