@@ -114,22 +114,23 @@ jobs: setup
 	$(PYTHON) tools/render_jobs.py
 
 # Every figure of benchmarks/throughput.py, our sink and the peer side by side (about 14 minutes on 2 cores).
+# Each benchmark takes its script's options in ARGS, e.g. make benchmark-peer ARGS="--records 1000000".
 benchmark: setup .jars/spark-kafka/.resolved
-	$(PYTHON) benchmarks/throughput.py
+	$(PYTHON) benchmarks/throughput.py $(ARGS)
 
 # Our sink against Spark Structured Streaming into Hudi, three rounds: drain rates, latency at a steady rate, memory and
-# CPU of every process, a CSV and a plot (about 16 minutes on 2 cores).
+# CPU of every process, a CSV and a plot (about 16 minutes on 2 cores; 25 with --records 1000000).
 benchmark-peer: setup .jars/spark-kafka/.resolved
-	$(PYTHON) benchmarks/versus_peer.py
+	$(PYTHON) benchmarks/versus_peer.py $(ARGS)
 
 # The same failures for both: 20 SIGKILLs while producing, malformed values, a topic whose earliest offset is not 0
 # (about 6 minutes on 2 cores).
 benchmark-failures: setup .jars/spark-kafka/.resolved
-	$(PYTHON) benchmarks/failures_vs_peer.py
+	$(PYTHON) benchmarks/failures_vs_peer.py $(ARGS)
 
 # Which way into Spark is faster: confluent-kafka → Arrow, or Spark's own Kafka source (needs spark-sql-kafka).
 benchmark-ingest: setup .jars/spark-kafka/.resolved
-	$(PYTHON) benchmarks/ingest_paths.py
+	$(PYTHON) benchmarks/ingest_paths.py $(ARGS)
 
 # The long chaos run (pytest runs a 15-kill one): about 6 minutes on 2 cores.
 chaos: setup

@@ -20,26 +20,13 @@ Everything is compared within the run, as ratios: these machines are too noisy f
 import argparse, statistics, tempfile, threading, time, uuid
 from datetime import datetime
 from pathlib import Path
-from confluent_kafka import Consumer, TopicPartition
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config, consumer_settings
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinate_check
 from hudi_kafka_nb.runtime import RoleProcess
 from hudi_kafka_nb.servers import EmbeddedBroker, EmbeddedS3, create_topic
 from hudi_kafka_nb.storage import open_table_storage, resolve_storage_options
-from versus_peer import run_peer             # benchmarks/versus_peer.py: the peer in a process of its own
-
-
-def raw_consumer_rate(bootstrap, topic, ends, config):
-    """Records per second of a bare consumer with the sink's fetch settings, reading all partitions from 0."""
-    consumer = Consumer(consumer_settings(config, f"bench-{uuid.uuid4().hex[:6]}"))
-    consumer.assign([TopicPartition(t, p, 0) for (t, p) in ends])
-    total, seen, started = sum(ends.values()), 0, time.perf_counter()
-    while seen < total:
-        seen += sum(1 for m in consumer.consume(config.max_batch_records, timeout=1) if m.error() is None)
-    elapsed = time.perf_counter() - started
-    consumer.close()
-    return total / elapsed
+from versus_peer import raw_read, run_peer   # benchmarks/versus_peer.py: the raw consumer, the peer in a process of its own
 
 
 def log_time(line: str) -> float:
@@ -204,13 +191,12 @@ def main():
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
     with EmbeddedBroker(root / "broker") as broker:
-        config = load_config(bootstrap_servers=broker.bootstrap_servers, topics=["x"], table_path="/unused", table_name="x",
-                             value_schema=DEMO_VALUE_SCHEMA)
         topic = f"bench-{uuid.uuid4().hex[:6]}"
         create_topic(broker.bootstrap_servers, topic, 8)
         print(f"producing {args.records:,} order events to 8 partitions …")
         ends = produce_orders(broker.bootstrap_servers, topic, args.records, progress=False)
-        raw = raw_consumer_rate(broker.bootstrap_servers, topic, ends, config)
+        seconds, _ = raw_read(broker.bootstrap_servers, topic, ends)
+        raw = sum(ends.values()) / seconds
         print(f"(a) raw confluent-kafka consumer, same fetch settings: {raw:,.0f} records/s")
         local_rates = {}
         for participants in (1, 2) if set("bef") & set(args.parts) else ():

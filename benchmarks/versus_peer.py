@@ -188,7 +188,8 @@ def summary(rows, args, root):
     rates.bar(drains, [med(r, "records_per_s") for r in drains],
               yerr=[[med(r, "records_per_s") - spread(r, "records_per_s")[0] for r in drains],
                     [spread(r, "records_per_s")[1] - med(r, "records_per_s") for r in drains]], capsize=4)
-    rates.set_ylabel("committed records/s (median, spread)"); rates.set_title(f"backlog of {args.records:,} events")
+    rates.set_ylabel("committed records/s (median, spread)"); rates.tick_params(axis="x", rotation=20)
+    rates.set_title(f"backlog of {args.records:,} events")
     steadies = [run for run in runs if "steady" in run]
     lags.bar([f"{s} median" for s in steadies] + [f"{s} p95" for s in steadies],
              [med(s, "latency_median_s") for s in steadies] + [med(s, "latency_p95_s") for s in steadies])
