@@ -19,7 +19,7 @@ from confluent_kafka.admin import AdminClient
 from hudi_kafka_nb.chaos import run_chaos
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
-from hudi_kafka_nb.reading import coordinates, read_snapshot
+from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot
 from hudi_kafka_nb.runtime import RoleProcess
 from hudi_kafka_nb.servers import EmbeddedBroker, create_topic
 from versus_peer import peer_command          # benchmarks/versus_peer.py: how the peer is started
@@ -60,8 +60,7 @@ def peer_kills(broker, args, root) -> dict:
             time.sleep(rng.uniform(*args.restart_after_s))
         producing = False; producer.join()
     seconds, code = peer_drain(broker, topic, workdir)
-    expected = {(t, p, o) for (t, p), end in produced.items() for o in range(end)}
-    return {"drain_s": round(seconds, 1), "exit": code, **by_coordinates(workdir / "table", expected), "kills": {"peer_killed": args.kills}}
+    return {"drain_s": round(seconds, 1), "exit": code, **by_coordinates(workdir / "table", produced_coordinates(produced)), "kills": {"peer_killed": args.kills}}
 
 
 def sink_kills(broker, args, root) -> dict:
@@ -118,7 +117,7 @@ def malformed(broker, args, root) -> dict:
     create_topic(broker.bootstrap_servers, topic, 8)
     ends = produce_orders(broker.bootstrap_servers, topic, args.backlog, bad_every=1_000, progress=False)
     bad = args.backlog // 1_000
-    expected = {(t, p, o) for (t, p), end in ends.items() for o in range(end)}
+    expected = produced_coordinates(ends)
     ours = sink_drain(broker, topic, ends, root / "sink-malformed")
     peer_dir = root / "peer-malformed"
     _, code = peer_drain(broker, topic, peer_dir)
@@ -136,7 +135,7 @@ def truncated(broker, args, root) -> dict:
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     cut = {(t, p): min(args.deleted, end) for (t, p), end in ends.items()}
     for future in admin.delete_records([TopicPartition(t, p, o) for (t, p), o in cut.items()]).values(): future.result(30)
-    expected = {(t, p, o) for (t, p), end in ends.items() for o in range(cut[(t, p)], end)}
+    expected = produced_coordinates(ends, starts=cut)
     ours = sink_drain(broker, topic, ends, root / "sink-truncated")
     peer_dir = root / "peer-truncated"
     _, code = peer_drain(broker, topic, peer_dir)

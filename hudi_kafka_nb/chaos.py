@@ -10,7 +10,7 @@ from .config import DEMO_VALUE_SCHEMA
 import msgspec
 from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, send_events, send_in_transaction
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror
-from .reading import commit_history, coordinates, read_snapshot
+from .reading import commit_history, coordinates, produced_coordinates, read_snapshot
 from .timeline import (commit_log, committed_offsets, completed_commits, has_committed, instant_of_file,
                                     rust_table, timeline_instants, write_stats)
 from .runtime import RoleProcess
@@ -184,7 +184,7 @@ def orphan_files(table_path: str | Path) -> list[str]:
 
 def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_lettered: set = frozenset()) -> dict:
     "Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1) less what was dead-lettered."
-    produced = {(t, p, o) for (t, p), end in ends.items() for o in range(end)} - set(dead_lettered)
+    produced = produced_coordinates(ends) - set(dead_lettered)
     rows = read_snapshot(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"])
     in_table = coordinates(table_path)
     broken, previous, commits = [], {}, commit_log(table_path)

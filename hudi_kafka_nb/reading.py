@@ -13,7 +13,7 @@ from .timeline import commit_log, rust_table
 
 # %% auto #0
 __all__ = ['read_snapshot', 'read_incremental', 'spark_read', 'spark_read_incremental', 'coordinate_check', 'coordinates',
-           'commit_history', 'coordinator_status', 'table_services_status']
+           'produced_coordinates', 'commit_history', 'coordinator_status', 'table_services_status']
 
 # %% ../nbs/17_reading.ipynb #2b0976b9
 def read_snapshot(table_path: str | Path, columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
@@ -57,6 +57,11 @@ def coordinates(table_path: str | Path) -> set[tuple[str, int, int]]:
     "The (topic, partition, offset) of every row in the latest snapshot."
     rows = read_snapshot(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"])
     return set(zip(*(rows[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset")))) if rows.num_rows else set()
+
+
+def produced_coordinates(ends: dict[tuple[str, int], int], starts: dict[tuple[str, int], int] | None = None) -> set[tuple[str, int, int]]:
+    "Every (topic, partition, offset) from `starts` (0 where not given) up to `ends`: what a table should hold of those partitions."
+    return {(t, p, o) for (t, p), end in ends.items() for o in range((starts or {}).get((t, p), 0), end)}
 
 # %% ../nbs/17_reading.ipynb #919143da
 def commit_history(table_path: str | Path):

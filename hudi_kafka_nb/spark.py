@@ -4,7 +4,7 @@
 
 # %% ../nbs/11_spark.ipynb #607d726f
 from __future__ import annotations
-import fcntl, glob, os, shutil, sys, tempfile
+import atexit, fcntl, glob, os, shutil, sys, tempfile
 from pathlib import Path
 import pyarrow as pa
 from fastcore.xtras import modified_env
@@ -44,7 +44,16 @@ def scratch_dir(base: str | Path | None = None) -> Path:
     folder = Path(lock).with_suffix("")
     folder.mkdir()
     _scratch[base] = (folder, handle)
+    atexit.register(_release, base)                   # registered before Spark's own: runs after Spark has stopped
     return folder
+
+def _release(base: Path):
+    "Remove this process's scratch folder under `base` as it exits normally."
+    if (held := _scratch.pop(base, None)) is None: return
+    folder, handle = held
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.with_suffix(".lock").unlink(missing_ok=True)
+    os.close(handle)
 
 # %% ../nbs/11_spark.ipynb #a1955270
 def _resolved_jars(variable: str, folder_name: str, missing: str) -> list[str]:

@@ -1,12 +1,8 @@
 """Helpers shared by the pytest suites."""
 import re, time
 from hudi_kafka_nb.kafka import read_dead_letters  # noqa: F401 (the suites import it from here)
+from hudi_kafka_nb.reading import produced_coordinates  # noqa: F401 (the same)
 from hudi_kafka_nb.timeline import commit_log
-
-
-def produced_coordinates(ends):
-    """Every (topic, partition, offset) written to fresh topics whose next offsets are `ends`."""
-    return {(t, p, o) for (t, p), end in ends.items() for o in range(end)}
 
 
 def assert_offsets_continue(table_path):

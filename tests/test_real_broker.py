@@ -6,7 +6,7 @@ from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
 from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
 from hudi_kafka_nb.demo import sample_orders
-from hudi_kafka_nb.reading import coordinates, coordinator_status
+from hudi_kafka_nb.reading import coordinates, coordinator_status, produced_coordinates
 from hudi_kafka_nb.storage import table_storage
 from hudi_kafka_nb.timeline import committed_offsets
 from hudi_kafka_nb.servers import EmbeddedBroker
@@ -47,8 +47,7 @@ def test_fresh_start_on_a_truncated_topic_starts_at_its_earliest_offset(broker, 
     for name in stack.names: stack.restart(name)
     try: stack.wait_committed(180)
     finally: stack.stop()
-    expected = {(t, p, o) for (t, p), end in stack.ends.items() for o in range(deleted[(t, p)], end)}
-    assert coordinates(stack.table_path) == expected
+    assert coordinates(stack.table_path) == produced_coordinates(stack.ends, starts=deleted)
     assert "starting at its earliest available offset 100" in (stack.workdir / "coordinator.log").read_text()
 
 
