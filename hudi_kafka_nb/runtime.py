@@ -142,6 +142,9 @@ def run_job(role: str, params: dict) -> dict:
     params = {k: v for k, v in params.items() if v not in ("", None)}   # empty parameters mean "use the default"
     controls = msgspec.convert({k: params.pop(k) for k in JOB_CONTROLS if k in params}, JobControls, strict=False)
     logging.basicConfig(level=controls.log_level, stream=sys.stdout, force=True, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # py4j says at INFO when it closes a connection, also from a finalizer as the interpreter exits, when the log's stream
+    # may be closed already (a "Logging error" traceback in the role's output): nothing a user needs
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     import faulthandler
     faulthandler.register(signal.SIGUSR1, all_threads=True)    # `kill -USR1 <pid>` prints where a role is stuck
     config = load_config(params)
