@@ -131,22 +131,23 @@ class FencedTable:
                 break
         # what older epochs left pending will never commit (the chain is closed to them): roll it back now, as Hudi's eager
         # policy would at the next start, and as its lazy policy (with a table-services job) would only once a heartbeat expires
-        for instant in self.committer.pending_instants(): self._roll_back_older(instant)
+        for instant in self.committer.pending_instants(): self._roll_back(instant)
         table_storage(self.path).delete_all(aux_key("writing"))     # marks of writes by key that died with their coordinator
         return self.epoch
 
-    def _roll_back_older(self, instant: str, waits_s: Iterable[float] = (1, 2, 4, 8, 16)):
-        """Roll back `instant`, left pending by an older epoch whose participants may still be writing into it: they hear
-        of this epoch only from its first START_COMMIT, which comes after this. Hudi's rollback fails when a file it deletes
-        is still being written (on S3 an upload that completes under it: the delete finds nothing, and then the file is
-        there), so it waits and tries again; a rollback that had to try again also deletes the instant's files whose
-        writes ended after its plan was made (a participant whose write ends after the rollback deletes its own)."""
+    def _roll_back(self, instant: str, waits_s: Iterable[float] = (1, 2, 4, 8, 16)):
+        """Roll back `instant` with Hudi while its participants may still be writing into it: an older epoch's left pending
+        (they hear of this epoch only from its first START_COMMIT, which comes after the takeover), or this coordinator's
+        own after a write timed out. Hudi's rollback fails when a file it deletes is still being written (on S3 an upload
+        that completes under it: the delete finds nothing, and then the file is there), so it waits and tries again; a
+        rollback that had to try again also deletes the instant's files whose writes ended after its plan was made (a
+        participant whose write ends after the rollback deletes its own)."""
         for attempt, wait_s in enumerate([*waits_s, None]):
             try: self.committer.rollback(instant)
             except Exception as e:
                 if wait_s is None: raise
-                log.warning("rolling back %s, left pending by an older epoch, failed while its writers may still be at work; "
-                            "again in %.0f s: %s", instant, wait_s, error_summary(e))
+                log.warning("rolling back %s failed while its writers may still be at work; again in %.0f s: %s",
+                            instant, wait_s, error_summary(e))
                 time.sleep(wait_s); continue
             if attempt: self.committer.delete_instant_files(instant)
             return
@@ -165,7 +166,7 @@ class FencedTable:
     def rollback(self, instant: str):
         "Roll back `instant` if it is still pending (an eager rollback at another start may have done it already)."
         check_epoch(self.path, self.epoch)
-        if instant in self.committer.pending_instants(): self.committer.rollback(instant)
+        if instant in self.committer.pending_instants(): self._roll_back(instant)
 
     def commit(self, instant: str, checkpoint, write_statuses: list[bytes], coordinator_id: str, before_hudi=lambda: None,
                staged_files: list[str] = ()):
