@@ -142,7 +142,7 @@ def one_round(broker, args, root, n):
         seconds, usage, _ = run_sink(broker, topic, ends, participants, root / f"{n}-sink-{participants}", args)
         rows.append({"run": f"sink-{participants}", "seconds": seconds, "usage": usage})
     # the peer at each of our runs' records per commit (1 and 2 participants), and in one micro-batch
-    for per_batch, name in [(n * args.max_buffered, f"peer-{n * args.max_buffered}") for n in (1, 2)] + [(0, "peer-one")]:
+    for per_batch, name in [(k * args.max_buffered, f"peer-{k * args.max_buffered}") for k in (1, 2)] + [(0, "peer-one")]:
         seconds, usage, _ = run_peer(broker, topic, ends, per_batch, root / f"{n}-{name}", args)
         rows.append({"run": name, "seconds": seconds, "usage": usage})
     for row in rows: row.update(round=n, records=records, records_per_s=records / row["seconds"], mb_per_s=size / 2**20 / row["seconds"])
@@ -165,7 +165,7 @@ def summary(rows, args, root):
     runs = list(dict.fromkeys(r["run"] for r in rows))
     med = lambda run, key: statistics.median(r[key] for r in rows if r["run"] == run)
     spread = lambda run, key: (min(r[key] for r in rows if r["run"] == run), max(r[key] for r in rows if r["run"] == run))
-    peer_at = {f"sink-{n}": f"peer-{n * args.max_buffered}" for n in (1, 2)}     # the peer at the same records per commit
+    peer_at = {f"sink-{k}": f"peer-{k * args.max_buffered}" for k in (1, 2)}     # the peer at the same records per commit
     for run in runs:
         if "steady" in run:
             print(f"{run:>14}: at {med(run, 'rate_per_s'):,.0f} records/s for {args.steady_s:.0f} s, produce → commit latency median "

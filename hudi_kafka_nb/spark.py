@@ -17,6 +17,11 @@ __all__ = ['scratch_dir', 'bundle_jars', 'on_databricks', 'object_store_jars', '
 # %% ../nbs/11_spark.ipynb #6d8b0f12
 _scratch: dict[Path, tuple[Path, int]] = {}           # base → (this process's folder, the descriptor that holds its lock)
 
+def _remove(folder: Path):
+    "Remove a scratch folder, then its lock: a crash in between leaves the lock, and the next remover tries again."
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.with_suffix(".lock").unlink(missing_ok=True)
+
 def _remove_unheld(base: Path):
     "Remove the folders under `base` whose lock no living process holds (the lock is released when its process dies)."
     for lock in base.glob("*.lock"):
@@ -25,8 +30,7 @@ def _remove_unheld(base: Path):
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError: os.close(handle); continue      # its process lives
-        shutil.rmtree(lock.with_suffix(""), ignore_errors=True)
-        lock.unlink(missing_ok=True)                   # after the folder: a crash in between leaves the lock to retry
+        _remove(lock.with_suffix(""))
         os.close(handle)
 
 def scratch_dir(base: str | Path | None = None) -> Path:
@@ -50,10 +54,8 @@ def scratch_dir(base: str | Path | None = None) -> Path:
 def _release(base: Path):
     "Remove this process's scratch folder under `base` as it exits normally."
     if (held := _scratch.pop(base, None)) is None: return
-    folder, handle = held
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.with_suffix(".lock").unlink(missing_ok=True)
-    os.close(handle)
+    _remove(held[0])
+    os.close(held[1])
 
 # %% ../nbs/11_spark.ipynb #a1955270
 def _resolved_jars(variable: str, folder_name: str, missing: str) -> list[str]:
