@@ -1,11 +1,11 @@
 # Two commands for a fresh machine:  `make demo`  and  `make test`.
 # Both set everything up first: Java and Maven from Debian's packages if missing, the pinned Maven artifacts
-# (Hudi's Spark bundle, Apache Kafka's broker) resolved by Maven from the poms in maven/ into .jars/, and a
+# (Hudi's Spark bundle, Apache Kafka's broker, the Apicurio schema registry) resolved by Maven from the poms in maven/ into .jars/, and a
 # virtual environment in .venv with the package, its pinned dependencies and the local-only extra (pyspark).
 VENV    := .venv
 PYTHON  := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
-JARS    := .jars/hudi/.resolved .jars/kafka/.resolved .jars/hadoop-aws/.resolved
+JARS    := .jars/hudi/.resolved .jars/kafka/.resolved .jars/hadoop-aws/.resolved .jars/registry/.resolved
 # The S3 server the object-store tests and demo run (MinIO, from its Go module: the proxy serves it as pseudo-versions).
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO   := .tools/minio/$(MINIO_VERSION)/minio
@@ -34,9 +34,16 @@ tools:
 	rm -rf .jars/$*
 	mvn -B -q -f $< dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.jars/$*
 	touch $@
+# The schema registry (Apicurio) is one zip holding its runner jar and lib/: Maven unpacks it rather than copying jars.
+.jars/registry/.resolved: maven/registry/pom.xml | tools
+	rm -rf .jars/registry
+	mvn -B -q -f $< dependency:unpack-dependencies -DincludeTypes=zip -DoutputDirectory=$(CURDIR)/.jars/registry \
+	  -DmarkersDirectory=$(CURDIR)/.jars/registry/.markers
+	touch $@
 # One Maven at a time: Maven 3.8's local repository (~/.m2) is not safe for two of them downloading at once.
 .jars/kafka/.resolved: | .jars/hudi/.resolved
 .jars/hadoop-aws/.resolved: | .jars/kafka/.resolved
+.jars/registry/.resolved: | .jars/hadoop-aws/.resolved
 
 # MinIO, built from its pinned Go module (about 3 minutes on 2 cores the first time; Go's caches make later builds quick).
 # hudi_kafka_nb/servers.py names the same version (MINIO_VERSION) and looks for the binary in its folder.

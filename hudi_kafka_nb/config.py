@@ -7,12 +7,14 @@ from __future__ import annotations
 import difflib, json, os, re
 from enum import Enum
 import msgspec
+import pyarrow as pa
 
 # %% auto #0
 __all__ = ['DEMO_VALUE_SCHEMA', 'COORDINATE_KEY_FIELDS', 'DELETED_FIELD', 'POSITION_FIELD', 'CDC_COLUMNS', 'CDC_METADATA_COLUMNS',
-           'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES', 'SECRET_KEY_PATTERN',
-           'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN', 'WriteMode', 'SinkConfig', 'ConfigError',
-           'unknown_setting_error', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config', 'client_settings',
+           'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'REGISTRY_NAMES', 'SUBJECT_NAME_STRATEGIES', 'WRITE_OPERATIONS',
+           'TABLE_TYPES', 'ARROW_TYPES', 'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN',
+           'REGISTRY_SECRET_KEY_PATTERN', 'WriteMode', 'SinkConfig', 'ConfigError', 'unknown_setting_error',
+           'arrow_type', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config', 'client_settings',
            'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
@@ -43,9 +45,11 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     table_path: str                             # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
     storage_options: dict[str, str] = msgspec.field(default_factory=dict)  # for a table on an object store: object_store's settings (aws_endpoint, …; see 09_storage); secrets as ${env:…}
     table_name: str                             # hoodie.table.name
-    value_schema: dict[str, str]                # record fields and their Arrow types, e.g. {"order_id": "string"}
+    value_schema: dict[str, str] = msgspec.field(default_factory=dict)  # record fields and their Arrow types, e.g. {"order_id": "string"}; Avro: from the registry
     schema_evolution: str = "add_fields"        # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
-    value_format: str = "json"                  # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their source table
+    value_format: str = "json"                  # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their source table; "avro": Avro in Confluent's wire format, schemas from schema_registry
+    schema_registry: dict[str, str] = msgspec.field(default_factory=dict)  # avro: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location, …); secrets as ${env:…}
+    subject_name_strategy: str = "topic_name"   # avro: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name", "topic_record_name"
     cdc_position: str = "source.lsn,source.ts_ms,ts_ms"  # debezium: the envelope fields, first present wins, whose value orders one key's changes (column cdc_position)
     cdc_truncate: str = "dead_letter"           # debezium: a truncate (op=t) goes to the dead-letter topic with the reason, or "skip" (logged, not applied)
     cdc_metadata: bool = False                  # debezium: also keep cdc_operation, cdc_source_ts_ms and cdc_transaction_id as columns
@@ -102,6 +106,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def mirrors_changes(self) -> bool: return self.value_format == "debezium"
     @property
+    def reads_avro(self) -> bool: return self.value_format == "avro"
+    @property
     def record_key_fields(self) -> list[str]:
         "Fields whose values make a record's Hudi key: `record_key_field`, else its Kafka coordinates."
         return [self.record_key_field] if self.record_key_field else COORDINATE_KEY_FIELDS
@@ -124,6 +130,13 @@ HUDI_NAMES = {"hoodie.datasource.write.recordkey.field": "record_key_field", "ho
               "hoodie.datasource.write.hive_style_partitioning": "hive_style_partitioning", "hoodie.table.name": "table_name",
               "hoodie.database.name": "database_name", "hoodie.base.path": "table_path",
               "hoodie.clustering.plan.strategy.sort.columns": "clustering_sort_columns"}
+# Confluent's names for the registry client's settings, as its serializers and Kafka Connect's converters take them:
+# accepted at the top level and gathered into `schema_registry` under the client's own key
+REGISTRY_NAMES = {"schema.registry.url": "url", "basic.auth.user.info": "basic.auth.user.info",
+                  "schema.registry.basic.auth.user.info": "basic.auth.user.info",
+                  "basic.auth.credentials.source": "basic.auth.credentials.source",
+                  "schema.registry.ssl.ca.location": "ssl.ca.location"}
+SUBJECT_NAME_STRATEGIES = ("topic_name", "record_name", "topic_record_name")
 WRITE_OPERATIONS = ("bulk_insert", "insert", "upsert")
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 
@@ -140,6 +153,65 @@ def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
     hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
     return ConfigError(f"unknown setting {key!r}: {hint}")
 
+# %% ../nbs/00_config.ipynb #367ff18d
+_TOKENS = re.compile(r"\s*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<number>\d+)|(?P<mark>[<>()\[\],:=]))")
+
+class _Tokens:
+    "The words, numbers and marks of a type's text, read one at a time."
+    def __init__(self, text: str):
+        self.text, self.items, at = text, [], 0
+        while at < len(text.rstrip()):
+            m = _TOKENS.match(text, at)
+            if not m or m.end() == at: raise ValueError(f"cannot read {text!r} at {text[at:at + 10]!r}")
+            self.items.append(m.group(m.lastgroup)); at = m.end()
+        self.at = 0
+    def peek(self) -> str | None: return self.items[self.at] if self.at < len(self.items) else None
+    def take(self, expected: str | None = None) -> str:
+        token = self.peek()
+        if token is None or (expected is not None and token != expected):
+            raise ValueError(f"{self.text!r}: expected {expected or 'more'}, found {token or 'the end'}")
+        self.at += 1; return token
+
+def _read_field(tokens: _Tokens) -> pa.Field:
+    name = tokens.take(); tokens.take(":")
+    kind = _read_type(tokens)
+    if tokens.peek() == "not": tokens.take("not"); tokens.take("null")     # Arrow's way of writing a required field: stored nullable
+    return pa.field(name, kind)
+
+def _read_type(tokens: _Tokens) -> pa.DataType:
+    name = tokens.take()
+    if name in ("list", "large_list"):
+        tokens.take("<")
+        item = _read_field(tokens) if tokens.items[tokens.at + 1:tokens.at + 2] == [":"] else pa.field("item", _read_type(tokens))
+        tokens.take(">"); return (pa.list_ if name == "list" else pa.large_list)(item.type)
+    if name == "map":
+        tokens.take("<"); key = _read_type(tokens); tokens.take(","); value = _read_type(tokens); tokens.take(">")
+        return pa.map_(key, value)
+    if name == "struct":
+        tokens.take("<"); fields = []
+        while tokens.peek() != ">":
+            if fields: tokens.take(",")
+            fields.append(_read_field(tokens))
+        tokens.take(">"); return pa.struct(fields)
+    if name in ("decimal", "decimal128"):
+        tokens.take("("); precision = int(tokens.take()); tokens.take(","); scale = int(tokens.take()); tokens.take(")")
+        return pa.decimal128(precision, scale)
+    if name == "timestamp":
+        tokens.take("["); unit, zone = tokens.take(), None
+        if tokens.peek() == ",": tokens.take(","); tokens.take("tz"); tokens.take("="); zone = tokens.take()
+        tokens.take("]"); return pa.timestamp(unit, tz=zone)
+    if name == "date32" and tokens.peek() == "[": tokens.take("["); tokens.take("day"); tokens.take("]")
+    return pa.type_for_alias(name)
+
+def arrow_type(text: str) -> pa.DataType:
+    "The Arrow type a `value_schema` type names: an alias (`int64`, `timestamp[ms]`) or any type as Arrow writes it (`str(type)`)."
+    tokens = _Tokens(text)
+    try: kind = _read_type(tokens)
+    except (KeyError, ValueError) as e: raise ValueError(f"{text!r} is not an Arrow type ({e})") from None
+    if tokens.peek() is not None: raise ValueError(f"{text!r} is not an Arrow type: {tokens.peek()!r} after the type")
+    return kind
+
+
 # %% ../nbs/00_config.ipynb #c5e0a002
 SECRET_KEY_PATTERN = re.compile(r"password|secret|\.key\.pem$|^ssl_key$|oauthbearer\.config$|jaas")
 SECRET_REFERENCE = re.compile(r"\$\{(env|file|secrets):([^}]+)\}")
@@ -148,9 +220,13 @@ SECRET_REFERENCE = re.compile(r"\$\{(env|file|secrets):([^}]+)\}")
 # azure_storage_sas_key, azure_client_secret, google_service_account_key, …
 STORAGE_SECRET_KEY_PATTERN = re.compile(r"secret|token|_key$|sas|password")
 
+# schema_registry (Confluent's client's names): basic.auth.user.info ("user:password"), bearer.auth.token, ssl.key.location's password, …
+REGISTRY_SECRET_KEY_PATTERN = re.compile(r"user\.info|token|secret|password")
+
 def is_secret_key(key: str, setting: str = "kafka") -> bool:
-    "Whether a librdkafka setting (or a storage option) holds a secret (its value must be a reference and is never shown)."
-    return bool((STORAGE_SECRET_KEY_PATTERN if setting == "storage_options" else SECRET_KEY_PATTERN).search(key.lower()))
+    "Whether a librdkafka setting (or a storage or registry option) holds a secret (its value must be a reference and is never shown)."
+    pattern = {"storage_options": STORAGE_SECRET_KEY_PATTERN, "schema_registry": REGISTRY_SECRET_KEY_PATTERN}.get(setting, SECRET_KEY_PATTERN)
+    return bool(pattern.search(key.lower()))
 
 def resolve_secret(key: str, value: str, setting: str = "kafka") -> str:
     "The value a `${env:…}`, `${file:…}` or `${secrets:scope/key}` reference stands for; other values as they are."
@@ -193,12 +269,12 @@ def _option_text(value) -> str:
 def _coerce_text(key: str, value):
     "Turn a string parameter into the list or mapping the setting expects; option values into their text form."
     if isinstance(value, str) and key == "topics": return [t.strip() for t in value.split(",") if t.strip()]
-    if isinstance(value, str) and key in ("value_schema", "kafka", "hudi_options", "storage_options"):
+    if isinstance(value, str) and key in ("value_schema", "kafka", "hudi_options", "storage_options", "schema_registry"):
         try: value = json.loads(value) if value.strip() else {}
         except json.JSONDecodeError as e:
             # never echo the text: a kafka setting may hold a password, and this message lands in logs and notebooks
             raise ConfigError(f"setting {key!r} must be a JSON object; the {len(value)} characters given are not one ({e})") from None
-    if key in ("kafka", "hudi_options", "storage_options") and isinstance(value, dict): return {k: _option_text(v) for k, v in value.items()}
+    if key in ("kafka", "hudi_options", "storage_options", "schema_registry") and isinstance(value, dict): return {k: _option_text(v) for k, v in value.items()}
     return value
 
 # %% ../nbs/00_config.ipynb #4d5d65e4
@@ -210,9 +286,11 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.table_name.strip(), "table_name", "is missing: give the Hudi table name, e.g. orders")
     need(config.bootstrap_servers.strip(), "bootstrap_servers", "is missing: give host:port of a Kafka broker")
     need(config.topics, "topics", "is empty: give at least one data topic")
-    need(config.value_schema, "value_schema", "is empty: declare the record fields, e.g. {\"id\": \"string\"}")
+    need(config.value_schema or config.reads_avro, "value_schema", "is empty: declare the record fields, e.g. {\"id\": \"string\"}")
     for field, type_name in config.value_schema.items():
-        need(type_name in ARROW_TYPES, "value_schema", f"gives field {field!r} the unknown type {type_name!r}; use one of {sorted(ARROW_TYPES)}")
+        try: arrow_type(type_name)
+        except ValueError as e: need(False, "value_schema", f"gives field {field!r} the unknown type {type_name!r}: {e}; use one of "
+                                     f"{sorted(ARROW_TYPES)} or a nested type as Arrow writes it, e.g. 'list<item: string>'")
     need(config.write_operation in WRITE_OPERATIONS, "write_operation", f"is {config.write_operation!r}; use one of {list(WRITE_OPERATIONS)}")
     need(config.table_type in TABLE_TYPES, "table_type", f"is {config.table_type!r}; use one of {list(TABLE_TYPES)}")
     need(config.write_operation != "upsert" or config.record_key_field, "write_operation",
@@ -220,8 +298,14 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.write_operation != "upsert" or config.ordering_field, "ordering_field",
          "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no order but "
          "this field's (hoodie.table.ordering.fields), e.g. an event time or a version number")
-    need(config.value_format in ("json", "debezium"), "value_format",
-         f"is {config.value_format!r}; use 'json' (each value a row) or 'debezium' (Debezium's JSON change events)")
+    need(config.value_format in ("json", "debezium", "avro"), "value_format",
+         f"is {config.value_format!r}; use 'json' (each value a row), 'debezium' (Debezium's JSON change events) or 'avro' "
+         "(Avro in Confluent's wire format, with schema_registry)")
+    if config.reads_avro:
+        need(config.schema_registry.get("url", "").strip(), "schema_registry", "needs 'url' (schema.registry.url) with value_format='avro', "
+             "e.g. {\"url\": \"http://registry:8081\"}")
+        need(config.subject_name_strategy in SUBJECT_NAME_STRATEGIES, "subject_name_strategy",
+             f"is {config.subject_name_strategy!r}; use one of {list(SUBJECT_NAME_STRATEGIES)}")
     if config.mirrors_changes:
         need(config.write_operation == "upsert", "write_operation",
              f"is {config.write_operation!r}, but value_format='debezium' mirrors a table, updating and deleting its rows by key: "
@@ -250,7 +334,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         need("%" in config.partition_time_format, "partition_time_format", "needs strftime codes, e.g. %Y-%m-%d")
     for key in ("record_key_field", "ordering_field") + (() if config.partition_time_field else ("partition_field",)):
         name = getattr(config, key)
-        need(not name or name in config.value_schema, key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
+        # an Avro sink given no value_schema learns its fields from the registry as it starts, and checks them then
+        need(not name or name in config.value_schema or (config.reads_avro and not config.value_schema), key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
     need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")
     need(config.write_timeout_s > 0, "write_timeout_s", "must be positive")
     need(config.participant_timeout_s > config.heartbeat_interval_s, "participant_timeout_s", "must be longer than heartbeat_interval_s")
@@ -263,6 +348,10 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         need(not is_secret_key(key) or SECRET_REFERENCE.fullmatch(value), "kafka",
              f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
              f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}} (see `resolve_secret`)")
+    for key, value in config.schema_registry.items():
+        need(not is_secret_key(key, "schema_registry") or SECRET_REFERENCE.fullmatch(value), "schema_registry",
+             f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
+             f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}}")
     for key, value in config.storage_options.items():
         need(not is_secret_key(key, "storage_options") or SECRET_REFERENCE.fullmatch(value), "storage_options",
              f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
@@ -294,10 +383,21 @@ def _our_names(settings: dict) -> dict:
     if hudi_options is not None: result["hudi_options"] = {k: v for k, v in hudi_options.items() if k not in HUDI_NAMES}
     return result
 
+def _registry_names(settings: dict) -> dict:
+    "Settings with Confluent's top-level registry names (`schema.registry.url`, …) moved into `schema_registry`."
+    given = {REGISTRY_NAMES[k]: v for k, v in settings.items() if k in REGISTRY_NAMES}
+    if not given: return settings
+    registry = _coerce_text("schema_registry", settings.get("schema_registry") or {})
+    for key, value in given.items():
+        if key in registry and registry[key] != value:
+            raise ConfigError(f"setting 'schema_registry' gives {key!r} twice with different values (at the top level and inside it)")
+    return {**{k: v for k, v in settings.items() if k not in REGISTRY_NAMES}, "schema_registry": {**registry, **given}}
+
 def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkConfig:
     "A checked `SinkConfig` from a mapping (Python values or Databricks strings) plus keyword overrides."
     if isinstance(settings, SinkConfig): settings = msgspec.structs.asdict(settings)
     merged = _our_names({**(settings or {}), **overrides})
+    merged = _registry_names(merged)
     for key in merged:
         if key not in SinkConfig.__struct_fields__: raise unknown_setting_error(key)
     merged = {k: _coerce_text(k, v) for k, v in merged.items() if v is not None}

@@ -17,14 +17,15 @@ from .config import SinkConfig, WriteMode
 from .messages import (AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     PartitionStart, StartCommit, WriteStatus, transition_line)
 from .ports import Channel, Clock, DataSource, DeadLetters, Writer, error_summary
-from .records import Decoded, RawRecord, data_schema, decode_batch, wider_type
+from .records import Decode, Decoded, RawRecord, ServiceUnavailable, data_schema, decode_batch, wider_type
 
 # %% auto #0
-__all__ = ['log', 'ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'skip_to', 'InlineExecutor',
-           'Wrote', 'Participant']
+__all__ = ['log', 'SERVICE_RETRY_S', 'ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'skip_to',
+           'InlineExecutor', 'Wrote', 'Participant']
 
 # %% ../nbs/04_participant.ipynb #5a59bc56
 log = logging.getLogger(__name__)
+SERVICE_RETRY_S = 2.0           # a service the decoder needs (the schema registry) is asked again this often while away
 
 class ParticipantState(Enum):
     IDLE = "IDLE"; WRITING = "WRITING"; AWAITING_ACK = "AWAITING_ACK"
@@ -96,8 +97,14 @@ class Wrote(NamedTuple):
 class Participant:
     "The participant role: write assigned partitions into the instant the coordinator opened."
     def __init__(self, config: SinkConfig, channel: Channel, source: DataSource, dead_letters: DeadLetters, writer: Writer,
-                 clock: Clock = time.monotonic, participant_id: str | None = None, background: Executor | None = None):
+                 clock: Clock = time.monotonic, participant_id: str | None = None, background: Executor | None = None,
+                 decode: Decode | None = None, sleep: Callable[[float], None] = time.sleep):
         self.config, self.channel, self.source, self.dead_letters, self.writer, self.clock = config, channel, source, dead_letters, writer, clock
+        # how a batch of records becomes rows: JSON (02_records), Debezium's change events (02a_changes), or Avro with the
+        # registry's schemas (02b_avro, whose decoder the runtime hands in with its registry)
+        self.decode = decode or (decode_changes if config.mirrors_changes else decode_batch)
+        self.sleep = sleep                                  # pauses between tries of a service that is away
+        self.waiting_since: float | None = None             # when a service the decoder needs (the schema registry) went away
         self.background = background or InlineExecutor()   # where Hudi writes: a thread of its own reads on meanwhile
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
         self.schema, self.declared = data_schema(config), config.value_schema
@@ -255,8 +262,11 @@ def _read_ahead(self: Participant):
 def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant | None = None):
     "Decode `records` into the instant's batches (or `into`), set bad ones aside, and move their partitions on (up to a held record)."
     now = into or self.current
-    decode = decode_changes if self.config.mirrors_changes else decode_batch
-    decoded = decode(records, self.config, discover=None if now.discovering else False)
+    try: decoded = self.decode(records, self.config, discover=None if now.discovering else False)
+    except ServiceUnavailable as e: return self._wait_for_service(e, now)
+    if self.waiting_since is not None:
+        log.warning("participant %s: %s is back after %.0fs; reading on", self.id, "the schema registry", self.clock() - self.waiting_since)
+        self.waiting_since = None
     if now is self.ahead and (decoded.held or decoded.new_fields):
         self.ahead = None; return               # the next instant will write other fields: its records are read again then
     rows, dead = decoded.rows, decoded.dead
@@ -268,6 +278,19 @@ def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant 
     self.dead_letters.poll()
     advance(now.progress, [r for r in records if r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)])
     self._note_fields(decoded)
+
+@patch
+def _wait_for_service(self: Participant, error: Exception, now: ParticipantInstant):
+    """A service the decoder needs is away (the schema registry): the records are not to blame. None of them is taken; the
+    partitions are read again from where they stand, after a pause, for as long as it takes, and the log says why."""
+    first = self.waiting_since is None
+    if first: self.waiting_since = self.clock()
+    waited = self.clock() - self.waiting_since
+    if first or int(waited) // 30 != int(waited - SERVICE_RETRY_S) // 30:      # every 30 s, not every retry
+        log.warning("participant %s: waiting %.0fs so far, records of %s not read: %s", self.id, waited,
+                    ",".join(f"{t}[{p}]" for t, p in sorted(now.progress)), error)
+    self.source.assign(now.resume_points())
+    self.sleep(SERVICE_RETRY_S)
 
 @patch
 def _note_fields(self: Participant, decoded: Decoded):

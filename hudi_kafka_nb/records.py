@@ -5,17 +5,18 @@
 # %% ../nbs/02_records.ipynb #65f689ea
 from __future__ import annotations
 import io, re
-from typing import Iterable, NamedTuple
+from typing import Callable, Iterable, NamedTuple
 from dataclasses import dataclass
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
-from .config import SinkConfig
+from .config import SinkConfig, arrow_type
 
 # %% auto #0
-__all__ = ['KAFKA_COLUMNS', 'AVRO_NAME', 'data_schema', 'RawRecord', 'DeadLetter', 'value_schema', 'Decoded', 'decode_batch',
-           'decode_records', 'wider_type', 'widen_value_schema', 'dead_letter_headers', 'dead_letter_message']
+__all__ = ['KAFKA_COLUMNS', 'Decode', 'AVRO_NAME', 'data_schema', 'RawRecord', 'DeadLetter', 'value_schema', 'Decoded',
+           'decode_batch', 'ServiceUnavailable', 'decode_records', 'wider_type', 'widen_value_schema',
+           'dead_letter_headers', 'dead_letter_message']
 
 # %% ../nbs/02_records.ipynb #b34579eb
 KAFKA_COLUMNS = pa.schema([("kafka_topic", pa.string()), ("kafka_partition", pa.int32()),
@@ -24,7 +25,7 @@ KAFKA_COLUMNS = pa.schema([("kafka_topic", pa.string()), ("kafka_partition", pa.
 
 def data_schema(config: SinkConfig) -> pa.Schema:
     "Arrow schema of a record as stored: declared value fields, the time bucket it is partitioned by (if any), then Kafka coordinates."
-    fields = [pa.field(name, pa.type_for_alias(type_name)) for name, type_name in config.value_schema.items()]
+    fields = [pa.field(name, arrow_type(type_name)) for name, type_name in config.value_schema.items()]
     if config.partition_time_field: fields.append(pa.field(config.partition_field, pa.string()))
     return pa.schema(fields + list(KAFKA_COLUMNS))
 
@@ -48,7 +49,7 @@ class DeadLetter:
 # %% ../nbs/02_records.ipynb #a70c8c58
 def value_schema(config: SinkConfig) -> pa.Schema:
     "Arrow schema of the declared record fields."
-    return pa.schema([(name, pa.type_for_alias(t)) for name, t in config.value_schema.items()])
+    return pa.schema([(name, arrow_type(t)) for name, t in config.value_schema.items()])
 
 def _parse(lines: list[bytes], schema: pa.Schema, infer: bool = False) -> pa.Table:
     "`schema`'s fields, parsed as declared; with `infer`, the other fields too, after them, with the types Arrow infers."
@@ -147,6 +148,11 @@ def decode_batch(records: list[RawRecord], config: SinkConfig, discover: bool | 
         dead = [d for d in dead if before(d.record)]
     rows, dead = _stored_rows(good, table, dead, config)
     return Decoded(rows, dead, new_fields, held, ignored)
+
+class ServiceUnavailable(RuntimeError):
+    "A batch cannot be decoded now: a service its decoding needs (a schema registry) is away. Not the records' fault: read them again later."
+
+Decode = Callable[..., Decoded]     # (records, config, discover=None) → Decoded: decode_batch, decode_changes, or Avro's decoder
 
 def decode_records(records: list[RawRecord], config: SinkConfig) -> tuple[pa.Table, list[DeadLetter]]:
     "Arrow rows (value fields + Kafka coordinates) for the good records, and the dead letters; fields beyond value_schema are left out."

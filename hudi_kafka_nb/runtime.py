@@ -4,10 +4,11 @@
 
 # %% ../nbs/19_runtime.ipynb #d6c27cde
 from __future__ import annotations
-import logging, os, signal, socket, subprocess, sys, time
+import functools, logging, os, signal, socket, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import msgspec, yaml
+from .avro import ConfluentRegistry, SchemaCache, decode_avro, registry_value_schema, value_subject
 from .committer import HudiCommitter, HudiTableServices
 from .config import ConfigError, SinkConfig, load_config, redacted, unknown_setting_error
 from .coordinator import Coordinator
@@ -15,6 +16,7 @@ from .fencing import FencedTable, decision_in_flight, keyed_write_in_flight
 from .hudi import HudiJava
 from .kafka import BrokerView, ControlChannel, DeadLetterQueue, KafkaSource
 from .participant import Participant
+from .records import Decode
 from .servers import owner_only
 from .ports import CrashHook, Fenced, no_crash
 from .preflight import preflight
@@ -27,9 +29,9 @@ from .writer import HudiWriter
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'TABLE_WAIT_S', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'status_writer', 'crash_at', 'open_coordinator',
-           'open_participant', 'wait_for_table', 'open_table_services', 'JobControls', 'job_parameters', 'run_job',
-           'jobs_dir', 'tree_memory', 'RoleProcess']
+__all__ = ['log', 'TABLE_WAIT_S', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'status_writer', 'crash_at', 'with_registry_fields',
+           'avro_decoder', 'open_coordinator', 'open_participant', 'wait_for_table', 'open_table_services',
+           'JobControls', 'job_parameters', 'run_job', 'jobs_dir', 'tree_memory', 'RoleProcess']
 
 # %% ../nbs/19_runtime.ipynb #2d1a9e25
 def status_writer(table_path: str, key: str):
@@ -48,10 +50,28 @@ def crash_at(point: str) -> CrashHook:
             log.warning("crash injected at %s", point); logging.shutdown(); os._exit(137)
     return crash if point else no_crash
 
+# %% ../nbs/19_runtime.ipynb #cdef9537
+def with_registry_fields(config: SinkConfig) -> SinkConfig:
+    "`config` with its table's fields from the schema registry (Avro topics), checked; other sinks as they are."
+    if not config.reads_avro: return config
+    fields = registry_value_schema(config, ConfluentRegistry(config))
+    if not fields:
+        raise ConfigError(f"setting 'value_schema' is empty and the schema registry at {config.schema_registry['url']} has no "
+                          f"subject {', '.join(value_subject(t) for t in config.topics)}: start the sink once a producer has "
+                          "registered its schema, or declare value_schema" + ("" if config.subject_name_strategy == "topic_name" else
+                          f" (with subject_name_strategy={config.subject_name_strategy!r} a topic's subject is not known from its name)"))
+    return load_config(config, value_schema=fields)
+
+def avro_decoder(config: SinkConfig) -> Decode | None:
+    "The participant's decoder of an Avro sink: `decode_avro` with a schema cache on the registry; None for other sinks."
+    if not config.reads_avro: return None
+    return functools.partial(decode_avro, schemas=SchemaCache(ConfluentRegistry(config)))
+
 # %% ../nbs/19_runtime.ipynb #758a00f6
 def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spark=None, crash: CrashHook = no_crash) -> Coordinator:
     "A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing."
     coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
+    config = with_registry_fields(config)             # an Avro sink's fields: the registry's schemas of its topics
     storage_of(config)                                # the table's store, with its settings, for every module of this process
     check_table_folder(config)                        # a file, a read-only folder, another table, a store without fences: refused before Spark starts
     broker = BrokerView(config, preflight(config, "coordinator"))   # credentials, topics, rights: refused before anything starts
@@ -69,6 +89,7 @@ def open_participant(config: SinkConfig, participant_id: str | None = None, spar
     writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}", table_path=config.table_path), config))
     participant = Participant(config, ControlChannel(config, participant_id), KafkaSource(config, participant_id),
                               DeadLetterQueue.for_config(config, participant_id), writer, participant_id=participant_id,
+                              decode=avro_decoder(config),
                               # Hudi writes on a thread of its own while the loop reads the next records (04_participant)
                               background=ThreadPoolExecutor(1, thread_name_prefix="hudi-write"))
     participant.heartbeat_in_background()

@@ -11,8 +11,8 @@ from .preflight import create_topic_if_missing
 
 # %% auto #0
 __all__ = ['log', 'MINIO_VERSION', 'stop_process', 'free_port', 'kafka_classpath', 'broker_properties', 'write_tls_files',
-           'owner_only', 'kafka_uuid', 'EmbeddedBroker', 'minio_binary', 'EmbeddedS3', 'spark_home',
-           'LocalSparkCluster', 'create_topic']
+           'owner_only', 'kafka_uuid', 'EmbeddedBroker', 'minio_binary', 'EmbeddedS3', 'registry_app',
+           'EmbeddedRegistry', 'spark_home', 'LocalSparkCluster', 'create_topic']
 
 # %% ../nbs/18_servers.ipynb #a6cd75cb
 log = logging.getLogger(__name__)
@@ -276,6 +276,67 @@ class EmbeddedS3:
 
     def stop(self, kill: bool = False): stop_process(self.process, kill)
 
+    def __enter__(self): return self.start()
+    def __exit__(self, *exc): self.stop()
+
+# %% ../nbs/18_servers.ipynb #56173ba9
+def registry_app() -> Path:
+    "Apicurio Registry's runner jar: in `$HUDI_KAFKA_NB_REGISTRY_APP` or the repository's `.jars/registry/` (`make setup` unpacks it)."
+    folder = Path(os.environ.get("HUDI_KAFKA_NB_REGISTRY_APP") or Path(__file__).resolve().parent.parent / ".jars" / "registry")
+    runners = sorted(folder.glob("apicurio-registry-app-*-runner.jar"))
+    if not runners: raise FileNotFoundError(f"no Apicurio Registry in {folder}: run `make setup` (Maven unpacks maven/registry/pom.xml)")
+    return runners[-1]
+
+class EmbeddedRegistry:
+    "Apicurio Registry on a free loopback port, Confluent's API at `url`, schemas kept on disk: restartable, keeping every id."
+    def __init__(self, workdir: str | Path | None = None):
+        import tempfile
+        self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-registry-"))
+        self.port, self.has_run, self.process = free_port(), False, None
+
+    @property
+    def url(self) -> str: return f"http://127.0.0.1:{self.port}/apis/ccompat/v7"
+
+    def _command(self) -> list[str]:
+        return ["java", "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:ActiveProcessorCount=2",
+                "-Dquarkus.http.host=127.0.0.1", f"-Dquarkus.http.port={self.port}", "-Dquarkus.log.level=WARN",
+                "-jar", str(registry_app())]
+
+    def start(self, timeout_s: float = 90, attempts: int = 3) -> "EmbeddedRegistry":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        log_path = self.workdir / "registry.log"
+        # SQL storage on an H2 file instead of the default in-memory database: a restart keeps every schema and its id.
+        # H2 writes a commit to its file up to half a second later by default: a kill would lose schemas the registry had
+        # acknowledged, which no production registry does
+        env = {**os.environ, "REGISTRY_DATASOURCE_URL": f"jdbc:h2:file:{self.workdir / 'data' / 'registry'};WRITE_DELAY=0"}
+        for attempt in range(1, attempts + 1):
+            self.process = subprocess.Popen(self._command(), env=env, stdout=open(log_path, "ab"), stderr=subprocess.STDOUT,
+                                            start_new_session=True, cwd=self.workdir)
+            if self._wait_ready(timeout_s): break
+            # as for the broker: a port chosen free may be taken by another process before the registry binds it
+            if self.has_run or attempt == attempts: raise RuntimeError(f"the embedded registry did not start on {self.url}; see {log_path}")
+            log.warning("embedded registry exited before it served; trying another port")
+            self.port = free_port()
+        self.has_run = True
+        return self
+
+    def _wait_ready(self, timeout_s: float) -> bool:
+        import urllib.request
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None: return False
+            try:
+                with urllib.request.urlopen(f"{self.url}/subjects", timeout=2) as answer:
+                    if answer.status == 200: return True
+            except OSError: pass
+            time.sleep(0.2)
+        raise TimeoutError(f"embedded registry not ready on {self.url} after {timeout_s}s; see {self.workdir / 'registry.log'}")
+
+    def kill(self):
+        "SIGKILL the registry, as a crash would; `start()` brings it back on the same database, every id as it was."
+        self.stop(kill=True)
+
+    def stop(self, kill: bool = False): stop_process(self.process, kill)
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
 

@@ -1,0 +1,106 @@
+"""Avro values in Confluent's wire format, with their schemas in a real schema registry (Apicurio, `EmbeddedRegistry`), as
+confluent-kafka's own `AvroSerializer` writes them: two schema versions interleaved on one topic (old producers still
+writing), every kind of type, bad values beside them, and the registry killed while the participant meets a schema id
+it has not seen. The table holds every good record once, each column of the type its Avro type means (Spark's reader and
+hudi-rs agree); the bad ones are in the dead-letter topic with their reasons; no good record is dead-lettered while
+the registry is away."""
+import decimal
+import pytest
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
+from hudi_kafka_nb.chaos import LocalStack, verify_table, verdict_ok
+from hudi_kafka_nb.demo import send_events
+from hudi_kafka_nb.reading import read_snapshot, spark_read
+from hudi_kafka_nb.servers import EmbeddedRegistry, create_topic
+from helpers import log_of, read_dead_letters, wait_for
+import msgspec
+
+
+@pytest.fixture
+def registry(tmp_path):
+    with EmbeddedRegistry(tmp_path / "registry") as running:
+        yield running
+
+
+def serializer(registry_url, version):
+    "confluent-kafka's serializer of the demo's orders at schema `version`, registering it on first use, as producers do."
+    return AvroSerializer(SchemaRegistryClient({"url": registry_url}), msgspec.json.encode(demo_avro_schema(version)).decode())
+
+
+def values(stack, registry_url, numbers, version):
+    serialize = serializer(registry_url, version)
+    return [(str(i).encode(), serialize(demo_avro_order(i, version), SerializationContext(stack.topic, MessageField.VALUE)))
+            for i in numbers]
+
+
+def produce(stack, pairs):
+    stack._add_ends(send_events(stack.broker.bootstrap_servers, stack.topic, pairs))
+
+
+def plain(value):
+    "A value as Spark's rows and hudi-rs's Arrow give it, made comparable: rows and maps as dicts, instants in UTC."
+    if hasattr(value, "asDict"): return {k: plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict): return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        pairs = value and all(isinstance(v, tuple) and not hasattr(v, "asDict") for v in value)    # hudi-rs gives a map as (key, value)s
+        return dict(value) if pairs else [plain(v) for v in value]
+    if isinstance(value, bytearray): return bytes(value)
+    if getattr(value, "tzinfo", None) is not None: return value.replace(tzinfo=None)
+    return value
+
+
+def row(value: dict) -> dict:
+    "A row made comparable; an empty map is an empty dict whichever reader gave it."
+    value = plain(value)
+    return {**value, "attributes": dict(value["attributes"] or {})}
+
+
+def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_registry_is_killed(tmp_path, broker, registry, spark):
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker, value_format="avro", value_schema="",
+                       schema_registry={"url": registry.url}, record_key_field="order_id")
+    create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
+    produce(stack, values(stack, registry.url, range(0, 200), version=1))       # the subject exists before the sink starts
+    stack.start()
+    try:
+        version_2 = values(stack, registry.url, range(200, 400), version=2)     # registered now, produced while the registry is away
+        old = values(stack, registry.url, range(400, 600), version=1)
+        stack.wait_committed(180)
+        registry.kill()
+        # old and new producers interleaved; bad values beside them: JSON, an id no registry has, a body cut short
+        mixed = [pair for both in zip(version_2, old) for pair in both]
+        bad = [(None, b'{"order_id": "x"}'), (None, b"\x00\x00\x00\x27\x0f" + old[0][1][5:]), (None, old[1][1][:-9])]
+        produce(stack, mixed[:150] + bad + mixed[150:])
+        waited = log_of(stack, "participant-0")
+        wait_for(lambda: "waiting" in log_of(stack, "participant-0")[len(waited):], 60, "the participant to say it waits for the registry")
+        registry.start()
+        stack.wait_committed(180)
+    finally:
+        stack.stop()
+
+    letters = read_dead_letters(broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=3)
+    reasons = sorted(headers["hudi_kafka_nb.error.reason"] for headers, _ in letters)
+    assert len(reasons) == 3 and "the first byte is 123" in reasons[0] and "has no schema id 9999" in reasons[1], reasons
+    assert "does not read with schema id" in reasons[2], reasons
+    dead = {(stack.topic, int(h["hudi_kafka_nb.source.partition"]), int(h["hudi_kafka_nb.source.offset"])) for h, _ in letters}
+    report = verify_table(stack.table_path, stack.ends, dead)
+    assert verdict_ok(report) and report["in_table"] == 600, report
+
+    # every column of the type its Avro type means, and every value as produced; Spark's reader and hudi-rs agree
+    types = {f.name: f.dataType.simpleString() for f in spark_read(spark, stack.table_path).schema.fields}
+    assert {k: types[k] for k in ("amount", "ordered_on", "placed_at", "paid_at", "local_time", "cutoff", "checksum", "customer",
+                                   "lines", "attributes", "coupon")} == {
+        "amount": "decimal(10,2)", "ordered_on": "date", "placed_at": "timestamp", "paid_at": "timestamp", "local_time": "timestamp",
+        "cutoff": "int", "checksum": "binary", "customer": "struct<id:bigint,email:string>",
+        "lines": "array<struct<sku:string,price:decimal(12,3)>>", "attributes": "map<string,string>", "coupon": "string"}
+    columns = [f["name"] for f in demo_avro_schema(2)["fields"]]
+    expected = {}
+    for i in range(600):
+        order = demo_avro_order(i, 2 if 200 <= i < 400 else 1)
+        expected[order["order_id"]] = row({"coupon": None, **order})
+    by_spark = {r["order_id"]: row(r.asDict()) for r in spark_read(spark, stack.table_path).select(*columns).collect()}
+    by_hudi_rs = {r["order_id"]: row(r) for r in read_snapshot(stack.table_path, columns).to_pylist()}
+    assert by_spark == by_hudi_rs == expected, next((k, by_spark.get(k), by_hudi_rs.get(k), v) for k, v in expected.items()
+                                                     if not by_spark.get(k) == by_hudi_rs.get(k) == v)
+    assert decimal.Decimal("1.99") in {r["amount"] for r in by_spark.values()}
