@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from .config import WriteMode
 from .hudi import HudiJava, coordinator_options, create_or_open_table, table_services_options
+from .messages import FailedRecord
 from .storage import aux_key, staging_key, table_storage
 from .timeline import latest_checkpoint_of, latest_schema_fields
 from .writer import delete_instant_files
@@ -75,6 +76,20 @@ class HudiCommitter:
         written = self.client.upsert(records, instant) if hudi.config.write_operation == "upsert" else self.client.insert(records, instant)
         statuses = hudi.jvm.java.util.ArrayList(written.collect())
         return [bytes(H.common.util.SerializationUtils.serialize(statuses))]
+
+    def failed_records(self, write_statuses: list[bytes], limit: int = 1000) -> tuple[int, list[FailedRecord]]:
+        "How many records Hudi's serialized write statuses report as not written, and the first `limit` with Hudi's reason."
+        total, failed = 0, []
+        for blob in write_statuses:
+            for status in self.hudi.H.common.util.SerializationUtils.deserialize(bytearray(blob)):
+                if status.hasGlobalError():
+                    total += max(1, status.getTotalErrorRecords())
+                    failed.append(FailedRecord("", status.getPartitionPath() or "", f"the write of a file failed: {status.getGlobalError().toString()}"))
+                    continue
+                total += status.getTotalErrorRecords()
+                for key, error in status.getErrors().items():
+                    if len(failed) < limit: failed.append(FailedRecord(key.getRecordKey(), key.getPartitionPath(), error.toString()[:500]))
+        return total, failed
 
     def commit(self, instant: str, write_statuses: list[bytes], extra_metadata: dict[str, str]) -> bool:
         "Commit `instant` with the participants' serialized write statuses and our extra metadata."

@@ -13,7 +13,7 @@ from .commit_state import OpenInstant, Outcome, Verdict, assign_partitions, star
 from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, Checkpoint, ControlEvent, EndCommit, Heartbeat, PartitionStart,
                                     StartCommit, WriteStatus, transition_line)
-from .ports import Broker, Channel, Clock, CommitConflict, CrashHook, Fenced, Table, WriteFailed, no_crash
+from .ports import Broker, Channel, Clock, CommitConflict, CrashHook, Fenced, RecordsFailed, Table, WriteFailed, no_crash
 from .records import widen_value_schema
 
 # %% auto #0
@@ -270,7 +270,10 @@ def on_write_failed(self: Coordinator, error: WriteFailed):
     "Hudi could not write the staged records: roll back and retry; the same failure three times in a row stops the coordinator."
     self.counts["write_failures"] += 1
     log.error("coordinator %s could not write instant %s: %s", self.id, self.open.instant, error)
-    self.abort(f"coordinator could not write the staged records: {error}")
+    # records Hudi named, all of them: the participants dead-letter them with Hudi's reason as they read them again, and
+    # the next instant commits the rest; records it could not name make the next instant fail the same way (and stop us)
+    named = error.failed if isinstance(error, RecordsFailed) and len(error.failed) == error.total else []
+    self.abort(f"Hudi could not write records of the instant: {error}", failed_records=named)
     if self.counts["write_failures"] >= WRITE_FAILURES_BEFORE_STOP:
         # the next instant would read the same records and fail the same way: stop rather than loop, with the cause named
         log.error("coordinator %s stops: %d writes in a row failed, the last with %s", self.id, self.counts["write_failures"], error)
@@ -289,11 +292,11 @@ def on_committed(self: Coordinator, checkpoint: Checkpoint):
     self._next(carried_on_from=self.open, committed=self.open.instant, records=sum(p.records_written for p in checkpoint.partitions))
 
 @patch
-def abort(self: Coordinator, reason: str):
-    "Roll the instant back with Hudi, tell the participants, start the next one."
+def abort(self: Coordinator, reason: str, failed_records: list = ()):
+    "Roll the instant back with Hudi, tell the participants (and which records Hudi could not write), start the next one."
     self.counts["aborts"] += 1
     self.table.rollback(self.open.instant)
-    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.open.instant, reason=reason))
+    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.open.instant, reason=reason, failed_records=list(failed_records)))
     self._next(aborted=self.open.instant, reason=reason.replace(" ", "_"))
 
 @patch

@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 from .config import WriteMode
 from .messages import extra_metadata, latest_checkpoint
-from .ports import CommitConflict, Fenced, WriteFailed, error_summary
+from .ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
 from .storage import TableError, aux_key, table_storage
 from .timeline import completed_commits, timeline_sizes
 
@@ -143,7 +143,9 @@ class FencedTable:
         rollback that had to try again also deletes the instant's files whose writes ended after its plan was made (a
         participant whose write ends after the rollback deletes its own)."""
         for attempt, wait_s in enumerate([*waits_s, None]):
-            try: self.committer.rollback(instant)
+            try:
+                if self.committer.rollback(instant) is False and instant in self.committer.pending_instants():
+                    raise RuntimeError(f"Hudi's rollback of {instant} returned false and the instant is still pending")
             except Exception as e:
                 if wait_s is None: raise
                 log.warning("rolling back %s failed while its writers may still be at work; again in %.0f s: %s",
@@ -182,12 +184,20 @@ class FencedTable:
         if slot.decided is not None: raise CommitConflict(f"instant {slot.decided.instant} was decided after {latest or 'the start'} first")
         if slot.owner_epoch != self.epoch: raise Fenced(f"the chain after {latest or 'the start'} belongs to epoch {slot.owner_epoch}, not {self.epoch}")
         if self.committer.write_mode is WriteMode.STAGED: write_statuses = [*write_statuses, *self._write_staged(instant, list(staged_files))]
+        total, failed = self.committer.failed_records(write_statuses)
+        if total:      # before the decision: a decided instant is committed whatever happens next (rolled forward)
+            first = f"; the first: {failed[0].key or failed[0].partition_path!r}: {failed[0].reason}" if failed else ""
+            raise RecordsFailed(f"Hudi's write statuses of instant {instant} report {total} record(s) it could not write "
+                                f"({len(failed)} named{first}); an instant with such records is never committed", failed, total)
         extra = extra_metadata(checkpoint)
         decision = Decision(kind="commit", epoch=self.epoch, coordinator_id=coordinator_id, instant=instant, extra_metadata=extra,
                             write_statuses=[base64.b64encode(b).decode() for b in write_statuses])
         if not claim_slot(self.path, slot, decision): raise CommitConflict(f"another coordinator decided the successor of {latest or 'the start'} first")
         before_hudi()                   # a hook for crash-injection tests: decided, not yet completed by Hudi
-        self.committer.commit(instant, write_statuses, extra)
+        if not self.committer.commit(instant, write_statuses, extra):
+            # decided: the instant must complete. Hudi said no without saying why; the role stops, and its next start
+            # rolls the decision forward (take_over), as after a crash at this point
+            raise RuntimeError(f"Hudi's commit of the decided instant {instant} returned false; the next start completes it")
         if latest: prune(self.path, keep_after=latest)
 
     def _write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:

@@ -39,6 +39,9 @@ def table_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
         "hoodie.metadata.enable": "true", "hoodie.metadata.streaming.write.enabled": "false",
         "hoodie.embed.timeline.server": "false", "hoodie.write.markers.type": "DIRECT",
         "hoodie.allow.empty.commit": "true",
+        # a write status names every record it failed to write (Hudi's default names one in ten), so that each can be
+        # dead-lettered with Hudi's reason rather than the whole instant failing again (14_committer, "No error committed")
+        "hoodie.memory.writestatus.failure.fraction": "1.0",
         # the metadata table keeps its file listing; its column- and partition-statistics indexes cost more per commit
         # than a streaming sink's small commits gain from them (turn them on through hudi_options)
         "hoodie.metadata.index.column.stats.enable": "false", "hoodie.metadata.index.partition.stats.enable": "false",

@@ -8,10 +8,10 @@ import logging
 import msgspec
 
 # %% auto #0
-__all__ = ['PROTOCOL_VERSION', 'log', 'ANY_EVENT', 'CHECKPOINT_KEY', 'PartitionStart', 'PartitionProgress', 'ControlEvent',
-           'Heartbeat', 'StartCommit', 'EndCommit', 'WriteStatus', 'AckCommit', 'AbortCommit', 'Hello', 'encode_event',
-           'decode_event', 'streamer_checkpoint', 'connect_sink_offsets', 'Checkpoint', 'extra_metadata',
-           'read_checkpoint', 'latest_checkpoint', 'transition_line']
+__all__ = ['PROTOCOL_VERSION', 'log', 'ANY_EVENT', 'CHECKPOINT_KEY', 'PartitionStart', 'FailedRecord', 'PartitionProgress',
+           'ControlEvent', 'Heartbeat', 'StartCommit', 'EndCommit', 'WriteStatus', 'AckCommit', 'AbortCommit', 'Hello',
+           'encode_event', 'decode_event', 'streamer_checkpoint', 'connect_sink_offsets', 'Checkpoint',
+           'extra_metadata', 'read_checkpoint', 'latest_checkpoint', 'transition_line']
 
 # %% ../nbs/01_messages.ipynb #f2a54df4
 PROTOCOL_VERSION = 3         # 2: WRITE_STATUS carries Hudi's own write statuses; 3: every event names its table
@@ -22,6 +22,12 @@ class PartitionStart(msgspec.Struct, frozen=True):
     topic: str
     partition: int
     offset: int
+
+class FailedRecord(msgspec.Struct, frozen=True):
+    "A record Hudi's write statuses report as not written: its Hudi key (the record key, or its Kafka coordinates) and Hudi's reason."
+    key: str
+    partition_path: str
+    reason: str
 
 class PartitionProgress(msgspec.Struct, frozen=True):
     "What a participant did with one partition during an instant."
@@ -78,6 +84,7 @@ class AbortCommit(ControlEvent, tag="ABORT_COMMIT"):
     epoch: int
     instant: str
     reason: str
+    failed_records: list[FailedRecord] = []     # what Hudi could not write: dead-lettered with Hudi's reason when read again
 
 class Hello(ControlEvent, tag="HELLO"):
     "A role's first message, read back by itself to know where it reads from; every role ignores others' hellos."

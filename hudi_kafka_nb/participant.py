@@ -17,11 +17,11 @@ from .config import SinkConfig, WriteMode
 from .messages import (AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
                                     PartitionStart, StartCommit, WriteStatus, transition_line)
 from .ports import Channel, Clock, DataSource, DeadLetters, Writer, error_summary
-from .records import Decode, Decoded, RawRecord, ServiceUnavailable, data_schema, decode_batch, wider_type
+from .records import DeadLetter, Decode, Decoded, RawRecord, ServiceUnavailable, data_schema, decode_batch, wider_type
 
 # %% auto #0
 __all__ = ['log', 'SERVICE_RETRY_S', 'ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'skip_to',
-           'InlineExecutor', 'Wrote', 'Participant']
+           'InlineExecutor', 'Wrote', 'Participant', 'hudi_keys']
 
 # %% ../nbs/04_participant.ipynb #5a59bc56
 log = logging.getLogger(__name__)
@@ -109,6 +109,7 @@ class Participant:
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
         self.schema, self.declared = data_schema(config), config.value_schema
         self.ignored_fields: set[str] = set()               # warned about once
+        self.failed_keys: dict[str, str] = {}               # Hudi keys of records Hudi could not write → its reason (until a commit)
         self.state, self.epoch = ParticipantState.IDLE, 0   # the newest epoch seen: older coordinators are ignored
         self.current: ParticipantInstant | None = None      # the latest instant this participant took part in
         self.ahead: ParticipantInstant | None = None        # records read for the next instant while this one is committed
@@ -270,6 +271,7 @@ def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant 
     if now is self.ahead and (decoded.held or decoded.new_fields):
         self.ahead = None; return               # the next instant will write other fields: its records are read again then
     rows, dead = decoded.rows, decoded.dead
+    if self.failed_keys and rows.num_rows: rows, dead = self._set_aside_failed(rows, records, dead)
     if rows.num_rows: now.batches.extend(rows.to_batches()); now.buffered += rows.num_rows; now.held_bytes += rows.nbytes
     self._count(rows, dead, now)
     if now is self.ahead: now.letters.extend(dead)
@@ -315,6 +317,23 @@ def _count(self: Participant, rows, dead, into: ParticipantInstant):
         for topic, partition, n in zip(*(counts[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset_count"))):
             progress[(topic, partition)].written += n
     for letter in dead: progress[(letter.record.topic, letter.record.partition)].dead_lettered += 1
+
+# %% ../nbs/04_participant.ipynb #f5c5d4da
+def hudi_keys(rows: pa.Table, config: SinkConfig) -> list[str]:
+    "Each row's Hudi record key as Hudi writes it: `record_key_field`'s value, or the Kafka coordinates (`field:value,…`)."
+    if config.record_key_field: return [None if v is None else str(v) for v in rows[config.record_key_field].to_pylist()]
+    columns = [rows[name].to_pylist() for name in config.record_key_fields]
+    return [",".join(f"{name}:{value}" for name, value in zip(config.record_key_fields, values)) for values in zip(*columns)]
+
+@patch
+def _set_aside_failed(self: Participant, rows: pa.Table, records: list[RawRecord], dead: list) -> tuple[pa.Table, list]:
+    "Rows Hudi could not write in an aborted instant taken out, and dead-lettered with Hudi's reason."
+    reasons = [self.failed_keys.get(key) for key in hudi_keys(rows, self.config)]
+    if not any(reasons): return rows, dead
+    record_at = {(r.topic, r.partition, r.offset): r for r in records}
+    where = zip(*(rows[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset")))
+    letters = [DeadLetter(record_at[at], f"Hudi could not write it: {why}") for at, why in zip(where, reasons) if why]
+    return rows.filter(pa.array([why is None for why in reasons])), dead + letters
 
 # %% ../nbs/04_participant.ipynb #9f11931b
 @patch
@@ -396,12 +415,16 @@ def _report_failure(self: Participant, error: str):
 @patch
 def on_ack_commit(self: Participant, event: AckCommit):
     if self.state is not ParticipantState.AWAITING_ACK or event.instant != self.instant: return
+    self.failed_keys.clear()                                 # an instant committed: the records Hudi refused were read and set aside
     self._commit_offsets()
     self._transition(ParticipantState.IDLE, acked=event.instant)
 
 @patch
 def on_abort_commit(self: Participant, event: AbortCommit):
-    if event.instant != self.instant or event.epoch != self.epoch or self.state is ParticipantState.IDLE: return
+    if event.instant != self.instant or event.epoch != self.epoch: return
+    # records Hudi could not write: when the next instant reads them again, they go to the dead-letter topic instead
+    self.failed_keys.update({f.key: f.reason for f in event.failed_records if f.key})
+    if self.state is ParticipantState.IDLE: return
     self.current.drop_rows(); self.ahead = None              # the next instant starts where this one started
     self._transition(ParticipantState.IDLE, aborted=event.instant, reason=event.reason.replace(" ", "_"))
 

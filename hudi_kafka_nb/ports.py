@@ -13,8 +13,8 @@ from .records import DeadLetter, RawRecord
 
 # %% auto #0
 __all__ = ['log', 'Clock', 'CrashHook', 'Channel', 'ForeignEvents', 'InMemoryChannel', 'Fenced', 'CommitConflict', 'WriteFailed',
-           'Broker', 'Table', 'DataSource', 'DeadLetters', 'Written', 'Writer', 'TableServicesClient', 'no_crash',
-           'error_summary']
+           'RecordsFailed', 'Broker', 'Table', 'DataSource', 'DeadLetters', 'Written', 'Writer', 'TableServicesClient',
+           'no_crash', 'error_summary']
 
 # %% ../nbs/03_ports.ipynb #731da43a
 log = logging.getLogger(__name__)
@@ -70,6 +70,11 @@ class CommitConflict(RuntimeError):
 
 class WriteFailed(RuntimeError):
     "Hudi could not write the staged records into the instant (the message is Hudi's root cause)."
+
+class RecordsFailed(WriteFailed):
+    "Hudi's write statuses report records it could not write: an instant with them is never committed."
+    def __init__(self, message: str, failed: list, total: int):
+        super().__init__(message); self.failed, self.total = failed, total
 
 
 

@@ -1,0 +1,48 @@
+"""No error committed: an instant whose Hudi write statuses report records Hudi could not write is refused before its
+decision (so no restart can roll it forward either), with the records named by the keys participants match them by."""
+import pytest
+from hudi_kafka_nb.committer import HudiCommitter
+from hudi_kafka_nb.config import load_config
+from hudi_kafka_nb.fencing import FencedTable, decision_in_flight
+from hudi_kafka_nb.hudi import HudiJava
+from hudi_kafka_nb.messages import Checkpoint, FailedRecord, PartitionProgress
+from hudi_kafka_nb.participant import hudi_keys
+from hudi_kafka_nb.ports import RecordsFailed
+from hudi_kafka_nb.reading import read_snapshot
+from hudi_kafka_nb.records import RawRecord, decode_records
+from hudi_kafka_nb.timeline import completed_commits
+from hudi_kafka_nb.writer import HudiWriter
+
+
+def test_an_instant_whose_write_statuses_report_failed_records_is_rolled_back_not_committed(tmp_path, spark):
+    config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(tmp_path / "t"), table_name="orders",
+                         value_schema={"order_id": "string"})
+    hudi = HudiJava(spark, config)
+    table, writer, serialization = FencedTable(config.table_path, HudiCommitter(hudi)), HudiWriter(hudi), hudi.H.common.util.SerializationUtils
+    table.take_over("c")
+    records = [RawRecord("orders", 0, i, 0, None, b'{"order_id": "o%d"}' % i) for i in range(3)]
+    rows, _ = decode_records(records, config)
+    checkpoint = Checkpoint(epoch=table.epoch, coordinator_id="c", partitions=[PartitionProgress("orders", 0, 0, 3, 3)])
+
+    # Hudi's own write status of a file that failed one record, as its writers report one, beside the real write's
+    instant = table.start_instant()
+    written = writer.write(rows, instant)
+    key = hudi_keys(rows, config)[2]
+    failed = hudi.H.client.WriteStatus(False, 1.0)
+    failed.markFailure(key, "", hudi.jvm.java.lang.IllegalArgumentException("cannot convert the value of amount"))
+    statuses = serialization.deserialize(bytearray(written.statuses))
+    statuses.add(failed)
+    with pytest.raises(RecordsFailed) as refused:
+        table.commit(instant, checkpoint, [bytes(serialization.serialize(statuses))], "c")
+    assert refused.value.total == 1 and refused.value.failed == [
+        FailedRecord(key, "", "java.lang.IllegalArgumentException: cannot convert the value of amount")]
+    assert "never committed" in str(refused.value) and decision_in_flight(config.table_path) is None
+    table.rollback(instant)
+    assert completed_commits(config.table_path) == [] and read_snapshot(config.table_path, ["order_id"]).num_rows == 0
+
+    # the participants' keys are Hudi's: the same rows committed carry them as their record keys
+    instant = table.start_instant()
+    table.commit(instant, checkpoint, [writer.write(rows, instant).statuses], "c")
+    stored = read_snapshot(config.table_path, ["_hoodie_record_key"])["_hoodie_record_key"].to_pylist()
+    assert sorted(stored) == sorted(hudi_keys(rows, config))
+    table.close()
