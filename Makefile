@@ -13,7 +13,7 @@ BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools demo demo-upsert demo-cdc demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest chaos clean
+.PHONY: setup tools demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest chaos clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -76,6 +76,11 @@ demo-upsert: setup
 # some in Kafka transactions), mirrored into a merge-on-read table by upserts and deletes, and checked against the source.
 demo-cdc: setup
 	$(VENV)/bin/hudi-kafka-nb demo --cdc --records 100000 --rate 10000 --workdir runs/demo-cdc
+
+# Avro orders in Confluent's wire format, their schemas in an embedded schema registry (Apicurio): two schema versions
+# written side by side, the table gaining the second one's column mid-stream.
+demo-avro: setup
+	$(VENV)/bin/hudi-kafka-nb demo --avro --records 200000 --rate 20000 --workdir runs/demo-avro
 
 # The same demo as machines that share no disk run it: the table on an embedded S3 server (MinIO), each role's Spark on a
 # local standalone cluster (master and two workers); about two minutes.

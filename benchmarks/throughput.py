@@ -13,6 +13,8 @@ In one run on the embedded Apache Kafka broker it measures
       limit, a 10 s commit interval) at one memory budget (`max_buffered_bytes`),
   (h) two ways to overlap reading with Hudi's writing at the same records per commit: reading the next instant ahead
       while Hudi writes the last one (the default), and writing into the open instant as rows arrive (a small budget),
+  (i) the same events as JSON and as Avro in Confluent's wire format (schema in an embedded Apicurio registry): the
+      participant's decode rate of each, and the sink's committed rate with each (1 participant),
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages once).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
@@ -24,7 +26,7 @@ from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinate_check
 from hudi_kafka_nb.runtime import RoleProcess
-from hudi_kafka_nb.servers import EmbeddedBroker, EmbeddedS3, create_topic
+from hudi_kafka_nb.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from hudi_kafka_nb.storage import open_table_storage, resolve_storage_options
 from versus_peer import raw_read, run_peer   # benchmarks/versus_peer.py: the raw consumer, the peer in a process of its own
 
@@ -176,6 +178,71 @@ def peer_figure(broker, topic, ends, args, root, raw, ours):
               f"peak memory {peer['peak_mib']:,} MiB, CPU {peer['cpu_s']:,.0f} s")
 
 
+# The demo's JSON orders as a producer with a registry would write them: the same fields, Avro's types
+AVRO_ORDER = {"type": "record", "name": "Order", "namespace": "bench", "fields": [
+    {"name": "order_id", "type": "string"}, {"name": "customer_id", "type": "string"}, {"name": "region", "type": "string"},
+    {"name": "status", "type": "string"}, {"name": "amount", "type": "double"}, {"name": "quantity", "type": "long"},
+    {"name": "event_time", "type": {"type": "long", "logicalType": "timestamp-millis"}}]}
+
+
+def read_records(bootstrap_servers, topic, ends, limit):
+    "The first `limit` records of `topic` as the sink's RawRecords."
+    from confluent_kafka import Consumer, TopicPartition
+    from hudi_kafka_nb.records import RawRecord
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"read-{uuid.uuid4().hex[:6]}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(t, p, 0) for (t, p) in ends])
+    records = []
+    while len(records) < min(limit, sum(ends.values())):
+        records += [RawRecord(m.topic(), m.partition(), m.offset(), m.timestamp()[1], m.key(), m.value())
+                    for m in consumer.consume(10_000, timeout=2) if m.error() is None]
+    consumer.close()
+    return records[:limit]
+
+
+def avro_figure(broker, topic, ends, args, root):
+    """(i) The same events as JSON (`topic`) and as Avro in Confluent's wire format, the schema in an embedded registry:
+    decode rates of a participant's decoder, in its batches, and the sink's committed rate with each."""
+    import msgspec
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    from hudi_kafka_nb.avro import SchemaCache, ConfluentRegistry, decode_avro, registry_value_schema
+    from hudi_kafka_nb.config import load_config
+    from hudi_kafka_nb.demo import send_events
+    from hudi_kafka_nb.records import decode_batch
+    with EmbeddedRegistry(root / "registry") as registry:
+        avro_topic = f"{topic}-avro"
+        create_topic(broker.bootstrap_servers, avro_topic, 8)
+        serialize = AvroSerializer(SchemaRegistryClient({"url": registry.url}), msgspec.json.encode(AVRO_ORDER).decode())
+        context, json_records = SerializationContext(avro_topic, MessageField.VALUE), read_records(broker.bootstrap_servers, topic, ends, sum(ends.values()))
+        def as_avro(value):
+            order = msgspec.json.decode(value)
+            return serialize({**order, "event_time": datetime.fromisoformat(order["event_time"] + "+00:00")}, context)
+        avro_ends = send_events(broker.bootstrap_servers, avro_topic, [(r.key, as_avro(r.value)) for r in json_records])
+        base = dict(bootstrap_servers=broker.bootstrap_servers, table_path=str(root / "decode"), table_name="bench", partition_field="region")
+        as_json = load_config(base, topics=topic, value_schema=DEMO_VALUE_SCHEMA)
+        as_avro_config = load_config(base, topics=avro_topic, value_format="avro", schema_registry={"url": registry.url})
+        as_avro_config = load_config(as_avro_config, value_schema=registry_value_schema(as_avro_config, ConfluentRegistry(as_avro_config)))
+        schemas = SchemaCache(ConfluentRegistry(as_avro_config))
+        avro_records = read_records(broker.bootstrap_servers, avro_topic, avro_ends, args.avro_decode_records)
+        rates = {}
+        for name, records, decode in (("JSON", json_records[:args.avro_decode_records], lambda batch: decode_batch(batch, as_json)),
+                                      ("Avro", avro_records, lambda batch: decode_avro(batch, as_avro_config, schemas))):
+            batch = as_json.max_batch_records
+            started = time.perf_counter()
+            rows = sum(decode(records[i:i + batch]).rows.num_rows for i in range(0, len(records), batch))
+            rates[name] = rows / (time.perf_counter() - started)
+            assert rows == len(records), (name, rows, len(records))
+        committed = {"JSON": sink_rate(broker, topic, ends, 1, args.commit_interval, args.max_buffered, root / "json-1")[0],
+                     "Avro": sink_rate(broker, avro_topic, avro_ends, 1, args.commit_interval, args.max_buffered, root / "avro-1",
+                                       settings={"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None})[0]}
+    for name in ("JSON", "Avro"):
+        print(f"(i) {name}: a participant decodes {rates[name]:,.0f} records/s ({args.avro_decode_records:,} records in batches of "
+              f"{as_json.max_batch_records:,}); the sink, 1 participant, commits {committed[name]:,.0f} records/s; decoding / committing "
+              f"{rates[name] / committed[name]:.1f}x")
+    print(f"(i) Avro / JSON: decoding {rates['Avro'] / rates['JSON']:.2f}x, committed rate {committed['Avro'] / committed['JSON']:.2f}x")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=300_000)
@@ -184,10 +251,11 @@ def main():
     parser.add_argument("--memory-records", type=int, default=1_000_000, help="(g): the smaller backlog; the larger is four times it")
     parser.add_argument("--memory-budget-mib", type=int, default=64, help="(g): max_buffered_bytes, in MiB")
     parser.add_argument("--overlap-per-instant", type=int, default=250_000, help="(h): records a participant takes into an instant")
-    parser.add_argument("--parts", default="abcdefgh", help="which figures: a (raw consumer), b (sink), c (keyed), "
+    parser.add_argument("--avro-decode-records", type=int, default=200_000, help="(i): records decoded in the decode-rate figure")
+    parser.add_argument("--parts", default="abcdefghi", help="which figures: a (raw consumer), b (sink), c (keyed), "
                         "d (appending, with and without the table-services job), e (the table on MinIO, with b), "
                         "f (the peer: Spark Structured Streaming into Hudi), g (memory against the backlog's size), "
-                        "h (reading ahead against writing as rows arrive)")
+                        "h (reading ahead against writing as rows arrive), i (Avro against JSON)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
     with EmbeddedBroker(root / "broker") as broker:
@@ -213,6 +281,7 @@ def main():
         if "d" in args.parts: table_services_figure(broker, topic, ends, args, root)
         if "g" in args.parts: memory_figure(broker, args, root)
         if "h" in args.parts: overlap_figure(broker, args, root)
+        if "i" in args.parts: avro_figure(broker, topic, ends, args, root)
     print(f"work folder (logs, executed notebooks): {root}")
 
 

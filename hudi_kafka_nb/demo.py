@@ -9,18 +9,20 @@ from pathlib import Path
 import msgspec
 from confluent_kafka import KafkaException, Producer
 from tqdm import tqdm
+from .avro import demo_avro_order, demo_avro_schema, value_subject
 from .config import DEMO_VALUE_SCHEMA
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from .runtime import RoleProcess
-from .servers import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, create_topic
+from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, LocalSparkCluster, create_topic
 from .reading import coordinate_check, read_snapshot
-from .timeline import commit_log, has_committed, table_services_log, timeline_instants
+from .timeline import commit_log, has_committed, rust_table, table_services_log, timeline_instants
 from .storage import open_table_storage, resolve_storage_options
 
 # %% auto #0
 __all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'log', 'sample_orders', 'produce_orders', 'send_events',
-           'send_in_transaction', 'produce_changes', 'latest_per_key', 'wait_until_committed', 'wait_until_ingesting',
-           'print_summary', 'compare_latest', 'print_mirror_summary', 'print_upsert_summary', 'run_demo', 'main']
+           'send_in_transaction', 'produce_changes', 'produce_avro_orders', 'register_schema', 'latest_per_key',
+           'wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest', 'print_mirror_summary',
+           'print_avro_columns', 'print_upsert_summary', 'run_demo', 'main']
 
 # %% ../nbs/20_demo.ipynb #1d39e0cd
 REGIONS = ["us-east", "us-west", "eu-central", "eu-west", "ap-south"]
@@ -153,6 +155,33 @@ def produce_changes(bootstrap_servers: str, topic: str, source: SourceTable, cou
             if rate_per_s and (ahead := (start + chunk) / rate_per_s - (time.monotonic() - started)) > 0: time.sleep(ahead)
     return ends
 
+# %% ../nbs/20_demo.ipynb #8916e92e
+def produce_avro_orders(bootstrap_servers: str, registry_url: str, topic: str, count: int, rate_per_s: float = 0, bad_every: int = 0,
+                        progress: bool = True) -> dict[tuple[str, int], int]:
+    "Produce `count` Avro orders (version 2 of the schema for every other one of the second half); the next offset of each partition written."
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    registry = SchemaRegistryClient({"url": registry_url})
+    serializers = {v: AvroSerializer(registry, msgspec.json.encode(demo_avro_schema(v)).decode()) for v in (1, 2)}
+    context, producer, deliveries = SerializationContext(topic, MessageField.VALUE), _producer(bootstrap_servers, True), _Deliveries()
+    chunk, started = 5_000, time.monotonic()
+    with tqdm(total=count, desc=f"Avro orders to {topic}", unit="rec", disable=None if progress else True) as bar:
+        for start in range(0, count, chunk):
+            for n in range(start, min(start + chunk, count)):
+                version = 2 if n >= count // 2 and n % 2 else 1
+                bad = bad_every and n % bad_every == bad_every - 1
+                value = b'{"order_id": "not Avro"}' if bad else serializers[version](demo_avro_order(n, version), context)
+                deliveries.produce(producer, topic, str(n).encode(), value)
+            producer.poll(0); bar.update(min(chunk, count - start))
+            if rate_per_s and (ahead := (start + chunk) / rate_per_s - (time.monotonic() - started)) > 0: time.sleep(ahead)
+    return deliveries.finish(producer)
+
+def register_schema(registry_url: str, subject: str, schema: dict) -> int:
+    "Register `schema` under `subject` (as a producer's first record would); its id."
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    return SchemaRegistryClient({"url": registry_url}).register_schema(subject, Schema(msgspec.json.encode(schema).decode(), "AVRO"))
+
 # %% ../nbs/20_demo.ipynb #c9d1e002
 def latest_per_key(bootstrap_servers: str, topic: str, ends: dict[tuple[str, int], int], key: str = "order_id",
                    ordering: str = "event_time") -> dict[str, dict]:
@@ -240,6 +269,15 @@ def print_mirror_summary(table_path: Path | str, source: SourceTable, workdir: P
     print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
     return mirror_ok(check)
 
+def print_avro_columns(table_path: Path | str):
+    "Print the table's columns as the registry's schemas made them, and how many rows came from each schema version."
+    schema = rust_table(table_path).get_schema()
+    print(f"\nColumns of {table_path}, from the registry's schemas:")
+    for field in schema:
+        if not field.name.startswith("_hoodie") and not field.name.startswith("kafka_"): print(f"  {field.name:<12} {field.type}")
+    coupons = read_snapshot(table_path, ["coupon"])["coupon"]
+    print(f"rows written by version 2 producers (with a coupon): {len(coupons) - coupons.null_count:,}")
+
 def print_upsert_summary(table_path: Path, produced: int, bad: int, expected: dict[str, dict], workdir: Path, seconds: float) -> bool:
     "Print commits and compactions, the orders by latest status, and the check against the topic."
     commits, services = commit_log(table_path), table_services_log(table_path)
@@ -259,9 +297,11 @@ def print_upsert_summary(table_path: Path, produced: int, bad: int, expected: di
 # %% ../nbs/20_demo.ipynb #97cda6aa
 def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8, commit_interval_s: float = 3.0,
              rate_per_s: float = 50_000, bad_every: int = 20_000,
-             workdir: str | Path = "runs/demo", timeout_s: float = 900, orders: int = 0, object_store: bool = False, cdc: bool = False) -> bool:
+             workdir: str | Path = "runs/demo", timeout_s: float = 900, orders: int = 0, object_store: bool = False, cdc: bool = False,
+             avro: bool = False) -> bool:
     """Run broker, coordinator and participants locally, stream `records` orders through (`orders`: updates of that many,
-    upserted; `cdc`: the Debezium change events of a `SourceTable`, mirrored), print the summary. `object_store`: the table in the bucket of an embedded S3 server (MinIO), the roles'
+    upserted; `cdc`: the Debezium change events of a `SourceTable`, mirrored; `avro`: Avro orders with their schemas in an
+    embedded schema registry), print the summary. `object_store`: the table in the bucket of an embedded S3 server (MinIO), the roles'
     Spark on a local standalone cluster (master and two workers), as on machines that share no disk."""
     workdir = Path(workdir).resolve()
     shutil.rmtree(workdir, ignore_errors=True); workdir.mkdir(parents=True)
@@ -280,19 +320,26 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
         table_path = where["table_path"]
         open_table_storage(table_path, resolve_storage_options(where.get("storage_options", {})))
         create_topic(broker.bootstrap_servers, topic, partitions)
+        registry = running.enter_context(EmbeddedRegistry(workdir / "registry")) if avro else None
+        if registry:
+            # the producers' schema is in the registry before the sink starts: the coordinator takes the table's fields from it
+            register_schema(registry.url, value_subject(topic), demo_avro_schema(1))
+            print(f"embedded schema registry (Apicurio) at {registry.url}")
         params = {"bootstrap_servers": broker.bootstrap_servers, "topics": topic, **where,
                   "table_name": topic, "partition_field": "region", "commit_interval_s": commit_interval_s,
                   "write_timeout_s": 120.0, "min_participants": participants, "value_schema": DEMO_VALUE_SCHEMA,
                   "max_buffered_records": 60_000,    # small instants, so the stream shows as several commits
                   # keyed: smaller instants, so that orders update across many commits and compactions run
                   **({**UPSERT_SETTINGS, "max_buffered_records": 10_000, "max_batch_records": 5_000} if orders else {}),
-                  **({**CDC_SETTINGS, "max_buffered_records": 10_000, "max_batch_records": 5_000} if cdc else {})}
+                  **({**CDC_SETTINGS, "max_buffered_records": 10_000, "max_batch_records": 5_000} if cdc else {}),
+                  **({"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None} if avro else {})}
         try:
             roles.append(RoleProcess("coordinator", params, workdir, env=role_env).start())
             roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}", env=role_env).start() for i in range(participants)]
             wait_until_ingesting(table_path, roles)
             source = SourceTable(seed=7, broken_every=bad_every) if cdc else None
             ends = (produce_changes(broker.bootstrap_servers, topic, source, records, rate_per_s) if cdc else
+                    produce_avro_orders(broker.bootstrap_servers, registry.url, topic, records, rate_per_s, bad_every) if avro else
                     produce_orders(broker.bootstrap_servers, topic, records, rate_per_s, bad_every, orders=orders))
             print("waiting for the table to commit every record …")
             seconds = wait_until_committed(table_path, ends, roles, timeout_s)
@@ -302,6 +349,7 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
         bad = records // bad_every if bad_every else 0    # read back while the S3 server still runs
         if cdc: return print_mirror_summary(table_path, source, workdir, seconds)
         if orders: return print_upsert_summary(table_path, records, bad, expected, workdir, seconds)
+        if avro: print_avro_columns(table_path)
         return print_summary(table_path, records, bad, workdir, seconds)
 
 # %% ../nbs/20_demo.ipynb #e0db800d
@@ -319,11 +367,13 @@ def main(argv: list[str] | None = None):
     demo.add_argument("--orders", type=int, default=20_000, help="with --upsert: how many orders the events update")
     demo.add_argument("--cdc", action="store_true",
                       help="change data: Debezium's events of a customers table (--records of them), mirrored into the table")
+    demo.add_argument("--avro", action="store_true",
+                      help="Avro orders in Confluent's wire format, their schemas (two versions) in an embedded schema registry")
     demo.add_argument("--object-store", action="store_true",
                       help="the table on an embedded S3 server (MinIO) and the roles' Spark on a local standalone cluster")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     ok = run_demo(args.records, args.participants, commit_interval_s=args.commit_interval,
                   rate_per_s=args.rate, workdir=args.workdir, orders=args.orders if args.upsert else 0, object_store=args.object_store,
-                  cdc=args.cdc)
+                  cdc=args.cdc, avro=args.avro)
     sys.exit(0 if ok else 1)
