@@ -13,8 +13,8 @@ from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, DELETED_FIELD, POSITION_F
 from .records import DeadLetter, Decoded, RawRecord, decode_batch
 
 # %% auto #0
-__all__ = ['log', 'OPERATIONS', 'TOMBSTONE_POSITION', 'Change', 'unwrapped', 'envelope_field', 'key_value', 'change_row',
-           'decode_changes', 'latest_changes']
+__all__ = ['log', 'OPERATIONS', 'TOMBSTONE_POSITION', 'Change', 'unwrapped', 'envelope_field', 'key_value', 'tombstone_change',
+           'change_row', 'envelope_change', 'warn_once', 'decode_changes', 'latest_changes']
 
 # %% ../nbs/02a_changes.ipynb #6b8b8d75
 log = logging.getLogger(__name__)
@@ -46,8 +46,9 @@ def key_value(record: RawRecord, field: str):
     return key.get(field) if isinstance(key, dict) else None
 
 # %% ../nbs/02a_changes.ipynb #c9ef3563
-def _tombstone(record: RawRecord, config: SinkConfig) -> Change:
-    key = key_value(record, config.record_key_field)
+def tombstone_change(record: RawRecord, config: SinkConfig, key_of=key_value) -> Change:
+    "What a tombstone (a null value) writes: a delete of its message key's row (`key_of` reads the key: JSON here, Avro in `02b_avro`)."
+    key = key_of(record, config.record_key_field)
     if key is None: return Change(None, f"a tombstone (null value) whose message key has no {config.record_key_field!r}: the row it deletes is unknown")
     if config.partition_field:
         return Change(None, f"a tombstone names only its key and the table is partitioned by {config.partition_field!r}: its row's "
@@ -56,9 +57,13 @@ def _tombstone(record: RawRecord, config: SinkConfig) -> Change:
 
 def change_row(record: RawRecord, config: SinkConfig) -> Change:
     "What the Debezium change event in `record` writes into a table that mirrors its source table."
-    if record.value is None: return _tombstone(record, config)
+    if record.value is None: return tombstone_change(record, config)
     try: envelope = unwrapped(msgspec.json.decode(record.value))
     except msgspec.DecodeError as e: return Change(None, f"not valid JSON: {e}")
+    return envelope_change(envelope, record, config)
+
+def envelope_change(envelope, record: RawRecord, config: SinkConfig, key_of=key_value) -> Change:
+    "What one change event's envelope (decoded from JSON, or from Avro in `02b_avro`) writes; `key_of` reads the message key."
     op = envelope.get("op") if isinstance(envelope, dict) else None
     if op not in OPERATIONS: return Change(None, f"not a Debezium change event: op is {op!r}, not one of {sorted(OPERATIONS)}")
     if op == "t": return Change(None, "a truncate of the source table (op=t) is not applied to the table (cdc_truncate='skip' skips truncates)",
@@ -73,7 +78,7 @@ def change_row(record: RawRecord, config: SinkConfig) -> Change:
         return Change(None, f"no whole-number source position in {config.cdc_position!r} (found {position!r}): set cdc_position "
                             "to the envelope fields that order this connector's changes")
     row = {**image, DELETED_FIELD: op == "d", POSITION_FIELD: position}
-    if row.get(config.record_key_field) is None: row[config.record_key_field] = key_value(record, config.record_key_field)
+    if row.get(config.record_key_field) is None: row[config.record_key_field] = key_of(record, config.record_key_field)
     if config.cdc_metadata:
         row.update(cdc_operation=op, cdc_source_ts_ms=envelope_field(envelope, "source.ts_ms"),
                    cdc_transaction_id=envelope_field(envelope, "transaction.id"))
@@ -82,7 +87,7 @@ def change_row(record: RawRecord, config: SinkConfig) -> Change:
 # %% ../nbs/02a_changes.ipynb #6e0a2e59
 _warned: set[str] = set()
 
-def _warn_once(line: str, kind: str):
+def warn_once(line: str, kind: str):
     "A WARNING the first time a process skips a kind of event (a partitioned table skips every tombstone), DEBUG after."
     log.log(logging.DEBUG if kind in _warned else logging.WARNING, line + ("" if kind in _warned else " (further ones logged at DEBUG)"))
     _warned.add(kind)
@@ -93,7 +98,7 @@ def decode_changes(records: list[RawRecord], config: SinkConfig, discover: bool 
     for record in records:
         change = change_row(record, config)
         if change.row is not None: rows.append(dataclasses.replace(record, value=msgspec.json.encode(change.row)))
-        elif change.skipped: _warn_once(f"{record.topic}[{record.partition}]@{record.offset} skipped: {change.problem}", change.problem)
+        elif change.skipped: warn_once(f"{record.topic}[{record.partition}]@{record.offset} skipped: {change.problem}", change.problem)
         else: dead.append(DeadLetter(record, change.problem))
     decoded = decode_batch(rows, config, discover)
     # the records after a partition's first new field are read again in the next instant: so are their dead letters

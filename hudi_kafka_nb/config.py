@@ -11,11 +11,11 @@ import pyarrow as pa
 
 # %% auto #0
 __all__ = ['DEMO_VALUE_SCHEMA', 'COORDINATE_KEY_FIELDS', 'DELETED_FIELD', 'POSITION_FIELD', 'CDC_COLUMNS', 'CDC_METADATA_COLUMNS',
-           'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'REGISTRY_NAMES', 'SUBJECT_NAME_STRATEGIES', 'WRITE_OPERATIONS',
-           'TABLE_TYPES', 'ARROW_TYPES', 'SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN',
-           'REGISTRY_SECRET_KEY_PATTERN', 'WriteMode', 'SinkConfig', 'ConfigError', 'unknown_setting_error',
-           'arrow_type', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config', 'client_settings',
-           'consumer_settings']
+           'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'REGISTRY_NAMES', 'SUBJECT_NAME_STRATEGIES', 'CONVERTERS',
+           'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES', 'SECRET_KEY_PATTERN', 'SECRET_REFERENCE',
+           'STORAGE_SECRET_KEY_PATTERN', 'REGISTRY_SECRET_KEY_PATTERN', 'WriteMode', 'SinkConfig', 'ConfigError',
+           'unknown_setting_error', 'arrow_type', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config',
+           'client_settings', 'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
 DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
@@ -48,6 +48,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     value_schema: dict[str, str] = msgspec.field(default_factory=dict)  # record fields and their Arrow types, e.g. {"order_id": "string"}; Avro: from the registry
     schema_evolution: str = "add_fields"        # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
     value_format: str = "json"                  # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their source table; "avro": Avro in Confluent's wire format, schemas from schema_registry
+    value_converter: str = "json"               # debezium: how Kafka Connect wrote the events: "json" (JsonConverter) or "avro" (Confluent's AvroConverter, schemas from schema_registry)
     schema_registry: dict[str, str] = msgspec.field(default_factory=dict)  # avro: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location, …); secrets as ${env:…}
     subject_name_strategy: str = "topic_name"   # avro: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name", "topic_record_name"
     cdc_position: str = "source.lsn,source.ts_ms,ts_ms"  # debezium: the envelope fields, first present wins, whose value orders one key's changes (column cdc_position)
@@ -106,7 +107,13 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def mirrors_changes(self) -> bool: return self.value_format == "debezium"
     @property
-    def reads_avro(self) -> bool: return self.value_format == "avro"
+    def reads_avro(self) -> bool:
+        "Whether the values are Avro in Confluent's wire format (rows, or Debezium's change events through the Avro converter)."
+        return self.value_format == "avro" or (self.mirrors_changes and self.value_converter == "avro")
+    @property
+    def declared_fields(self) -> list[str]:
+        "The fields of `value_schema` that describe the records (not the columns a change-data sink adds itself)."
+        return [f for f in self.value_schema if f not in CDC_COLUMNS and f not in CDC_METADATA_COLUMNS]
     @property
     def record_key_fields(self) -> list[str]:
         "Fields whose values make a record's Hudi key: `record_key_field`, else its Kafka coordinates."
@@ -137,6 +144,9 @@ REGISTRY_NAMES = {"schema.registry.url": "url", "basic.auth.user.info": "basic.a
                   "basic.auth.credentials.source": "basic.auth.credentials.source",
                   "schema.registry.ssl.ca.location": "ssl.ca.location"}
 SUBJECT_NAME_STRATEGIES = ("topic_name", "record_name", "topic_record_name")
+# Kafka Connect's converter classes, as a connector's `value.converter` names them, for value_converter
+CONVERTERS = {"org.apache.kafka.connect.json.JsonConverter": "json", "io.confluent.connect.avro.AvroConverter": "avro",
+              "io.apicurio.registry.utils.converter.AvroConverter": "avro", "json": "json", "avro": "avro"}
 WRITE_OPERATIONS = ("bulk_insert", "insert", "upsert")
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 
@@ -275,6 +285,7 @@ def _coerce_text(key: str, value):
             # never echo the text: a kafka setting may hold a password, and this message lands in logs and notebooks
             raise ConfigError(f"setting {key!r} must be a JSON object; the {len(value)} characters given are not one ({e})") from None
     if key in ("kafka", "hudi_options", "storage_options", "schema_registry") and isinstance(value, dict): return {k: _option_text(v) for k, v in value.items()}
+    if key == "value_converter" and isinstance(value, str): return CONVERTERS.get(value.strip(), value)
     return value
 
 # %% ../nbs/00_config.ipynb #4d5d65e4
@@ -312,6 +323,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
              "set write_operation='upsert' and record_key_field to the source table's primary key column")
         need(config.cdc_truncate in ("dead_letter", "skip"), "cdc_truncate", f"is {config.cdc_truncate!r}; use 'dead_letter' or 'skip'")
         need(config.cdc_position.strip(), "cdc_position", "is empty: name the envelope fields that order changes, e.g. source.lsn")
+        need(config.value_converter in CONVERTERS.values(), "value_converter",
+             f"is {config.value_converter!r}; use 'json' (Kafka Connect's JsonConverter) or 'avro' (Confluent's AvroConverter)")
     need(config.schema_evolution in ("add_fields", "none"), "schema_evolution",
          f"is {config.schema_evolution!r}; use 'add_fields' (new fields of the events widen the table) or 'none'")
     need(config.table_services in ("inline", "separate"), "table_services", f"is {config.table_services!r}; use 'inline' or 'separate'")
@@ -335,7 +348,7 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     for key in ("record_key_field", "ordering_field") + (() if config.partition_time_field else ("partition_field",)):
         name = getattr(config, key)
         # an Avro sink given no value_schema learns its fields from the registry as it starts, and checks them then
-        need(not name or name in config.value_schema or (config.reads_avro and not config.value_schema), key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
+        need(not name or name in config.value_schema or (config.reads_avro and not config.declared_fields), key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
     need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")
     need(config.write_timeout_s > 0, "write_timeout_s", "must be positive")
     need(config.participant_timeout_s > config.heartbeat_interval_s, "participant_timeout_s", "must be longer than heartbeat_interval_s")

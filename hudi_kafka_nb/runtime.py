@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec, yaml
 from .avro import ConfluentRegistry, SchemaCache, decode_avro, registry_value_schema, value_subject
 from .committer import HudiCommitter, HudiTableServices
-from .config import ConfigError, SinkConfig, load_config, redacted, unknown_setting_error
+from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, ConfigError, SinkConfig, load_config, redacted, unknown_setting_error
 from .coordinator import Coordinator
 from .fencing import FencedTable, decision_in_flight, keyed_write_in_flight
 from .hudi import HudiJava
@@ -55,7 +55,7 @@ def with_registry_fields(config: SinkConfig) -> SinkConfig:
     "`config` with its table's fields from the schema registry (Avro topics), checked; other sinks as they are."
     if not config.reads_avro: return config
     fields = registry_value_schema(config, ConfluentRegistry(config))
-    if not fields:
+    if not [f for f in fields if f not in CDC_COLUMNS and f not in CDC_METADATA_COLUMNS]:
         raise ConfigError(f"setting 'value_schema' is empty and the schema registry at {config.schema_registry['url']} has no "
                           f"subject {', '.join(value_subject(t) for t in config.topics)}: start the sink once a producer has "
                           "registered its schema, or declare value_schema" + ("" if config.subject_name_strategy == "topic_name" else
@@ -63,9 +63,9 @@ def with_registry_fields(config: SinkConfig) -> SinkConfig:
     return load_config(config, value_schema=fields)
 
 def avro_decoder(config: SinkConfig) -> Decode | None:
-    "The participant's decoder of an Avro sink: `decode_avro` with a schema cache on the registry; None for other sinks."
+    "The participant's decoder of an Avro sink (rows, or Debezium's change events): `decode_avro` with a schema cache on the registry; None for others."
     if not config.reads_avro: return None
-    return functools.partial(decode_avro, schemas=SchemaCache(ConfluentRegistry(config)))
+    return functools.partial(decode_avro, schemas=SchemaCache(ConfluentRegistry(config), envelope=config.mirrors_changes))
 
 # %% ../nbs/19_runtime.ipynb #758a00f6
 def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spark=None, crash: CrashHook = no_crash) -> Coordinator:

@@ -11,7 +11,8 @@ from fastcore.basics import patch
 from .reading import read_snapshot
 
 # %% auto #0
-__all__ = ['CUSTOMERS_SCHEMA', 'TIERS', 'CDC_SETTINGS', 'BROKEN_EVENT', 'SourceTable', 'compare_mirror', 'mirror_ok']
+__all__ = ['CUSTOMERS_SCHEMA', 'TIERS', 'CDC_SETTINGS', 'BROKEN_EVENT', 'CUSTOMER_ROW', 'CUSTOMER_KEY', 'SourceTable',
+           'as_avro_events', 'compare_mirror', 'mirror_ok']
 
 # %% ../nbs/19a_source_table.ipynb #184c9d22
 CUSTOMERS_SCHEMA = {"id": "int64", "name": "string", "email": "string", "tier": "string", "balance": "double"}
@@ -88,6 +89,35 @@ def _change(self: SourceTable, tx: dict) -> list[tuple[bytes, bytes | None]]:
 @patch
 def _new_id(self: SourceTable) -> int:
     self.next_id += 1; return self.next_id - 1
+
+# %% ../nbs/19a_source_table.ipynb #395f01ee
+CUSTOMER_ROW = {"type": "record", "name": "Value", "fields": [{"name": "id", "type": "long"}] + [
+    {"name": name, "type": ["null", "string" if kind == "string" else "double"], "default": None}
+    for name, kind in CUSTOMERS_SCHEMA.items() if name != "id"]}
+CUSTOMER_KEY = {"type": "record", "name": "Key", "namespace": "shop.public.customers", "fields": [{"name": "id", "type": "long"}]}
+
+def as_avro_events(events: list[tuple[bytes, bytes | None]], registry_url: str, topic: str) -> list[tuple[bytes, bytes | None]]:
+    "Debezium's JSON events of the customers table as its Avro converter writes them (schemas registered in the registry at `registry_url`)."
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    from .avro import debezium_envelope
+    registry = SchemaRegistryClient({"url": registry_url})
+    values = AvroSerializer(registry, msgspec.json.encode(debezium_envelope(CUSTOMER_ROW, "shop")).decode())
+    keys = AvroSerializer(registry, msgspec.json.encode(CUSTOMER_KEY).decode())
+    key_context, value_context = SerializationContext(topic, MessageField.KEY), SerializationContext(topic, MessageField.VALUE)
+    converted = []
+    for key, value in events:
+        if value is not None and value != BROKEN_EVENT:
+            envelope = msgspec.json.decode(value)
+            envelope = envelope.get("payload", envelope)
+            source, tx = envelope["source"], envelope.get("transaction")
+            value = values({**envelope, "source": {**source, "version": "2.7", "txId": None},
+                            "transaction": tx and {"id": tx["id"], "total_order": tx["total_order"], "data_collection_order": tx["total_order"]}},
+                           value_context)
+        key = keys(msgspec.json.decode(key), key_context) if value != BROKEN_EVENT else key
+        converted.append((key, value))
+    return converted
 
 # %% ../nbs/19a_source_table.ipynb #cf2f21c4
 def compare_mirror(table_path: str | Path, expected: dict[int, dict], schema: dict[str, str] = CUSTOMERS_SCHEMA) -> dict:

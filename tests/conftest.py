@@ -3,7 +3,7 @@ import os, uuid
 import psutil
 import pytest
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
-from hudi_kafka_nb.servers import EmbeddedBroker, create_topic
+from hudi_kafka_nb.servers import EmbeddedBroker, EmbeddedRegistry, create_topic
 
 
 # Every process a test starts inherits this variable, set to the session's and then the test's own mark, so processes
@@ -61,6 +61,15 @@ def no_process_outlives_its_test(request):
 def broker(tmp_path_factory):
     with EmbeddedBroker(tmp_path_factory.mktemp("broker")) as running:
         SESSION_BROKERS.append(running)
+        yield running
+        SESSION_BROKERS.remove(running)
+
+
+@pytest.fixture(scope="session")
+def registry(tmp_path_factory):
+    """One schema registry (Apicurio, schemas on disk) per worker: a test may kill and restart it, on the same port and data."""
+    with EmbeddedRegistry(tmp_path_factory.mktemp("registry")) as running:
+        SESSION_BROKERS.append(running)         # a restart's new process is the session's, not the test's
         yield running
         SESSION_BROKERS.remove(running)
 

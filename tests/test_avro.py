@@ -13,15 +13,9 @@ from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
 from hudi_kafka_nb.chaos import LocalStack, verify_table, verdict_ok
 from hudi_kafka_nb.demo import send_events
 from hudi_kafka_nb.reading import read_snapshot, spark_read
-from hudi_kafka_nb.servers import EmbeddedRegistry, create_topic
+from hudi_kafka_nb.servers import create_topic
 from helpers import log_of, read_dead_letters, wait_for
 import msgspec
-
-
-@pytest.fixture
-def registry(tmp_path):
-    with EmbeddedRegistry(tmp_path / "registry") as running:
-        yield running
 
 
 def serializer(registry_url, version):
