@@ -8,18 +8,19 @@ import collections, itertools, logging, random, threading, time, uuid
 from pathlib import Path
 from .config import DEMO_VALUE_SCHEMA
 import msgspec
-from .demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, send_events, send_in_transaction
+from .demo import (UPSERT_SETTINGS, avro_order_writers, compare_latest, latest_per_key, produce_avro_orders, produce_orders,
+                                send_events, send_in_transaction)
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror
 from .reading import commit_history, coordinates, produced_coordinates, read_snapshot
 from .timeline import (commit_log, committed_offsets, completed_commits, has_committed, instant_of_file,
                                     rust_table, timeline_instants, write_stats)
 from .runtime import RoleProcess
-from .servers import EmbeddedBroker, EmbeddedS3, LocalSparkCluster, create_topic
+from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, LocalSparkCluster, create_topic
 from .storage import open_table_storage, resolve_storage_options, table_storage
 
 # %% auto #0
-__all__ = ['log', 'ROLES', 'LocalStack', 'protocol_log_tail', 'orphan_files', 'verify_table', 'verify_keyed', 'verify_mirror',
-           'verdict_ok', 'run_chaos', 'print_report', 'plot_run']
+__all__ = ['log', 'ROLES', 'AVRO_VERSION_2_FROM', 'LocalStack', 'protocol_log_tail', 'orphan_files', 'verify_table',
+           'verify_keyed', 'verify_mirror', 'verdict_ok', 'run_chaos', 'print_report', 'plot_run']
 
 # %% ../nbs/21_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
@@ -28,18 +29,19 @@ class LocalStack:
     "Broker, coordinator and participants as processes, with a producer, for failure tests."
     def __init__(self, workdir: str | Path, participants: int = 2, partitions: int = 8, broker: EmbeddedBroker | None = None,
                  orders: int = 0, table_services: bool = False, s3: EmbeddedS3 | None = None,
-                 spark_cluster: LocalSparkCluster | None = None, cdc: bool = False, **settings):
+                 spark_cluster: LocalSparkCluster | None = None, cdc: bool = False, registry: EmbeddedRegistry | None = None, **settings):
         """`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by `settings`).
         `cdc`: the events are the Debezium change events of a `SourceTable` (`self.source`), which the table mirrors (`CDC_SETTINGS`).
         `table_services`: a table-services job runs beside the sink (every role then runs with `table_services="separate"`).
         `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in the stack's folder.
-        `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core each."""
+        `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core each.
+        `registry`: the orders are Avro (`produce_avro_orders`, two schema versions), their schemas in this registry."""
         self.workdir = Path(workdir); self.workdir.mkdir(parents=True, exist_ok=True)
         self.orders, self.produced = orders, 0
         self.source = SourceTable(seed=random.randrange(1 << 30), broken_every=500) if cdc else None
         self.broker, self.own_broker = broker or EmbeddedBroker(self.workdir / "broker"), broker is None
         suffix = uuid.uuid4().hex[:8]
-        self.s3, self.spark_cluster = s3, spark_cluster
+        self.s3, self.spark_cluster, self.registry, self.avro_writers = s3, spark_cluster, registry, None
         self.role_env = {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=768m,spark.executor.cores=1"} if spark_cluster else {}
         self.table_path = s3.url(f"{self.workdir.name}-{suffix}") if s3 else self.workdir / "table"
         self.topic, self.partitions = f"orders-{suffix}", partitions
@@ -50,7 +52,9 @@ class LocalStack:
                        **(UPSERT_SETTINGS if orders else {}), **(CDC_SETTINGS if cdc else {}),
                        **({"table_services": "separate"} if table_services else {}),
                        **({"storage_options": s3.storage_options} if s3 else {}),
-                       **({"spark_master": spark_cluster.master_url} if spark_cluster else {}), **settings}
+                       **({"spark_master": spark_cluster.master_url} if spark_cluster else {}),
+                       **({"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None} if registry else {}),
+                       **settings}
         # this process reads the table too (the verdicts), with the roles' settings
         open_table_storage(self.table_path, resolve_storage_options(self.params.get("storage_options", {})))
         self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)] + (["table-services"] if table_services else [])
@@ -62,6 +66,9 @@ class LocalStack:
     def start(self) -> "LocalStack":
         if self.own_broker: self.broker.start()
         create_topic(self.broker.bootstrap_servers, self.topic, self.partitions)
+        # Avro orders: the first version's schema is registered before the sink starts (its coordinator takes its columns from
+        # it); the second's with the first order written with it, which widens the table while the roles are being killed
+        if self.registry: self.avro_writers = avro_order_writers(self.registry.url, self.topic, register=(1,))
         for name in self.names: self.restart(name)
         return self
 
@@ -71,11 +78,13 @@ class LocalStack:
 from fastcore.basics import patch
 
 ROLES = [("coordinator", "coordinator"), ("participant", "participant"), ("table-services", "table_services")]   # name prefix → role
+AVRO_VERSION_2_FROM = 20_000    # Avro orders: the second schema version from this order on (seconds into a run: the table widens mid-run)
 
 @patch
 def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess:
     "(Re)start role `name` (`coordinator`, `participant-<i>`, or `broker` on its log directory); `env` e.g. injects a crash point."
     if name == "broker": self.broker.start(); return None
+    if name == "registry": self.registry.start(); return None
     role = next(r for prefix, r in ROLES if name.startswith(prefix))
     self.roles[name] = RoleProcess(role, self.role_params(), self.workdir, name=name, direct=True, env={**self.role_env, **(env or {})}).start()
     return self.roles[name]
@@ -84,6 +93,7 @@ def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess
 def kill(self: LocalStack, name: str):
     "SIGKILL role `name` and everything it started, or the broker (`broker`)."
     if name == "broker": self.broker.kill()
+    elif name == "registry": self.registry.kill()
     else: self.roles[name].kill()
 
 @patch
@@ -94,6 +104,10 @@ def alive(self: LocalStack) -> list[str]:
 @patch
 def broker_alive(self: LocalStack) -> bool:
     return self.broker.process is not None and self.broker.process.poll() is None
+
+@patch
+def registry_alive(self: LocalStack) -> bool:
+    return self.registry is not None and self.registry.process is not None and self.registry.process.poll() is None
 
 # %% ../nbs/21_chaos.ipynb #efef8137
 @patch
@@ -110,6 +124,10 @@ def produce(self: LocalStack, count: int, seed: int | None = None, transaction: 
         return
     assert not transaction, "orders are produced without Kafka transactions"
     with self._lock: first, self.produced = self.produced, self.produced + count
+    if self.avro_writers:
+        self._add_ends(produce_avro_orders(self.broker.bootstrap_servers, self.avro_writers, self.topic, count, progress=False, first=first,
+                                           version_2_from=AVRO_VERSION_2_FROM))
+        return
     self._add_ends(produce_orders(self.broker.bootstrap_servers, self.topic, count, progress=False, quiet=True, orders=self.orders,
                                   first=first, seed=seed if seed is not None else random.randrange(1 << 30)))
 
@@ -227,7 +245,8 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
               restart_after_s: tuple = (0.5, 3.0), produce_per_second: int = 2_000, seed: int = 1, drain_timeout_s: float = 300,
               broker: EmbeddedBroker | None = None, broker_kills: bool = True, orders: int = 0, cdc: bool = False, **settings) -> dict:
     """Run the stack while killing random roles (and the broker); the verdict with kill counts and drain time. `orders=N`: keyed
-    (upsert) mode; `cdc`: the table mirrors a `SourceTable` from its Debezium change events."""
+    (upsert) mode; `cdc`: the table mirrors a `SourceTable` from its Debezium change events; `registry=`: Avro orders, and
+    the schema registry is killed too."""
     rng, stack = random.Random(seed), LocalStack(workdir, participants=participants, broker=broker, orders=orders, cdc=cdc, **settings)
     counts, pending_restarts, events = collections.Counter(), [], []
     total = lambda: sum(v for k, v in counts.items() if k.endswith("_killed"))
@@ -243,7 +262,7 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
             for name in set(stack.names) - set(stack.alive()) - {n for _, n in pending_restarts}:
                 log.error("chaos: %s exited by itself; restarting it (see %s/%s.log)", name, stack.workdir, name)
                 counts["exited_by_itself"] += 1; stack.restart(name)
-            victims = stack.alive() + (["broker"] if broker_kills and stack.broker_alive() else [])
+            victims = stack.alive() + (["broker"] if broker_kills and stack.broker_alive() else []) + (["registry"] if stack.registry_alive() else [])
             if not victims: continue
             victim = rng.choice(victims)
             stack.kill(victim); counts[victim.split("-")[0] + "_killed"] += 1

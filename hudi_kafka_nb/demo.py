@@ -20,9 +20,9 @@ from .storage import open_table_storage, resolve_storage_options
 
 # %% auto #0
 __all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'log', 'sample_orders', 'produce_orders', 'send_events',
-           'send_in_transaction', 'produce_changes', 'produce_avro_orders', 'register_schema', 'latest_per_key',
-           'wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest', 'print_mirror_summary',
-           'print_avro_columns', 'print_upsert_summary', 'run_demo', 'main']
+           'send_in_transaction', 'produce_changes', 'avro_order_writers', 'produce_avro_orders', 'register_schema',
+           'latest_per_key', 'wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest',
+           'print_mirror_summary', 'print_avro_columns', 'print_upsert_summary', 'run_demo', 'main']
 
 # %% ../nbs/20_demo.ipynb #1d39e0cd
 REGIONS = ["us-east", "us-west", "eu-central", "eu-west", "ap-south"]
@@ -156,22 +156,35 @@ def produce_changes(bootstrap_servers: str, topic: str, source: SourceTable, cou
     return ends
 
 # %% ../nbs/20_demo.ipynb #8916e92e
-def produce_avro_orders(bootstrap_servers: str, registry_url: str, topic: str, count: int, rate_per_s: float = 0, bad_every: int = 0,
-                        progress: bool = True) -> dict[tuple[str, int], int]:
-    "Produce `count` Avro orders (version 2 of the schema for every other one of the second half); the next offset of each partition written."
+def avro_order_writers(registry_url: str, topic: str, register: tuple = (1, 2)) -> dict:
+    """Per schema version, a function writing an order as a producer does (confluent-kafka's `AvroSerializer`). Those of
+    the versions in `register` have registered their schema now and learned its id, so that, as real producers, they go
+    on writing while the registry is away; the others register theirs as they write their first order."""
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
-    registry = SchemaRegistryClient({"url": registry_url})
-    serializers = {v: AvroSerializer(registry, msgspec.json.encode(demo_avro_schema(v)).decode()) for v in (1, 2)}
-    context, producer, deliveries = SerializationContext(topic, MessageField.VALUE), _producer(bootstrap_servers, True), _Deliveries()
+    registry, context = SchemaRegistryClient({"url": registry_url}), SerializationContext(topic, MessageField.VALUE)
+    writers = {}
+    for version in (1, 2):
+        serializer = AvroSerializer(registry, msgspec.json.encode(demo_avro_schema(version)).decode())
+        writers[version] = lambda order, serializer=serializer: serializer(order, context)
+        if version in register: writers[version](demo_avro_order(0, version))
+    return writers
+
+def produce_avro_orders(bootstrap_servers: str, writers: dict | str, topic: str, count: int, rate_per_s: float = 0, bad_every: int = 0,
+                        progress: bool = True, first: int = 0, version_2_from: int | None = None) -> dict[tuple[str, int], int]:
+    """Produce `count` Avro orders numbered from `first` (`writers` from `avro_order_writers`, or a registry's URL): version 2
+    of the schema for every other one of the second half (or from order `version_2_from` on); the next offset of each partition written."""
+    version_2_from = first + count // 2 if version_2_from is None else version_2_from
+    writers = avro_order_writers(writers, topic) if isinstance(writers, str) else writers
+    producer, deliveries = _producer(bootstrap_servers, True), _Deliveries()
     chunk, started = 5_000, time.monotonic()
     with tqdm(total=count, desc=f"Avro orders to {topic}", unit="rec", disable=None if progress else True) as bar:
         for start in range(0, count, chunk):
-            for n in range(start, min(start + chunk, count)):
-                version = 2 if n >= count // 2 and n % 2 else 1
+            for n in range(first + start, first + min(start + chunk, count)):
+                version = 2 if n >= version_2_from and n % 2 else 1
                 bad = bad_every and n % bad_every == bad_every - 1
-                value = b'{"order_id": "not Avro"}' if bad else serializers[version](demo_avro_order(n, version), context)
+                value = b'{"order_id": "not Avro"}' if bad else writers[version](demo_avro_order(n, version))
                 deliveries.produce(producer, topic, str(n).encode(), value)
             producer.poll(0); bar.update(min(chunk, count - start))
             if rate_per_s and (ahead := (start + chunk) / rate_per_s - (time.monotonic() - started)) > 0: time.sleep(ahead)

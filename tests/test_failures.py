@@ -230,11 +230,13 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
 
 
 @pytest.mark.slow
-def test_chaos_fifteen_random_kills(tmp_path, broker):
-    """About two minutes: fifteen kills 2 to 5 s apart, each role restarted 0.5 to 3 s later, then the drain. The test is
-    the sequence: roles coming back into a protocol that other failures have left mid-way, which a shorter run cannot show."""
+def test_chaos_fifteen_random_kills(tmp_path, broker, registry):
+    """About two minutes: fifteen kills 2 to 5 s apart, each role (and the broker, and the schema registry) restarted 0.5 to
+    3 s later, then the drain. The test is the sequence: roles coming back into a protocol that other failures have left
+    mid-way, which a shorter run cannot show. The orders are Avro of two schema versions written side by side (the table
+    gains the second's column under the kills); the other chaos runs (keyed, change data) stream JSON."""
     from hudi_kafka_nb.chaos import run_chaos
-    report = run_chaos(tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2)
+    report = run_chaos(tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2, registry=registry)
     assert report["ok"], report
     assert sum(v for k, v in report["kills"].items() if k.endswith("_killed")) >= 15
 
