@@ -50,6 +50,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     value_format: str = "json"                  # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their source table; "avro": Avro in Confluent's wire format, schemas from schema_registry
     value_converter: str = "json"               # debezium: how Kafka Connect wrote the events: "json" (JsonConverter) or "avro" (Confluent's AvroConverter, schemas from schema_registry)
     schema_registry: dict[str, str] = msgspec.field(default_factory=dict)  # avro: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location, …); secrets as ${env:…}
+    incompatible_schema: str = "dead_letter"    # avro: records of a schema version the table cannot take (a type it cannot promote): "dead_letter" them with the reason, or "stop" their partition there
     subject_name_strategy: str = "topic_name"   # avro: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name", "topic_record_name"
     cdc_position: str = "source.lsn,source.ts_ms,ts_ms"  # debezium: the envelope fields, first present wins, whose value orders one key's changes (column cdc_position)
     cdc_truncate: str = "dead_letter"           # debezium: a truncate (op=t) goes to the dead-letter topic with the reason, or "skip" (logged, not applied)
@@ -315,6 +316,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     if config.reads_avro:
         need(config.schema_registry.get("url", "").strip(), "schema_registry", "needs 'url' (schema.registry.url) with value_format='avro', "
              "e.g. {\"url\": \"http://registry:8081\"}")
+        need(config.incompatible_schema in ("dead_letter", "stop"), "incompatible_schema",
+             f"is {config.incompatible_schema!r}; use 'dead_letter' (set the records aside with the reason) or 'stop' (stop their partition)")
         need(config.subject_name_strategy in SUBJECT_NAME_STRATEGIES, "subject_name_strategy",
              f"is {config.subject_name_strategy!r}; use one of {list(SUBJECT_NAME_STRATEGIES)}")
     if config.mirrors_changes:

@@ -109,6 +109,7 @@ class Participant:
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
         self.schema, self.declared = data_schema(config), config.value_schema
         self.ignored_fields: set[str] = set()               # warned about once
+        self.stopped_partitions: dict[tuple[str, int], str] = {}   # partitions stopped at records the table cannot take, and why
         self.failed_keys: dict[str, str] = {}               # Hudi keys of records Hudi could not write → its reason (until a commit)
         self.state, self.epoch = ParticipantState.IDLE, 0   # the newest epoch seen: older coordinators are ignored
         self.current: ParticipantInstant | None = None      # the latest instant this participant took part in
@@ -300,10 +301,17 @@ def _note_fields(self: Participant, decoded: Decoded):
     now = self.current
     for tp in decoded.held: now.progress[tp].held = True
     for name, type_name in decoded.new_fields.items(): now.new_fields[name] = wider_type(now.new_fields.get(name), type_name)
-    if decoded.held:
+    proposing = {tp: offset for tp, offset in decoded.held.items() if tp not in decoded.stopped}
+    if proposing:
         log.info(transition_line("participant", self.id, "NEW_FIELDS", instant=self.instant,
                                  fields=",".join(f"{k}:{v}" for k, v in sorted(now.new_fields.items())),
-                                 held=",".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(decoded.held.items()))))
+                                 held=",".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(proposing.items()))))
+    for (topic, partition), why in decoded.stopped.items():       # said once, not at every instant that stops there again
+        if self.stopped_partitions.get((topic, partition)) != why:
+            self.stopped_partitions[(topic, partition)] = why
+            log.error("participant %s: partition %s[%d] stops at offset %d: %s; it stays there until the records are written again "
+                      "in a version the table can take, or incompatible_schema='dead_letter' sets them aside",
+                      self.id, topic, partition, decoded.held[(topic, partition)], why)
     for name, why in decoded.ignored_fields.items():
         if name not in self.ignored_fields:
             self.ignored_fields.add(name)

@@ -129,6 +129,7 @@ class Decoded(NamedTuple):
     new_fields: dict[str, str]                  # field → inferred type, for fields value_schema does not have
     held: dict[tuple[str, int], int]            # partition → offset of its first record with a new field (not decoded)
     ignored_fields: dict[str, str]              # field → why it cannot become a column
+    stopped: dict[tuple[str, int], str] = {}    # partition → why it stops at its held offset (not new fields: records the table cannot take)
 
 def decode_batch(records: list[RawRecord], config: SinkConfig, discover: bool | None = None) -> Decoded:
     """Decode `records` against `config.value_schema`; with `discover` (default: `schema_evolution="add_fields"`) also find
