@@ -64,7 +64,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     partition_time_field: str = ""              # a timestamp field: partition_field is then its time bucket, not a value field
     partition_time_format: str = "%Y-%m-%d"     # the bucket, as strftime writes it: %Y-%m-%d a day, %Y-%m-%d-%H an hour
     hive_style_partitioning: bool = False       # region=eu rather than eu
-    record_key_field: str = ""                  # hoodie.datasource.write.recordkey.field; "" means the Kafka coordinates
+    record_key_field: str = ""                  # hoodie.datasource.write.recordkey.field (a,b for a composite key); "" means the Kafka coordinates
+    key_format: str = "none"                    # the Kafka key: "none" (kept as bytes, kafka_key), "string" (its text is record_key_field's value), "avro" (a record in Confluent's wire format whose fields are columns)
     ordering_field: str = ""                    # hoodie.table.ordering.fields: of two rows with one key, the higher value wins
     write_operation: str = "bulk_insert"        # hoodie.datasource.write.operation: bulk_insert, insert or upsert
     table_type: str = "COPY_ON_WRITE"           # hoodie.table.type: COPY_ON_WRITE or MERGE_ON_READ
@@ -117,8 +118,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         return [f for f in self.value_schema if f not in CDC_COLUMNS and f not in CDC_METADATA_COLUMNS]
     @property
     def record_key_fields(self) -> list[str]:
-        "Fields whose values make a record's Hudi key: `record_key_field`, else its Kafka coordinates."
-        return [self.record_key_field] if self.record_key_field else COORDINATE_KEY_FIELDS
+        "Fields whose values make a record's Hudi key: `record_key_field`'s (comma-separated: a composite key), else its Kafka coordinates."
+        return [f.strip() for f in self.record_key_field.split(",") if f.strip()] or COORDINATE_KEY_FIELDS
 
 # %% ../nbs/00_config.ipynb #2c42b4e7
 class ConfigError(ValueError):
@@ -326,8 +327,21 @@ def _check_values(config: SinkConfig) -> SinkConfig:
              "set write_operation='upsert' and record_key_field to the source table's primary key column")
         need(config.cdc_truncate in ("dead_letter", "skip"), "cdc_truncate", f"is {config.cdc_truncate!r}; use 'dead_letter' or 'skip'")
         need(config.cdc_position.strip(), "cdc_position", "is empty: name the envelope fields that order changes, e.g. source.lsn")
+        need(len(config.record_key_fields) == 1, "record_key_field", f"is {config.record_key_field!r}: a mirror of a table is keyed "
+             "by one column (a composite primary key is not supported yet)")
         need(config.value_converter in CONVERTERS.values(), "value_converter",
              f"is {config.value_converter!r}; use 'json' (Kafka Connect's JsonConverter) or 'avro' (Confluent's AvroConverter)")
+    need(config.key_format in ("none", "string", "avro"), "key_format", f"is {config.key_format!r}; use 'none', 'string' or 'avro'")
+    need(config.key_format == "none" or config.record_key_field, "key_format",
+         f"is {config.key_format!r}, which makes the Kafka key the record key: name its column(s) in record_key_field "
+         "(for an Avro key, the key record's fields, comma-separated)")
+    need(config.key_format != "string" or len(config.record_key_fields) == 1, "record_key_field",
+         f"is {config.record_key_field!r}, but a string key fills one column: name one")
+    need(config.key_format != "string" or config.value_schema.get(config.record_key_field, "string") in ("string", "large_string")
+         or config.reads_avro, "record_key_field", f"names {config.record_key_field!r}, which key_format='string' fills with the key's text: "
+         "declare it a string in value_schema")
+    need(config.key_format != "avro" or config.value_format == "avro", "key_format",
+         f"is 'avro' with value_format={config.value_format!r}; Avro keys are read with Avro values (value_format='avro')")
     need(config.schema_evolution in ("add_fields", "none"), "schema_evolution",
          f"is {config.schema_evolution!r}; use 'add_fields' (new fields of the events widen the table) or 'none'")
     need(config.table_services in ("inline", "separate"), "table_services", f"is {config.table_services!r}; use 'inline' or 'separate'")
@@ -348,8 +362,9 @@ def _check_values(config: SinkConfig) -> SinkConfig:
              f"must name the column partition_time_field={config.partition_time_field!r} is bucketed into, and not a field of "
              f"value_schema (it is derived), e.g. 'event_date'")
         need("%" in config.partition_time_format, "partition_time_format", "needs strftime codes, e.g. %Y-%m-%d")
-    for key in ("record_key_field", "ordering_field") + (() if config.partition_time_field else ("partition_field",)):
-        name = getattr(config, key)
+    named = [("record_key_field", f) for f in (config.record_key_fields if config.record_key_field else [])]
+    named += [(key, getattr(config, key)) for key in ("ordering_field",) + (() if config.partition_time_field else ("partition_field",))]
+    for key, name in named:
         # an Avro sink given no value_schema learns its fields from the registry as it starts, and checks them then
         need(not name or name in config.value_schema or (config.reads_avro and not config.declared_fields), key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
     need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 def key_generator_class(config: SinkConfig) -> str:
     "Hudi's key generator for our record keys (`SinkConfig.record_key_fields`) and partition paths."
-    if not config.record_key_field: return "org.apache.hudi.keygen.ComplexKeyGenerator"
+    if len(config.record_key_fields) > 1: return "org.apache.hudi.keygen.ComplexKeyGenerator"     # the coordinates, or a composite key
     return f"org.apache.hudi.keygen.{'Simple' if config.partition_field else 'Nonpartitioned'}KeyGenerator"
 
 # %% ../nbs/12_hudi.ipynb #b3afe234

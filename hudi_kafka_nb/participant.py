@@ -329,7 +329,7 @@ def _count(self: Participant, rows, dead, into: ParticipantInstant):
 # %% ../nbs/04_participant.ipynb #f5c5d4da
 def hudi_keys(rows: pa.Table, config: SinkConfig) -> list[str]:
     "Each row's Hudi record key as Hudi writes it: `record_key_field`'s value, or the Kafka coordinates (`field:value,…`)."
-    if config.record_key_field: return [None if v is None else str(v) for v in rows[config.record_key_field].to_pylist()]
+    if len(config.record_key_fields) == 1: return [None if v is None else str(v) for v in rows[config.record_key_field].to_pylist()]
     columns = [rows[name].to_pylist() for name in config.record_key_fields]
     return [",".join(f"{name}:{value}" for name, value in zip(config.record_key_fields, values)) for values in zip(*columns)]
 

@@ -97,7 +97,15 @@ def _split_good_bad(records: list[RawRecord], schema: pa.Schema, infer: bool = F
 # %% ../nbs/02_records.ipynb #6506653e
 def _required_fields(config: SinkConfig) -> list[str]:
     partition = config.partition_time_field or config.partition_field
-    return [f for f in (partition, config.record_key_field, config.ordering_field) if f]
+    keys = config.record_key_fields if config.record_key_field else []
+    return [f for f in (partition, *keys, config.ordering_field) if f]
+
+def _with_string_key(good: list[RawRecord], table: pa.Table, config: SinkConfig) -> pa.Table:
+    "With `key_format='string'`: the record key's column is each record's Kafka key as text (null for a record without a key)."
+    keys = pa.array([None if r.key is None else r.key.decode("utf-8", "replace") for r in good], pa.string())
+    column = config.record_key_field
+    if column in table.column_names: return table.set_column(table.schema.get_field_index(column), pa.field(column, pa.string()), keys)
+    return table.append_column(pa.field(column, pa.string()), keys)
 
 def _coordinates(records: list[RawRecord]) -> list[pa.Array]:
     return [pa.array([r.topic for r in records], pa.string()), pa.array([r.partition for r in records], pa.int32()),
@@ -107,6 +115,7 @@ def _coordinates(records: list[RawRecord]) -> list[pa.Array]:
 
 def _stored_rows(good: list[RawRecord], table: pa.Table, dead: list[DeadLetter], config: SinkConfig) -> tuple[pa.Table, list[DeadLetter]]:
     "The parsed value fields of `good` as stored (required fields checked, time bucket and Kafka coordinates added), and the dead letters."
+    if config.key_format == "string": table = _with_string_key(good, table, config)
     missing = pa.array([False] * table.num_rows, pa.bool_())   # typed: an empty list would make a null array
     for field in _required_fields(config):
         missing = pc.or_(missing, pc.is_null(table[field]))
