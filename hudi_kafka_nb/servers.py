@@ -11,7 +11,7 @@ from .preflight import create_topic_if_missing
 
 # %% auto #0
 __all__ = ['log', 'MINIO_VERSION', 'stop_process', 'free_port', 'kafka_classpath', 'broker_properties', 'write_tls_files',
-           'owner_only', 'kafka_uuid', 'EmbeddedBroker', 'minio_binary', 'EmbeddedS3', 'registry_app',
+           'answers_http', 'owner_only', 'kafka_uuid', 'EmbeddedBroker', 'minio_binary', 'EmbeddedS3', 'registry_app',
            'EmbeddedRegistry', 'spark_home', 'LocalSparkCluster', 'create_topic']
 
 # %% ../nbs/18_servers.ipynb #a6cd75cb
@@ -88,6 +88,19 @@ def write_tls_files(folder: Path, days: int = 30):
     (folder / "ca.pem").write_bytes(pem(ca))
     key = broker_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     (folder / "broker.pem").write_bytes(key + pem(broker) + pem(ca)); os.chmod(folder / "broker.pem", 0o600)
+
+def answers_http(process: subprocess.Popen, url: str, timeout_s: float, what: str) -> bool:
+    "Wait until `url` answers 200: True; False if `process` (the server) exited first; `TimeoutError` naming `what` after `timeout_s`."
+    import urllib.request
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None: return False
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                if answer.status == 200: return True
+        except OSError: pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{what}: {url} did not answer within {timeout_s}s")
 
 def owner_only(path: Path) -> Path:
     "Create `path` (if absent) readable and writable by its owner only: a role's files may hold its settings."
@@ -253,16 +266,7 @@ class EmbeddedS3:
         return self
 
     def _wait_ready(self, timeout_s: float) -> bool:
-        import urllib.request
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None: return False
-            try:
-                with urllib.request.urlopen(f"{self.endpoint}/minio/health/ready", timeout=1) as answer:
-                    if answer.status == 200: return True
-            except OSError: pass
-            time.sleep(0.1)
-        raise TimeoutError(f"embedded MinIO not ready on {self.endpoint} after {timeout_s}s; see {self.workdir / 'minio.log'}")
+        return answers_http(self.process, f"{self.endpoint}/minio/health/ready", timeout_s, f"embedded MinIO; see {self.workdir / 'minio.log'}")
 
     def _create_bucket(self):
         import pyarrow.fs
@@ -321,16 +325,7 @@ class EmbeddedRegistry:
         return self
 
     def _wait_ready(self, timeout_s: float) -> bool:
-        import urllib.request
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None: return False
-            try:
-                with urllib.request.urlopen(f"{self.url}/subjects", timeout=2) as answer:
-                    if answer.status == 200: return True
-            except OSError: pass
-            time.sleep(0.2)
-        raise TimeoutError(f"embedded registry not ready on {self.url} after {timeout_s}s; see {self.workdir / 'registry.log'}")
+        return answers_http(self.process, f"{self.url}/subjects", timeout_s, f"embedded registry; see {self.workdir / 'registry.log'}")
 
     def kill(self):
         "SIGKILL the registry, as a crash would; `start()` brings it back on the same database, every id as it was."
