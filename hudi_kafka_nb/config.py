@@ -352,11 +352,13 @@ def _check_values(config: SinkConfig) -> SinkConfig:
          f"cannot be used with write_operation={config.write_operation!r}: clustering rewrites file groups that an insert or upsert "
          "may be updating at the same time, and Hudi then fails the sink's write, or its commit after it was decided; with "
          "keyed writes use merge-on-read, whose compaction the table-services job runs")
+    # an Avro sink given no value_schema learns its fields from the registry as it starts, and checks them then
+    learns_fields = config.reads_avro and not config.declared_fields
     for column in filter(None, (c.strip() for c in config.clustering_sort_columns.split(","))):
-        need(column in config.value_schema or column in ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp"),
+        need(column in config.value_schema or column in ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp") or learns_fields,
              "clustering_sort_columns", f"names {column!r}, which is not a column of the table")
     if config.partition_time_field:
-        need(config.value_schema.get(config.partition_time_field, "").startswith("timestamp"), "partition_time_field",
+        need(config.value_schema.get(config.partition_time_field, "").startswith("timestamp") or learns_fields, "partition_time_field",
              f"names {config.partition_time_field!r}, which is not a timestamp field of value_schema")
         need(config.partition_field and config.partition_field not in config.value_schema, "partition_field",
              f"must name the column partition_time_field={config.partition_time_field!r} is bucketed into, and not a field of "
@@ -365,8 +367,7 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     named = [("record_key_field", f) for f in (config.record_key_fields if config.record_key_field else [])]
     named += [(key, getattr(config, key)) for key in ("ordering_field",) + (() if config.partition_time_field else ("partition_field",))]
     for key, name in named:
-        # an Avro sink given no value_schema learns its fields from the registry as it starts, and checks them then
-        need(not name or name in config.value_schema or (config.reads_avro and not config.declared_fields), key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
+        need(not name or name in config.value_schema or learns_fields, key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
     need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")
     need(config.write_timeout_s > 0, "write_timeout_s", "must be positive")
     need(config.participant_timeout_s > config.heartbeat_interval_s, "participant_timeout_s", "must be longer than heartbeat_interval_s")
