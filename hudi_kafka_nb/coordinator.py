@@ -65,6 +65,7 @@ class Coordinator:
         self.publish_status = publish_status
         self.id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
         self.participants: dict[str, float] = {}            # participant id → when last heard
+        self.waiting: dict[str, str] = {}                   # participant id → the service it says it waits for (the status shows it)
         self.open: OpenInstant | None = None               # the instant in the making, as one value (05_commit_state)
         self.last_committed: OpenInstant | None = None     # the instant before it, if this coordinator committed it
         self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0}   # write_failures: in a row
@@ -151,6 +152,8 @@ def on_event(self: Coordinator, event: ControlEvent):
         if event.participant_id not in self.participants:
             log.info(transition_line("coordinator", self.id, "PARTICIPANT_JOINED", participant=event.participant_id))
         self.participants[event.participant_id] = self.clock()
+        if event.waiting_for: self.waiting[event.participant_id] = event.waiting_for
+        else: self.waiting.pop(event.participant_id, None)
         if self.open and event.full_instant == self.open.instant: self.open = self.open.with_full(event.participant_id)
     elif isinstance(event, WriteStatus): self.on_write_status(event)
     elif isinstance(event, StartCommit) and event.epoch > self.epoch:
@@ -320,6 +323,7 @@ def status(self: Coordinator) -> dict:
     return {"coordinator": self.id, "state": self.state.value, "epoch": self.epoch, "instant": self.instant,
             "last_committed_instant": self.last_committed_instant, "live_participants": self.live_participants(),
             "quarantined_participants": self.health.quarantined(),
+            "participants_waiting": {p: why for p, why in self.waiting.items() if p in self.participants},
             "partitions": partitions, "updated_at": time.time(), **self.counts}
 
 @patch

@@ -49,6 +49,7 @@ class Heartbeat(ControlEvent, tag="HEARTBEAT"):
     "A participant registering itself, repeated while it lives."
     participant_id: str
     full_instant: str = ""            # the open instant it can read no more into (max_buffered_records): end it early
+    waiting_for: str = ""             # a service it waits for and why (the schema registry away): "" while it reads
 
 class StartCommit(ControlEvent, tag="START_COMMIT"):
     "Open an instant: each participant's partitions and the offsets to start from."

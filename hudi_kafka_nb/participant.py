@@ -105,6 +105,7 @@ class Participant:
         self.decode = decode or (decode_changes if config.mirrors_changes else decode_batch)
         self.sleep = sleep                                  # pauses between tries of a service that is away
         self.waiting_since: float | None = None             # when a service the decoder needs (the schema registry) went away
+        self.waiting_for = ""                               # which, and why, while it is away (said in every heartbeat)
         self.background = background or InlineExecutor()   # where Hudi writes: a thread of its own reads on meanwhile
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
         self.schema, self.declared = data_schema(config), config.value_schema
@@ -131,7 +132,7 @@ class Participant:
 def step(self: Participant):
     now = self.clock()
     if self._heartbeats is None and now - self.last_heartbeat >= self.config.heartbeat_interval_s:
-        self.channel.send(Heartbeat(participant_id=self.id)); self.last_heartbeat = now
+        self.channel.send(self._heartbeat()); self.last_heartbeat = now
     writing = self.state is ParticipantState.WRITING
     reading = (writing and self.current.ended_at is None) or (self.ahead is not None and not self._full(self.ahead))
     for event in self.channel.receive(timeout_s=0 if reading else 0.01 if writing else 0.1):
@@ -171,12 +172,17 @@ def run(self: Participant, should_stop: Callable[[], bool]):
     finally: self.close()
 
 @patch
+def _heartbeat(self: Participant) -> Heartbeat:
+    "I am here (and, while a service the decoder needs is away, what I wait for: the coordinator's status shows it)."
+    return Heartbeat(participant_id=self.id, waiting_for=self.waiting_for)
+
+@patch
 def heartbeat_in_background(self: Participant):
     "Heartbeat from a thread, so that the coordinator hears from this participant while Hudi writes (which blocks `step`)."
     stop = threading.Event()
     def beat():
-        while not stop.wait(self.config.heartbeat_interval_s): self.channel.send(Heartbeat(participant_id=self.id))
-    self.channel.send(Heartbeat(participant_id=self.id))
+        while not stop.wait(self.config.heartbeat_interval_s): self.channel.send(self._heartbeat())
+    self.channel.send(self._heartbeat())
     self._heartbeats = stop
     threading.Thread(target=beat, name=f"heartbeat-{self.id}", daemon=True).start()
 
@@ -268,7 +274,7 @@ def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant 
     except ServiceUnavailable as e: return self._wait_for_service(e, now)
     if self.waiting_since is not None:
         log.warning("participant %s: %s is back after %.0fs; reading on", self.id, "the schema registry", self.clock() - self.waiting_since)
-        self.waiting_since = None
+        self.waiting_since, self.waiting_for = None, ""
     if now is self.ahead and (decoded.held or decoded.new_fields):
         self.ahead = None; return               # the next instant will write other fields: its records are read again then
     rows, dead = decoded.rows, decoded.dead
@@ -288,6 +294,7 @@ def _wait_for_service(self: Participant, error: Exception, now: ParticipantInsta
     partitions are read again from where they stand, after a pause, for as long as it takes, and the log says why."""
     first = self.waiting_since is None
     if first: self.waiting_since = self.clock()
+    self.waiting_for = str(error)
     waited = self.clock() - self.waiting_since
     if first or int(waited) // 30 != int(waited - SERVICE_RETRY_S) // 30:      # every 30 s, not every retry
         log.warning("participant %s: waiting %.0fs so far, records of %s not read: %s", self.id, waited,
