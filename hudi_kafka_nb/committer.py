@@ -13,12 +13,18 @@ from .timeline import latest_checkpoint_of, latest_schema_fields
 from .writer import delete_instant_files
 
 # %% auto #0
-__all__ = ['log', 'pending_writes', 'HudiCommitter', 'HudiTableServices']
+__all__ = ['log', 'metadata_table_services', 'pending_writes', 'HudiCommitter', 'HudiTableServices']
 
 # %% ../nbs/14_committer.ipynb #9da9c126
 log = logging.getLogger(__name__)
 
 # %% ../nbs/14_committer.ipynb #238b56f9
+def metadata_table_services(hudi: HudiJava, client) -> bool:
+    "Run the metadata table's services through `client`, as a Hudi writer does when a write begins, if no data instant is pending; whether they ran."
+    if not hudi.meta_client().getActiveTimeline().filterInflightsAndRequested().empty(): return False
+    client.initTable(hudi.write_operation(), hudi.H.common.util.Option.empty())
+    return True
+
 def pending_writes(meta_client) -> list[str]:
     "Commit instants requested or inflight (data writes: not a pending compaction or clustering of the table-services job)."
     timeline = meta_client.getActiveTimeline().getCommitsTimeline().filterPendingExcludingCompaction()
@@ -109,9 +115,7 @@ class HudiCommitter:
         archival, which waits for that compaction, never archives. Between instants, with nothing pending, no delta
         commit of the metadata table can start before its compaction and end after it: hudi-rs 0.5 misreads a metadata
         table where one did and was archived since (it finds files that cleaning deleted)."""
-        if not self.hudi.meta_client().getActiveTimeline().filterInflightsAndRequested().empty(): return False
-        self.client.initTable(self.hudi.write_operation(), self.hudi.H.common.util.Option.empty())
-        return True
+        return metadata_table_services(self.hudi, self.client)
 
     def rollback(self, instant: str) -> bool:
         "Roll back a pending instant with Hudi (its files deleted through their markers), and what was staged for it."
@@ -176,6 +180,11 @@ class HudiTableServices:
         "Clean file slices older than the retained commits; how many files it deleted."
         metadata = self.client.clean()
         return int(metadata.getTotalFilesDeleted()) if metadata is not None else 0
+
+    def metadata_table_services(self) -> bool:
+        """The metadata table's services (`HudiCommitter.metadata_table_services`), run by this job too: once the sink stops,
+        nobody else would, and the data table's archival waits for the metadata table's compaction."""
+        return metadata_table_services(self.hudi, self.client)
 
     def archive(self): self.client.archive()
 

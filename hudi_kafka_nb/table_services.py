@@ -69,6 +69,10 @@ def run_round(self: TableServices) -> dict:
     elif writing:
         log.info(transition_line("table_services", self.id, "CLEAN_SKIPPED", reason="write_by_key_in_flight", instant=writing))
     else: ran["clean"] = self._run("clean", self.services.clean)
+    # archival keeps nothing newer than the metadata table's last compaction: while the sink runs, its coordinator compacts
+    # the metadata table between instants; once it stops, only this job can, and archival waits for it (False: an instant
+    # was pending, tried again next round)
+    ran["metadata_table"] = self._run("metadata_table", self.services.metadata_table_services)
     ran["archive"] = self._run("archive", self.services.archive)
     return ran
 
