@@ -46,7 +46,7 @@ tools:
 .jars/registry/.resolved: | .jars/hadoop-aws/.resolved
 
 # MinIO, built from its pinned Go module (about 3 minutes on 2 cores the first time; Go's caches make later builds quick).
-# hudi_kafka_nb/servers.py names the same version (MINIO_VERSION) and looks for the binary in its folder.
+# hudi_kafka_nb/dev/servers.py names the same version (MINIO_VERSION) and looks for the binary in its folder.
 $(MINIO): | tools
 	GOBIN=$(CURDIR)/$(dir $(MINIO)) GOTOOLCHAIN=auto GOFLAGS=-trimpath go install github.com/minio/minio@$(MINIO_VERSION)
 

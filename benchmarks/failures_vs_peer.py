@@ -16,12 +16,12 @@ from pathlib import Path
 import pyarrow.compute as pc
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient
-from hudi_kafka_nb.chaos import run_chaos
+from hudi_kafka_nb.dev.chaos import run_chaos
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
-from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo import produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot
-from hudi_kafka_nb.runtime import RoleProcess
-from hudi_kafka_nb.servers import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.roles import RoleProcess
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from versus_peer import peer_command          # benchmarks/versus_peer.py: how the peer is started
 
 

@@ -10,13 +10,13 @@ import argparse, json, statistics, tempfile, time, uuid
 from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, consumer_settings, load_config
-from hudi_kafka_nb.demo import produce_orders
+from hudi_kafka_nb.dev.demo import produce_orders
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.writer import HudiWriter
 from hudi_kafka_nb.records import RawRecord, decode_records
-from hudi_kafka_nb.servers import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from peer import kafka_jars                  # benchmarks/peer.py: Spark's Kafka source and what it needs
 
 

@@ -23,10 +23,10 @@ import argparse, statistics, tempfile, threading, time, uuid
 from datetime import datetime
 from pathlib import Path
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
-from hudi_kafka_nb.demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinate_check
-from hudi_kafka_nb.runtime import RoleProcess
-from hudi_kafka_nb.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
+from hudi_kafka_nb.dev.roles import RoleProcess
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from hudi_kafka_nb.storage import open_table_storage, resolve_storage_options
 from versus_peer import raw_read, run_peer   # benchmarks/versus_peer.py: the raw consumer, the peer in a process of its own
 
@@ -208,7 +208,7 @@ def avro_figure(broker, topic, ends, args, root):
     from confluent_kafka.serialization import MessageField, SerializationContext
     from hudi_kafka_nb.avro import SchemaCache, ConfluentRegistry, decode_avro, registry_value_schema
     from hudi_kafka_nb.config import load_config
-    from hudi_kafka_nb.demo import send_events
+    from hudi_kafka_nb.dev.demo import send_events
     from hudi_kafka_nb.records import decode_batch
     with EmbeddedRegistry(root / "registry") as registry:
         avro_topic = f"{topic}-avro"

@@ -19,10 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from confluent_kafka import Consumer, TopicPartition
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, consumer_settings, load_config
-from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo import produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import coordinate_check, read_snapshot
-from hudi_kafka_nb.runtime import RoleProcess, tree_memory
-from hudi_kafka_nb.servers import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.roles import RoleProcess, tree_memory
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from hudi_kafka_nb.timeline import completion_times
 
 # the same table maintenance for both systems; the timeline kept long enough to date every commit of a run

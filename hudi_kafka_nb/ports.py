@@ -12,9 +12,9 @@ from .messages import Checkpoint, ControlEvent, PartitionStart, decode_event, en
 from .records import DeadLetter, RawRecord
 
 # %% auto #0
-__all__ = ['log', 'Clock', 'CrashHook', 'Channel', 'ForeignEvents', 'InMemoryChannel', 'Fenced', 'CommitConflict', 'WriteFailed',
-           'RecordsFailed', 'Broker', 'Table', 'DataSource', 'DeadLetters', 'Written', 'Writer', 'TableServicesClient',
-           'no_crash', 'error_summary']
+__all__ = ['log', 'Clock', 'CrashHook', 'Channel', 'ForeignEvents', 'Fenced', 'CommitConflict', 'WriteFailed', 'RecordsFailed',
+           'Broker', 'Table', 'DataSource', 'DeadLetters', 'Written', 'Writer', 'TableServicesClient', 'no_crash',
+           'error_summary']
 
 # %% ../nbs/03_ports.ipynb #731da43a
 log = logging.getLogger(__name__)
@@ -42,24 +42,6 @@ class ForeignEvents:
             log.warning("control topic %s is shared with another table: ignored %d event(s) of %s from %r (this role's table is %s); "
                         "give each table its own control_topic", self.topic, self.ignored[key], event.table or "(unnamed)", event.sender, self.table)
         return False
-
-# %% ../nbs/03_ports.ipynb #b9cac005
-class InMemoryChannel:
-    "A control channel over a shared in-memory list, for driving the roles without a broker."
-    def __init__(self, bus: list, sender: str, table: str = ""):
-        self.bus, self.sender, self.position, self.table, self.foreign = bus, sender, len(bus), table, ForeignEvents(table, "in-memory")
-
-    @staticmethod
-    def bus() -> list: return []
-
-    def send(self, event: ControlEvent):
-        self.bus.append(encode_event(msgspec.structs.replace(event, sender=self.sender, table=self.table)))
-
-    def receive(self, timeout_s: float = 0.0, max_events: int = 500) -> list[ControlEvent]:
-        payloads, self.position = self.bus[self.position:self.position + max_events], min(len(self.bus), self.position + max_events)
-        return [e for e in (decode_event(p) for p in payloads) if e is not None and self.foreign.ours(e)]
-
-    def close(self): pass
 
 # %% ../nbs/03_ports.ipynb #103d8089
 class Fenced(RuntimeError):

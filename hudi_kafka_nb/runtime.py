@@ -17,7 +17,6 @@ from .hudi import HudiJava
 from .kafka import BrokerView, ControlChannel, DeadLetterQueue, KafkaSource
 from .participant import Participant
 from .records import Decode
-from .servers import owner_only
 from .ports import CrashHook, Fenced, no_crash
 from .preflight import preflight
 from .spark import spark_session
@@ -29,9 +28,9 @@ from .writer import HudiWriter
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'TABLE_WAIT_S', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'status_writer', 'crash_at', 'with_registry_fields',
-           'avro_decoder', 'open_coordinator', 'open_participant', 'wait_for_table', 'open_table_services',
-           'JobControls', 'job_parameters', 'run_job', 'jobs_dir', 'tree_memory', 'RoleProcess']
+__all__ = ['log', 'TABLE_WAIT_S', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'status_writer', 'with_registry_fields', 'avro_decoder',
+           'open_coordinator', 'open_participant', 'wait_for_table', 'open_table_services', 'JobControls',
+           'job_parameters', 'run_job']
 
 # %% ../nbs/19_runtime.ipynb #2d1a9e25
 def status_writer(table_path: str, key: str):
@@ -41,14 +40,6 @@ def status_writer(table_path: str, key: str):
         try: table_storage(table_path).put(key, msgspec.json.encode(status))
         except Exception as e: log.warning("could not write the status file %s: %s", key, (str(e).splitlines() or [""])[0][:300])
     return publish
-
-# %% ../nbs/19_runtime.ipynb #4a4f5ecf
-def crash_at(point: str) -> CrashHook:
-    "The coordinator's crash hook for failure tests: ends this process at crash point `point`, as SIGKILL would; `no_crash` for \"\"."
-    def crash(passing: str):
-        if passing == point:
-            log.warning("crash injected at %s", point); logging.shutdown(); os._exit(137)
-    return crash if point else no_crash
 
 # %% ../nbs/19_runtime.ipynb #cdef9537
 def with_registry_fields(config: SinkConfig) -> SinkConfig:
@@ -158,8 +149,8 @@ def _stop_condition(stop_file: str, max_runtime_s: float):
         return bool(max_runtime_s) and time.monotonic() - started > float(max_runtime_s)
     return should_stop
 
-def run_job(role: str, params: dict) -> dict:
-    "Run the `coordinator` or `participant` role with job parameters; a summary when it stops."
+def run_job(role: str, params: dict, crash: CrashHook = no_crash) -> dict:
+    "Run the `coordinator`, `participant` or `table_services` role with job parameters; a summary when it stops. `crash`: the coordinator's crash hook (tests)."
     params = {k: v for k, v in params.items() if v not in ("", None)}   # empty parameters mean "use the default"
     controls = msgspec.convert({k: params.pop(k) for k in JOB_CONTROLS if k in params}, JobControls, strict=False)
     logging.basicConfig(level=controls.log_level, stream=sys.stdout, force=True, format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -176,7 +167,7 @@ def run_job(role: str, params: dict) -> dict:
     # where this role's Spark runs (a local Spark's master; Databricks decides there): spark_session reads it
     if controls.spark_master: os.environ["HUDI_KAFKA_NB_SPARK_MASTER"] = controls.spark_master
     if role == "coordinator":
-        try: worker = open_coordinator(config, controls.role_id or None, crash=crash_at(os.environ.get("HUDI_KAFKA_NB_CRASH_AT", "")))
+        try: worker = open_coordinator(config, controls.role_id or None, crash=crash)
         except Fenced as e:                  # another coordinator started at the same time and won: nothing to do
             log.warning("coordinator %s steps down at start: %s", controls.role_id, e)
             return {"state": "STOPPED", "reason": str(e)}
@@ -193,91 +184,3 @@ def run_job(role: str, params: dict) -> dict:
         worker.run(should_stop)
         return worker.status()
     raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")
-
-# %% ../nbs/19_runtime.ipynb #1400e8dd
-def jobs_dir() -> Path:
-    "The repository's `jobs/` folder (role notebooks)."
-    return Path(__file__).resolve().parent.parent / "jobs"
-
-def tree_memory(processes) -> int:
-    "Bytes of memory of `processes` (psutil's), a page shared between them counted once: their proportional set sizes summed."
-    import psutil
-    total = 0
-    for proc in processes:
-        try: total += proc.memory_full_info().pss
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess): pass
-    return total
-
-class RoleProcess:
-    "One role in a separate process: its notebook under papermill, or (`direct`) `run_job` in plain Python."
-    def __init__(self, role: str, params: dict, workdir: str | Path, name: str | None = None, direct: bool = False, env: dict | None = None):
-        self.role, self.name, self.direct, self.env = role, name or role, direct, env or {}
-        self.workdir = Path(workdir); self.workdir.mkdir(parents=True, exist_ok=True)
-        self.stop_file = self.workdir / f"{self.name}.stop"
-        self.output = self.workdir / f"{self.name}.ipynb"
-        self.log_path = self.workdir / f"{self.name}.log"
-        self.params = {**params, "stop_file": str(self.stop_file), "role_id": params.get("role_id") or self.name}
-        self.process = None
-
-    # Jupyter picks a kernel's ports by binding and releasing them, then the kernel binds them again: kernels launched
-    # at the same moment can pick the same port and one dies ("Address already in use"). Launches from this process are
-    # spaced by this many seconds, longer than a kernel takes to bind its ports.
-    KERNEL_LAUNCH_GAP_S, _last_kernel_launch = 3.0, 0.0
-
-    def _space_kernel_launches(self):
-        wait = RoleProcess._last_kernel_launch + self.KERNEL_LAUNCH_GAP_S - time.monotonic()
-        if wait > 0: time.sleep(wait)
-        RoleProcess._last_kernel_launch = time.monotonic()
-
-    def start(self) -> "RoleProcess":
-        self.stop_file.unlink(missing_ok=True)
-        if not self.direct: self._space_kernel_launches()
-        params_file = self.workdir / f"{self.name}.params.yaml"
-        owner_only(params_file).write_text(yaml.safe_dump(self.params))
-        for path in (self.output, self.log_path): owner_only(path)    # papermill and the log keep the mode they find
-        if self.direct:
-            command = [sys.executable, "-c", "import sys, yaml; from hudi_kafka_nb.runtime import run_job; "
-                       f"run_job({self.role!r}, yaml.safe_load(open(sys.argv[1])))", str(params_file)]
-        else:
-            command = [sys.executable, "-m", "papermill", str(jobs_dir() / f"{self.role}.ipynb"), str(self.output),
-                       "-f", str(params_file), "--log-output", "--no-progress-bar", "--cwd", str(self.workdir)]
-        with open(self.log_path, "ab") as out:
-            # when this attempt was launched, in the roles' log format: from here to its first state line is its start-up
-            # (imports, Spark, Hudi), which a slow start or a restart loop shows at a glance
-            launched = logging.Formatter().formatTime(logging.makeLogRecord({}))
-            out.write(f"{launched} INFO {__name__} launching {self.name} ({'plain Python' if self.direct else 'papermill'})\n".encode())
-            out.flush()
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                            env={**os.environ, **self.env})
-        return self
-
-    def running(self) -> bool: return self.process is not None and self.process.poll() is None
-
-
-    def stop(self, timeout_s: float = 90) -> int | None:
-        "Ask the role to stop, wait for papermill to save the notebook; kill if it does not."
-        self.stop_file.touch()
-        try: return self.process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            log.warning("%s did not stop within %ss; killing it", self.name, timeout_s); self.kill(); return None
-
-    def tree(self) -> list:
-        "The role's processes: papermill, its kernel, and what the kernel started (a Spark JVM)."
-        import psutil
-        try:
-            root = psutil.Process(self.process.pid)
-            return [root] + root.children(recursive=True)
-        except psutil.NoSuchProcess: return []
-
-    def memory_bytes(self) -> int:
-        """Memory of the role's whole process tree, every page counted once (proportional set size): a process the JVM
-        forks (Hadoop runs `chmod` for every file it creates on a local disk) shares the JVM's pages for a moment, and
-        resident sizes summed would count them twice."""
-        return tree_memory(self.tree())
-
-    def kill(self):
-        "SIGKILL the role and everything it started (kernel, Spark JVM), which may not share its process group."
-        for proc in reversed(self.tree()):
-            try: proc.kill()
-            except Exception: pass
-        if self.process: self.process.wait()

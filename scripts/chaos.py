@@ -1,6 +1,6 @@
 """The long chaos run: `python scripts/chaos.py --kills 100` (the pytest suite runs a 15-kill one)."""
 import argparse, logging, tempfile
-from hudi_kafka_nb.chaos import print_report, run_chaos
+from hudi_kafka_nb.dev.chaos import print_report, run_chaos
 
 parser = argparse.ArgumentParser(description=__doc__)
 parser.add_argument("--kills", type=int, default=100)

@@ -3,7 +3,7 @@ import os, uuid
 import psutil
 import pytest
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
-from hudi_kafka_nb.servers import EmbeddedBroker, EmbeddedRegistry, create_topic
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, create_topic
 
 
 # Every process a test starts inherits this variable, set to the session's and then the test's own mark, so processes

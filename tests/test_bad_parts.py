@@ -2,7 +2,7 @@
 within a few commit intervals, and exactly-once checked as in the other suites."""
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigEntry, AlterConfigOpType, NewTopic
-from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict_ok, verify_table
 from hudi_kafka_nb.kafka import DeadLetterQueue
 from hudi_kafka_nb.records import DeadLetter, RawRecord
 from helpers import read_dead_letters, wait_for
@@ -76,7 +76,7 @@ def coordinator_log(stack):
 
 def test_a_participant_whose_writes_fail_is_quarantined_and_the_others_carry_on(broker, tmp_path):
     from hudi_kafka_nb.reading import coordinator_status
-    from hudi_kafka_nb.runtime import RoleProcess
+    from hudi_kafka_nb.dev.roles import RoleProcess
     stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker, min_participants=2,
                        participant_quarantine_s=600).start()
     # a misconfigured participant: Hudi refuses its parquet codec on every write

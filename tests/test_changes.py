@@ -4,9 +4,9 @@ wrapped in Kafka Connect's schema/payload, some written in Kafka transactions (o
 not events at all. The table ends in the source table's rows, computed without the sink (`SourceTable`), on
 copy-on-write and on merge-on-read; hudi-rs and Spark's reader agree; the broken events are in the dead-letter topic."""
 import pytest
-from hudi_kafka_nb.chaos import LocalStack, run_chaos
+from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
 from hudi_kafka_nb.reading import read_snapshot, spark_read
-from hudi_kafka_nb.source_table import CUSTOMERS_SCHEMA, compare_mirror, mirror_ok
+from hudi_kafka_nb.dev.source_table import CUSTOMERS_SCHEMA, compare_mirror, mirror_ok
 from helpers import read_dead_letters
 
 
@@ -55,9 +55,9 @@ def test_debezium_change_events_through_the_avro_converter_mirror_their_source_t
     """The same changes as Debezium writes them with Confluent's Avro converter: envelopes and keys in Confluent's wire
     format, their schemas in the registry, tombstones null, some in Kafka transactions. The table's columns come from the
     registry's envelope (its row image), and the table ends in the source table's rows."""
-    from hudi_kafka_nb.demo import send_events, send_in_transaction
-    from hudi_kafka_nb.servers import create_topic
-    from hudi_kafka_nb.source_table import as_avro_events
+    from hudi_kafka_nb.dev.demo import send_events, send_in_transaction
+    from hudi_kafka_nb.dev.servers import create_topic
+    from hudi_kafka_nb.dev.source_table import as_avro_events
     stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker, cdc=True, value_converter="avro",
                        schema_registry={"url": registry.url}, value_schema="", table_type="MERGE_ON_READ")
     source = stack.source

@@ -29,14 +29,14 @@ def test_wrong_type_names_the_key(sink_params):
 
 
 def test_unreachable_broker_is_named(sink_params):
-    from hudi_kafka_nb.servers import free_port
+    from hudi_kafka_nb.dev.servers import free_port
     assert "cannot reach Kafka" in refusal({**sink_params, "bootstrap_servers": f"127.0.0.1:{free_port()}", "broker_wait_s": 2})
 
 
 @pytest.mark.xdist_group("papermill")     # Jupyter kernels started at once by two workers can pick one port
 def test_a_misspelt_papermill_parameter_stops_the_job_with_the_packages_message(sink_params, tmp_path):
     import papermill
-    from hudi_kafka_nb.runtime import jobs_dir
+    from hudi_kafka_nb.dev.roles import jobs_dir
     with pytest.raises(papermill.PapermillExecutionError) as caught:
         papermill.execute_notebook(str(jobs_dir() / "coordinator.ipynb"), str(tmp_path / "out.ipynb"), progress_bar=False,
                                    parameters={**{k: str(v) for k, v in sink_params.items() if k != "value_schema"},

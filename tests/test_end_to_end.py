@@ -2,10 +2,10 @@
 from pathlib import Path
 import nbformat
 import pytest
-from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo import produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.reading import commit_history, coordinate_check, coordinates, coordinator_status
 from hudi_kafka_nb.timeline import commit_log
-from hudi_kafka_nb.runtime import RoleProcess
+from hudi_kafka_nb.dev.roles import RoleProcess
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
 
 

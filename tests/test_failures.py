@@ -4,7 +4,7 @@ import os, random, re, signal
 import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict_ok, verify_table
 from hudi_kafka_nb.coordinator import CRASH_POINTS
 from hudi_kafka_nb.reading import coordinator_status
 from hudi_kafka_nb.timeline import commit_log, timeline_sizes
@@ -235,7 +235,7 @@ def test_chaos_fifteen_random_kills(tmp_path, broker, registry):
     3 s later, then the drain. The test is the sequence: roles coming back into a protocol that other failures have left
     mid-way, which a shorter run cannot show. The orders are Avro of two schema versions written side by side (the table
     gains the second's column under the kills); the other chaos runs (keyed, change data) stream JSON."""
-    from hudi_kafka_nb.chaos import run_chaos
+    from hudi_kafka_nb.dev.chaos import run_chaos
     report = run_chaos(tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2, registry=registry)
     assert report["ok"], report
     assert sum(v for k, v in report["kills"].items() if k.endswith("_killed")) >= 15

@@ -3,10 +3,10 @@ S3A, the verdicts read the table back from S3 with hudi-rs. Each scenario runs o
 in seconds), so killing either disturbs no other test."""
 import json, os, re, signal, subprocess, sys, threading, time
 import pytest
-from hudi_kafka_nb.chaos import LocalStack, run_chaos
+from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
-from hudi_kafka_nb.servers import EmbeddedBroker, EmbeddedS3
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedS3
 from hudi_kafka_nb.storage import StorageError, check_table_folder, open_table_storage, resolved_storage_options
 from hudi_kafka_nb.timeline import commit_log
 from helpers import finish, log_of, state_line, wait_for
@@ -176,7 +176,7 @@ def test_roles_on_a_spark_cluster_carry_on_when_a_worker_is_killed_mid_write(tmp
     executors apart from their drivers) writing the table on S3. A worker is SIGKILLed while participants write an
     instant and started again: Spark reruns the lost tasks elsewhere or the instant is rolled back and its records come
     again; nothing lost, nothing twice, no orphan object."""
-    from hudi_kafka_nb.servers import LocalSparkCluster
+    from hudi_kafka_nb.dev.servers import LocalSparkCluster
     with LocalSparkCluster(tmp_path / "spark", workers=2) as cluster:
         s = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, s3=s3, spark_cluster=cluster,
                        min_participants=2, commit_interval_s=3.0, write_timeout_s=60.0)

@@ -4,12 +4,12 @@ own tools read, and a topic written in Kafka transactions (commit and abort mark
 import random, time, uuid
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
-from hudi_kafka_nb.chaos import LocalStack, verdict_ok, verify_table
-from hudi_kafka_nb.demo import sample_orders
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict_ok, verify_table
+from hudi_kafka_nb.dev.demo import sample_orders
 from hudi_kafka_nb.reading import coordinates, coordinator_status, produced_coordinates
 from hudi_kafka_nb.storage import table_storage
 from hudi_kafka_nb.timeline import committed_offsets
-from hudi_kafka_nb.servers import EmbeddedBroker
+from hudi_kafka_nb.dev.servers import EmbeddedBroker
 from helpers import wait_for
 
 
@@ -38,7 +38,7 @@ def test_broker_killed_and_restarted_mid_transaction_loses_and_duplicates_nothin
 def test_fresh_start_on_a_truncated_topic_starts_at_its_earliest_offset(broker, tmp_path):
     stack = LocalStack(tmp_path / "stack", participants=1, broker=broker)
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    from hudi_kafka_nb.servers import create_topic
+    from hudi_kafka_nb.dev.servers import create_topic
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     stack.produce(4_000)
     deleted = {tp: min(100, end) for tp, end in stack.ends.items()}

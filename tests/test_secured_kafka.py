@@ -11,11 +11,12 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import SESSION_BROKERS
 from hudi_kafka_nb.config import ConfigError, DEMO_VALUE_SCHEMA, load_config
-from hudi_kafka_nb.demo import produce_orders, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo import produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.preflight import sink_acls
 from hudi_kafka_nb.reading import coordinate_check, coordinates
-from hudi_kafka_nb.runtime import RoleProcess, run_job
-from hudi_kafka_nb.servers import EmbeddedBroker
+from hudi_kafka_nb.dev.roles import RoleProcess
+from hudi_kafka_nb.runtime import run_job
+from hudi_kafka_nb.dev.servers import EmbeddedBroker
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
 
 # one worker for the module (its secured broker is started once) and for every suite that starts Jupyter kernels: kernels
