@@ -8,6 +8,7 @@ import collections, random
 from pathlib import Path
 import msgspec
 from fastcore.basics import patch
+from ..avro import debezium_envelope
 from ..reading import read_snapshot
 
 # %% auto #0
@@ -101,7 +102,6 @@ def as_avro_events(events: list[tuple[bytes, bytes | None]], registry_url: str, 
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
-    from hudi_kafka_nb.avro import debezium_envelope
     registry = SchemaRegistryClient({"url": registry_url})
     values = AvroSerializer(registry, msgspec.json.encode(debezium_envelope(CUSTOMER_ROW, "shop")).decode())
     keys = AvroSerializer(registry, msgspec.json.encode(CUSTOMER_KEY).decode())
