@@ -13,7 +13,7 @@ BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest chaos clean
+.PHONY: setup tools lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest chaos clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -90,9 +90,13 @@ demo-object-store: setup
 # The budget: about 20 minutes of tests on a 2-core machine (setup excluded); the total is printed at the end, and
 # pytest prints its ten slowest tests.
 test: setup
-	@started=$$(date +%s); $(MAKE) --no-print-directory test-notebooks test-pytest test-examples; status=$$?; \
+	@started=$$(date +%s); $(MAKE) --no-print-directory lint test-notebooks test-pytest test-examples; status=$$?; \
 	  $(PYTHON) tools/suite_time.py || true; \
 	  echo "make test: $$(( $$(date +%s) - started )) s of tests (setup excluded), exit $$status"; exit $$status
+
+# The linter (ruff, its rules in pyproject.toml) on the exported package, the suites, the benchmarks and the tools.
+lint: setup
+	$(VENV)/bin/ruff check hudi_kafka_nb tests benchmarks tools scripts
 
 # The package must be exactly what the notebooks export, the README what index.ipynb says,
 # and every notebook's inline tests must pass.

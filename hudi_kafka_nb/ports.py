@@ -6,9 +6,8 @@
 from __future__ import annotations
 import collections, logging, time
 from typing import Callable, Protocol
-import msgspec
 import pyarrow as pa
-from .messages import Checkpoint, ControlEvent, PartitionStart, decode_event, encode_event
+from .messages import Checkpoint, ControlEvent, PartitionStart
 from .records import DeadLetter, RawRecord
 
 # %% auto #0

@@ -4,10 +4,9 @@
 
 # %% ../nbs/19_runtime.ipynb #d6c27cde
 from __future__ import annotations
-import functools, logging, os, signal, socket, subprocess, sys, time
+import functools, logging, os, signal, socket, sys, time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-import msgspec, yaml
+import msgspec
 from .avro import ConfluentRegistry, SchemaCache, decode_avro, registry_value_schema, value_subject
 from .committer import HudiCommitter, HudiTableServices
 from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, ConfigError, SinkConfig, load_config, redacted, unknown_setting_error

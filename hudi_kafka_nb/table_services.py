@@ -56,7 +56,7 @@ def run_round(self: TableServices) -> dict:
     ran = {}
     self.services.new_round()
     for instant in self.services.pending_compactions():
-        ran[f"compaction {instant}"] = self._run("compaction", lambda: self.services.compact(instant), instant=instant)
+        ran[f"compaction {instant}"] = self._run("compaction", lambda instant=instant: self.services.compact(instant), instant=instant)
     if self.config.clustering_sort_columns:
         adding = self.services.fields_in_flight()     # see HudiTableServices.fields_in_flight: clustering now would drop them
         if adding: log.info(transition_line("table_services", self.id, "CLUSTERING_SKIPPED", reason="fields_being_added", fields=",".join(adding)))

@@ -5,7 +5,6 @@ it has not seen. The table holds every good record once, each column of the type
 hudi-rs agree); the bad ones are in the dead-letter topic with their reasons; no good record is dead-lettered while
 the registry is away."""
 import decimal
-import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext

@@ -42,7 +42,7 @@ def test_a_letter_the_dead_letter_topic_refuses_is_sent_again_with_its_headers_o
     queue.send(DeadLetter(RawRecord("orders", 3, 42, 0, b"k", b"x" * 100_000), "not valid JSON"))
     queue.send(DeadLetter(RawRecord("orders", 3, 43, 0, b"k", b"y" * 100), "not valid JSON"))
     assert queue.flush(30) == 0, "every letter reached the topic"
-    letters = sorted(read_dead_letters(broker.bootstrap_servers, topic, expected=2), key=lambda l: l[0]["hudi_kafka_nb.source.offset"])
+    letters = sorted(read_dead_letters(broker.bootstrap_servers, topic, expected=2), key=lambda letter: letter[0]["hudi_kafka_nb.source.offset"])
     (big, big_value), (small, small_value) = letters
     assert (big["hudi_kafka_nb.source.offset"], big["hudi_kafka_nb.source.value.bytes"], big_value) == ("42", "100000", None)
     assert "too large" in big["hudi_kafka_nb.value.truncated"]

@@ -216,10 +216,10 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
     # every role read the noise and said why it ignored each kind, while the stream went on
     said = lambda name, pattern, times=1: len(re.findall(pattern, log_of(s, name))) >= times
     for name in s.names:
-        wait_for(lambda: said(name, r"ignored malformed or unknown control message at ", 2), 60, f"{name} to ignore the garbage and DROP_TABLE")
-        wait_for(lambda: said(name, r"ignored empty control message at "), 60, f"{name} to ignore the empty message")
+        wait_for(lambda name=name: said(name, r"ignored malformed or unknown control message at ", 2), 60, f"{name} to ignore the garbage and DROP_TABLE")
+        wait_for(lambda name=name: said(name, r"ignored empty control message at "), 60, f"{name} to ignore the empty message")
         for sender in ("intruder", "stranger"):
-            wait_for(lambda: said(name, rf"shared with another table: ignored \d+ event\(s\) of \(unnamed\) from '{sender}'"), 60,
+            wait_for(lambda name=name, sender=sender: said(name, rf"shared with another table: ignored \d+ event\(s\) of \(unnamed\) from '{sender}'"), 60,
                      f"{name} to ignore the events of {sender}, which name no table")
     wait_for(lambda: said("coordinator", r"ignored WRITE_STATUS for instant \d+ \(epoch 1\)"), 60,
              "the coordinator to ignore a replayed WRITE_STATUS of a past instant")

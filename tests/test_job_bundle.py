@@ -103,7 +103,7 @@ def test_bundle_declares_the_roles_with_the_notebooks_parameters():
 def test_bundle_variables_and_versions_match_the_project():
     files = bundle_files()
     variables = files[0][1]["variables"]
-    for path, content in files:
+    for path, _ in files:
         for name in re.findall(r"\$\{var\.(\w+)\}", path.read_text()):
             assert name in variables, f"{path.name} uses undeclared variable {name}"
     hudi = re.search(r"<hudi.version>(.+?)</hudi.version>", (ROOT / "maven" / "hudi" / "pom.xml").read_text()).group(1)

@@ -124,7 +124,7 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
             state_line(s, "coordinator-c", r"participants=participant-0,participant-1$", after=mark)
 
             # the broker and then the S3 server SIGKILLed while an instant is being collected, each back 2 s later
-            for name, server in (("broker", broker), ("S3 server", s3)):
+            for _, server in (("broker", broker), ("S3 server", s3)):
                 mark = len(log_of(s, "coordinator-c"))
                 state_line(s, "coordinator-c", r"state=COLLECTING instant=", after=mark)
                 server.kill()

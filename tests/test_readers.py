@@ -1,6 +1,7 @@
 """Tables written by Hudi's own client through the sink's ports: Hudi's format, and independent readers
 (Spark's Hudi datasource, hudi-rs) agree on every record, in snapshot, time-travel and incremental reads."""
 import pytest
+from py4j.protocol import Py4JJavaError
 from hudi_kafka_nb.reading import read_incremental, read_snapshot, spark_read, spark_read_incremental
 from hudi_kafka_nb.storage import table_properties
 from hudi_kafka_nb.timeline import commit_log
@@ -158,7 +159,7 @@ def test_a_rollback_left_pending_by_another_writer_holds_back_only_participants_
     timeline, writer = meta.getActiveTimeline(), HudiWriter(hudi)
     rollback = timeline.filterPendingRollbackTimeline().getInstants()[0]
     assert rollback.isInflight()
-    with pytest.raises(Exception): timeline.readRollbackPlan(rollback)          # the inflight file holds no plan
+    with pytest.raises(Py4JJavaError): timeline.readRollbackPlan(rollback)      # the inflight file holds no plan
     assert writer._rollback_under_way(meta, instants[-1])
     assert not writer._rollback_under_way(meta, instants[0])
     assert not writer._rollback_under_way(meta, "20991231235959000")

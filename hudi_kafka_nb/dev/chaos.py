@@ -173,7 +173,7 @@ def wait_committed(self: LocalStack, timeout_s: float = 120) -> float:
 def protocol_log_tail(path: Path, lines: int = 20) -> str:
     "The last `lines` lines our roles logged to `path` (Spark's and Kafka's own lines left out), for an error message a CI log shows."
     if not path.exists(): return f"({path} does not exist)"
-    ours = [l for l in path.read_text(errors="replace").splitlines() if " hudi_kafka_nb." in l]
+    ours = [line for line in path.read_text(errors="replace").splitlines() if " hudi_kafka_nb." in line]
     return "\n".join(ours[-lines:])
 
 @patch
