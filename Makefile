@@ -94,9 +94,12 @@ test: setup
 	  $(PYTHON) tools/suite_time.py || true; \
 	  echo "make test: $$(( $$(date +%s) - started )) s of tests (setup excluded), exit $$status"; exit $$status
 
-# The linter (ruff, its rules in pyproject.toml) on the exported package, the suites, the benchmarks and the tools.
+# The linter (ruff, its rules in pyproject.toml) on the exported package, the suites, the benchmarks and the tools; and the
+# notebooks as nbdev_clean leaves them (no execution counts or metadata in git, outputs only where they document).
 lint: setup
 	$(VENV)/bin/ruff check hudi_kafka_nb tests benchmarks tools scripts
+	$(VENV)/bin/nbdev_clean
+	@git diff --quiet -- nbs 2>/dev/null || { echo "nbs/ is not as nbdev_clean leaves it: run nbdev_clean, commit"; git diff --stat -- nbs; exit 1; }
 
 # The package must be exactly what the notebooks export, the README what index.ipynb says,
 # and every notebook's inline tests must pass.

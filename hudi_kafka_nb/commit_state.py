@@ -14,9 +14,6 @@ from .records import widen_value_schema
 # %% auto #0
 __all__ = ['log', 'assign_partitions', 'start_offsets', 'check_statuses', 'OpenInstant', 'Outcome', 'Verdict', 'verdict']
 
-# %% ../nbs/05_commit_state.ipynb #84128e94
-log = logging.getLogger(__name__)
-
 # %% ../nbs/05_commit_state.ipynb #5a96611f
 log = logging.getLogger(__name__)
 

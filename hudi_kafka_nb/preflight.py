@@ -16,9 +16,6 @@ __all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'admin_client', 'data_par
            'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics', 'Right', 'control_group', 'required_rights',
            'sink_acls', 'missing_rights', 'warn_unless_unauthorised', 'refuse_missing_rights', 'preflight']
 
-# %% ../nbs/15_preflight.ipynb #2ccb11a9
-log = logging.getLogger(__name__)
-
 # %% ../nbs/15_preflight.ipynb #09eb307a
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,6 @@ __all__ = ['log', 'MINIO_VERSION', 'repository', 'stop_process', 'free_port', 'k
            'write_tls_files', 'answers_http', 'owner_only', 'kafka_uuid', 'EmbeddedBroker', 'minio_binary',
            'EmbeddedS3', 'registry_app', 'EmbeddedRegistry', 'spark_home', 'LocalSparkCluster', 'create_topic']
 
-# %% ../../nbs/18_servers.ipynb #a6cd75cb
-log = logging.getLogger(__name__)
-
 # %% ../../nbs/18_servers.ipynb #983b62d3
 log = logging.getLogger(__name__)
 def repository() -> Path:
