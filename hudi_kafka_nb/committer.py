@@ -132,9 +132,7 @@ class HudiCommitter:
         if self.hudi.config.multi_writer: self.client.getHeartbeatClient().start(instant)   # its own heartbeat stopped with its process
         self.client.preWrite(instant, self.hudi.write_operation(), self.hudi.meta_client())
 
-    def is_completed(self, instant: str) -> bool:
-        timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-        return any(i.requestedTime() == instant for i in timeline.getInstants())
+    def is_completed(self, instant: str) -> bool: return self.hudi.is_completed(instant)
 
     def close(self): self.client.close()
 

@@ -136,6 +136,11 @@ class HudiJava:
     def meta_client(self):
         return self.H.common.table.HoodieTableMetaClient.builder().setConf(self.storage_conf).setBasePath(self.config.table_path).build()
 
+    def is_completed(self, instant: str) -> bool:
+        "Whether `instant` is a completed commit of the table (as its timeline says now)."
+        timeline = self.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+        return any(i.requestedTime() == instant for i in timeline.getInstants())
+
     def java_map(self, values: dict[str, str]):
         result = self.jvm.java.util.HashMap()
         for key, value in values.items(): result.put(key, value)

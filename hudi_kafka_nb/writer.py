@@ -102,10 +102,7 @@ class HudiWriter:
             except Exception: return True           # a plan not readable yet (being written): assume it is this instant's
         return False
 
-    def is_completed(self, instant: str) -> bool:
-        if not self._table_ready(): return False
-        timeline = self.hudi.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-        return any(i.requestedTime() == instant for i in timeline.getInstants())
+    def is_completed(self, instant: str) -> bool: return self._table_ready() and self.hudi.is_completed(instant)
 
     def combine(self, parts: list[WrittenFiles]) -> WrittenFiles:
         "Several writes into one instant (rows past `max_buffered_bytes` are written early) as one: their write statuses in one list."
