@@ -11,8 +11,9 @@ from ..preflight import create_topic_if_missing
 
 # %% auto #0
 __all__ = ['log', 'MINIO_VERSION', 'repository', 'stop_process', 'free_port', 'kafka_classpath', 'broker_properties',
-           'write_tls_files', 'answers_http', 'owner_only', 'kafka_uuid', 'EmbeddedBroker', 'minio_binary',
-           'EmbeddedS3', 'registry_app', 'EmbeddedRegistry', 'spark_home', 'LocalSparkCluster', 'create_topic']
+           'write_tls_files', 'answers_http', 'EmbeddedServer', 'owner_only', 'kafka_uuid', 'EmbeddedBroker',
+           'minio_binary', 'EmbeddedS3', 'registry_app', 'EmbeddedRegistry', 'spark_home', 'LocalSparkCluster',
+           'create_topic']
 
 # %% ../../nbs/18_servers.ipynb #983b62d3
 log = logging.getLogger(__name__)
@@ -102,6 +103,16 @@ def answers_http(process: subprocess.Popen, url: str, timeout_s: float, what: st
         time.sleep(0.1)
     raise TimeoutError(f"{what}: {url} did not answer within {timeout_s}s")
 
+class EmbeddedServer:
+    "What every embedded server shares: one process of its own, stopped or killed (as a crash would) and started again on the same data."
+    process: subprocess.Popen | None = None
+    def kill(self):
+        "SIGKILL the server, as a crash would; `start()` brings it back on the same data."
+        self.stop(kill=True)
+    def stop(self, kill: bool = False): stop_process(self.process, kill)
+    def __enter__(self): return self.start()
+    def __exit__(self, *exc): self.stop()
+
 def owner_only(path: Path) -> Path:
     "Create `path` (if absent) readable and writable by its owner only: a role's files may hold its settings."
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)); os.chmod(path, 0o600)
@@ -114,7 +125,7 @@ def kafka_uuid() -> str:
     while (text := base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()).startswith("-"): pass
     return text
 
-class EmbeddedBroker:
+class EmbeddedBroker(EmbeddedServer):
     "Apache Kafka (one KRaft node) on free loopback ports, for development and tests; restartable on the same log directory."
     def __init__(self, workdir: str | Path | None = None, log_path: str | Path | None = None, port: int | None = None,
                  secured: bool = False):
@@ -204,13 +215,7 @@ class EmbeddedBroker:
             time.sleep(0.2)
         raise TimeoutError(f"embedded Kafka not ready on {self.bootstrap_servers} after {timeout_s}s; see {self.log_path}")
 
-    def kill(self):
-        "SIGKILL the broker, as a crash would; `start()` brings it back on the same log directory."
-        self.stop(kill=True)
 
-    def stop(self, kill: bool = False): stop_process(self.process, kill)
-    def __enter__(self): return self.start()
-    def __exit__(self, *exc): self.stop()
 
 # %% ../../nbs/18_servers.ipynb #e235bc1e
 MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"      # the Go module proxy serves MinIO as pseudo-versions only
@@ -223,7 +228,7 @@ def minio_binary() -> Path:
                                 "or set HUDI_KAFKA_NB_MINIO to a minio binary")
     return path
 
-class EmbeddedS3:
+class EmbeddedS3(EmbeddedServer):
     "MinIO on free loopback ports with one bucket, for development and tests; restartable on the same data."
     def __init__(self, workdir: str | Path | None = None, bucket: str = "lake", access_key: str = "hudi-kafka-nb"):
         import tempfile, secrets
@@ -274,14 +279,7 @@ class EmbeddedS3:
                                      scheme="http", region="us-east-1", allow_bucket_creation=True)
         s3.create_dir(self.bucket)
 
-    def kill(self):
-        "SIGKILL the server, as a crash would; `start()` brings it back on the same data."
-        self.stop(kill=True)
 
-    def stop(self, kill: bool = False): stop_process(self.process, kill)
-
-    def __enter__(self): return self.start()
-    def __exit__(self, *exc): self.stop()
 
 # %% ../../nbs/18_servers.ipynb #56173ba9
 def registry_app() -> Path:
@@ -291,7 +289,7 @@ def registry_app() -> Path:
     if not runners: raise FileNotFoundError(f"no Apicurio Registry in {folder}: run `make setup` (Maven unpacks maven/registry/pom.xml)")
     return runners[-1]
 
-class EmbeddedRegistry:
+class EmbeddedRegistry(EmbeddedServer):
     "Apicurio Registry on a free loopback port, Confluent's API at `url`, schemas kept on disk: restartable, keeping every id."
     def __init__(self, workdir: str | Path | None = None):
         import tempfile
@@ -327,13 +325,7 @@ class EmbeddedRegistry:
     def _wait_ready(self, timeout_s: float) -> bool:
         return answers_http(self.process, f"{self.url}/subjects", timeout_s, f"embedded registry; see {self.workdir / 'registry.log'}")
 
-    def kill(self):
-        "SIGKILL the registry, as a crash would; `start()` brings it back on the same database, every id as it was."
-        self.stop(kill=True)
 
-    def stop(self, kill: bool = False): stop_process(self.process, kill)
-    def __enter__(self): return self.start()
-    def __exit__(self, *exc): self.stop()
 
 # %% ../../nbs/18_servers.ipynb #11af66c7
 def spark_home() -> Path:
