@@ -353,12 +353,9 @@ def _taken(change: Change, record: RawRecord, dead: list) -> bool:
 def avro_key_reader(schemas: SchemaCache):
     "A `key_of` for change events whose message keys are Avro in Confluent's wire format (Debezium's key struct); JSON keys as before."
     def key_of(record: RawRecord, field: str):
-        frame = wire_frame(record.key)
-        if isinstance(frame, str): return key_value(record, field)        # a JSON key (a JsonConverter for keys), or none
-        try: schema = schemas.get(frame[0])
-        except UnknownSchema: return None                                  # the key says nothing: the change is judged without it
-        key = _read(schema, frame[1]) if not schema.problem else None
-        return key.get(field) if isinstance(key, dict) else None
+        if isinstance(wire_frame(record.key), str): return key_value(record, field)   # a JSON key (a JsonConverter for keys), or none
+        key = _key_of(record, schemas)           # an unreadable key says nothing: the change is judged without it
+        return None if isinstance(key, str) or not isinstance(key[1], dict) else key[1].get(field)
     return key_of
 
 def keyed_schema(value: WriterSchema, key: WriterSchema) -> WriterSchema:
