@@ -57,6 +57,7 @@ class ParticipantInstant:
     writing: list = field(default_factory=list) # Hudi's writes into it under way on the writer thread (`Future`s), in order
     ended_at: float | None = None               # when END_COMMIT came: WRITE_STATUS follows once every write is done
     written_early: int = 0                      # writes made before END_COMMIT (past max_buffered_bytes)
+    wrote: bool = False                         # rows were handed to Hudi's writer: an abort deletes what they left
     new_fields: dict[str, str] = field(default_factory=dict)     # met in the events, proposed in WRITE_STATUS
     said_full: bool = False                     # the coordinator has heard that nothing more fits (`full_instant`)
     letters: list = field(default_factory=list) # read ahead: dead letters sent only once the instant is adopted
@@ -375,6 +376,7 @@ def _submit_write(self: Participant, now: ParticipantInstant):
     rows = self._rows()
     now.batches, now.held_bytes = [], 0
     now.written_early += now.ended_at is None
+    now.wrote = True
     now.writing.append(self.background.submit(self._write, now.instant, rows))
 
 @patch
@@ -439,9 +441,21 @@ def on_abort_commit(self: Participant, event: AbortCommit):
     if event.instant != self.instant or event.epoch != self.epoch: return
     # records Hudi could not write: when the next instant reads them again, they go to the dead-letter topic instead
     self.failed_keys.update({f.key: f.reason for f in event.failed_records if f.key})
+    if self.current.wrote: self._delete_aborted(event.instant)
     if self.state is ParticipantState.IDLE: return
     self.current.drop_rows(); self.ahead = None              # the next instant starts where this one started
     self._transition(ParticipantState.IDLE, aborted=event.instant, reason=event.reason.replace(" ", "_"))
+
+@patch
+def _delete_aborted(self: Participant, instant: str):
+    """Delete the files our writes left in an aborted instant, on the writer thread once they are done. The coordinator's
+    rollback deleted the files Hudi's markers named when it ran; a write of ours that ended while it ran (another
+    participant failed) can have made more. No commit lists them, and once archival moves the timeline past their
+    instant Hudi reads them as committed: duplicates."""
+    def delete():
+        try: self.writer.delete_instant(instant)
+        except Exception as e: log.warning("participant %s: files of aborted instant %s not deleted: %s", self.id, instant, error_summary(e))
+    self.background.submit(delete)
 
 @patch
 def _commit_offsets(self: Participant):

@@ -39,9 +39,9 @@ def state_line(stack, name, pattern, after=0, timeout_s=120):
 
 def finish(stack, timeout_s=120):
     """Let the stack commit everything, stop it, and return the verdict (asserting it is clean)."""
-    from hudi_kafka_nb.dev.chaos import verdict_ok, verify_table
+    from hudi_kafka_nb.dev.chaos import verdict, verdict_ok, verify_table
     stack.wait_committed(timeout_s)
     stack.stop()
     report = verify_table(stack.table_path, stack.ends)
-    assert verdict_ok(report), report
+    assert verdict_ok(report), verdict(report)
     return report

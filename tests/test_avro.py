@@ -9,7 +9,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
-from hudi_kafka_nb.dev.chaos import LocalStack, verify_table, verdict_ok
+from hudi_kafka_nb.dev.chaos import LocalStack, verify_table, verdict, verdict_ok
 from hudi_kafka_nb.dev.demo import send_events
 from hudi_kafka_nb.reading import read_snapshot, spark_read
 from hudi_kafka_nb.dev.servers import create_topic
@@ -78,7 +78,7 @@ def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_regi
     assert "does not read with schema id" in reasons[2], reasons
     dead = {(stack.topic, int(h["hudi_kafka_nb.source.partition"]), int(h["hudi_kafka_nb.source.offset"])) for h, _ in letters}
     report = verify_table(stack.table_path, stack.ends, dead)
-    assert verdict_ok(report) and report["in_table"] == 600, report
+    assert verdict_ok(report) and report["in_table"] == 600, verdict(report)
 
     # every column of the type its Avro type means, and every value as produced; Spark's reader and hudi-rs agree
     types = {f.name: f.dataType.simpleString() for f in spark_read(spark, stack.table_path).schema.fields}

@@ -2,7 +2,7 @@
 within a few commit intervals, and exactly-once checked as in the other suites."""
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigEntry, AlterConfigOpType, NewTopic
-from hudi_kafka_nb.dev.chaos import LocalStack, verdict_ok, verify_table
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok, verify_table
 from hudi_kafka_nb.kafka import DeadLetterQueue
 from hudi_kafka_nb.records import DeadLetter, RawRecord
 from helpers import read_dead_letters, wait_for
@@ -67,7 +67,7 @@ def test_poison_records_alone_in_a_fetch_or_larger_than_the_dead_letter_topic_ne
     assert by_offset[("1", str(poison[(stack.topic, 1)] - 1))][1] == b"not json"
     dead = {(stack.topic, int(p), int(o)) for p, o in by_offset}
     report = verify_table(stack.table_path, stack.ends, dead_lettered=dead)
-    assert verdict_ok(report), report
+    assert verdict_ok(report), verdict(report)
 
 
 def coordinator_log(stack):
@@ -92,7 +92,7 @@ def test_a_participant_whose_writes_fail_is_quarantined_and_the_others_carry_on(
     assert "participant-broken" not in status["live_participants"]
     assert "CompressionCodecName.NO-SUCH-CODEC" in status["quarantined_participants"]["participant-broken"]
     report = verify_table(stack.table_path, stack.ends)
-    assert verdict_ok(report), report
+    assert verdict_ok(report), verdict(report)
 
 
 def test_two_sinks_left_on_one_control_topic_both_commit_and_say_why_they_ignore_each_other(broker, tmp_path):
@@ -106,7 +106,7 @@ def test_two_sinks_left_on_one_control_topic_both_commit_and_say_why_they_ignore
     finally:
         orders.stop(); customers.stop()
     reports = verify_table(orders.table_path, orders.ends), verify_table(customers.table_path, customers.ends)
-    assert all(map(verdict_ok, reports)), reports
+    assert all(map(verdict_ok, reports)), [verdict(r) for r in reports]
     assert "give each table its own control_topic" in coordinator_log(orders)
 
 
@@ -125,4 +125,4 @@ def test_a_coordinator_restarted_an_hour_behind_the_table_resumes_from_the_lates
     instants = [c["instant"] for c in commit_log(stack.table_path)]
     assert len(instants) >= 3 and min(instants[1:]) < instants[0], f"the restarted coordinator's instants are behind the first: {instants}"
     report = verify_table(stack.table_path, stack.ends)
-    assert verdict_ok(report), report
+    assert verdict_ok(report), verdict(report)

@@ -45,7 +45,7 @@ def test_debezium_change_events_mirror_their_source_table_while_roles_and_the_br
     chunk of changes is written in a Kafka transaction (written again when the broker's restart fails it)."""
     report = run_chaos(tmp_path / "chaos", kills=6, participants=2, broker=broker, seed=11, cdc=True, produce_per_second=1_000,
                        table_services=True, table_services_interval_s=3.0)
-    assert report["ok"], {k: v for k, v in report.items() if k != "events"}
+    assert report["ok"], str({k: v for k, v in report.items() if k != "events"})
     columns = list(CUSTOMERS_SCHEMA)
     by_spark = {tuple(r) for r in spark_read(spark, report["table_path"]).select(*columns).collect()}
     assert by_spark == {tuple(r[c] for c in columns) for r in read_snapshot(report["table_path"], columns).to_pylist()}

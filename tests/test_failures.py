@@ -4,7 +4,7 @@ import os, random, re, signal
 import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from hudi_kafka_nb.dev.chaos import LocalStack, verdict_ok, verify_table
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok, verify_table
 from hudi_kafka_nb.coordinator import CRASH_POINTS
 from hudi_kafka_nb.reading import coordinator_status
 from hudi_kafka_nb.timeline import commit_log, timeline_sizes
@@ -54,7 +54,7 @@ def test_coordinator_crash_at_each_protocol_step_resumes_exactly_once(stack):
         s.produce(2_000); s.wait_committed()
         # nothing is left to read, so nothing is being written: the table can be judged while the roles run
         report = verify_table(s.table_path, s.ends)
-        assert verdict_ok(report) and report["in_table"] == sum(s.ends.values()), (point, report)
+        assert verdict_ok(report) and report["in_table"] == sum(s.ends.values()), (point, verdict(report))
     report = finish(s)
     assert report["in_table"] == 3_000 + 5_000 * len(CRASH_POINTS)
 
@@ -178,7 +178,7 @@ def test_ingestion_keeps_going_after_the_first_commit_and_after_a_restart_and_ar
             s2.produce(1_000); s2.wait_committed()
     finally: s2.stop()
     report = verify_table(s.table_path, s2.ends)
-    assert verdict_ok(report), report
+    assert verdict_ok(report), verdict(report)
     sizes = timeline_sizes(s.table_path)
     assert sizes["archived"] >= 1 and sizes["active"] <= 8, f"archival keeps the active timeline bounded: {sizes}"
 
@@ -237,7 +237,7 @@ def test_chaos_fifteen_random_kills(tmp_path, broker, registry):
     gains the second's column under the kills); the other chaos runs (keyed, change data) stream JSON."""
     from hudi_kafka_nb.dev.chaos import run_chaos
     report = run_chaos(tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2, registry=registry)
-    assert report["ok"], report
+    assert report["ok"], str(report)
     assert sum(v for k, v in report["kills"].items() if k.endswith("_killed")) >= 15
 
 

@@ -160,7 +160,7 @@ def test_keyed_upserts_on_s3_survive_kills_with_staged_rows_in_the_bucket(tmp_pa
     and the broker. Then one row per key, each the latest event, and no staged object left behind."""
     report = run_chaos(tmp_path / "chaos", kills=5, participants=2, broker=broker, seed=7, orders=2_000, s3=s3,
                        table_type="MERGE_ON_READ")
-    assert report["ok"], {k: v for k, v in report.items() if k != "events"}
+    assert report["ok"], str({k: v for k, v in report.items() if k != "events"})
     from hudi_kafka_nb.storage import aux_key, table_storage
     assert not table_storage(report["table_path"]).list(aux_key("staging")), "staged objects go once their instant is committed or rolled back"
     # Spark's Hudi datasource, through S3A with the same settings, reads what hudi-rs read: one row per key

@@ -4,7 +4,7 @@ own tools read, and a topic written in Kafka transactions (commit and abort mark
 import random, time, uuid
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
-from hudi_kafka_nb.dev.chaos import LocalStack, verdict_ok, verify_table
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok, verify_table
 from hudi_kafka_nb.dev.demo import sample_orders
 from hudi_kafka_nb.reading import coordinates, coordinator_status, produced_coordinates
 from hudi_kafka_nb.storage import table_storage
@@ -32,7 +32,7 @@ def test_broker_killed_and_restarted_mid_transaction_loses_and_duplicates_nothin
     finally:
         stack.stop(); broker.stop()
     report = verify_table(stack.table_path, stack.ends)
-    assert verdict_ok(report) and report["in_table"] == 9_000, report
+    assert verdict_ok(report) and report["in_table"] == 9_000, verdict(report)
 
 
 def test_fresh_start_on_a_truncated_topic_starts_at_its_earliest_offset(broker, tmp_path):
@@ -66,7 +66,7 @@ def test_partitions_added_while_the_sink_runs_are_picked_up_without_a_restart(br
     finally:
         stack.stop()
     report = verify_table(stack.table_path, stack.ends)
-    assert verdict_ok(report), report
+    assert verdict_ok(report), verdict(report)
 
 
 def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):

@@ -4,7 +4,7 @@ import os, time
 from pathlib import Path
 import pytest
 from helpers import read_dead_letters, wait_for
-from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos, verdict_ok, verify_keyed, verify_table
+from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos, verdict, verdict_ok, verify_keyed, verify_table
 from hudi_kafka_nb.dev.demo import latest_per_key
 from hudi_kafka_nb.reading import coordinator_status, read_snapshot, spark_read, table_services_status
 from hudi_kafka_nb.timeline import commit_log, latest_checkpoint_of, table_services_log, timeline_sizes
@@ -62,7 +62,7 @@ def test_merge_on_read_compacts_and_every_reader_agrees(tmp_path, broker, spark)
                         hudi_options={"hoodie.compact.inline.max.delta.commits": "2", "hoodie.index.type": "GLOBAL_SIMPLE",
                                       "hoodie.simple.index.update.partition.path": "true"})
     report, expected = run_keyed(stack, batches=5)
-    assert verdict_ok(report), report
+    assert verdict_ok(report), verdict(report)
     rows = read_snapshot(stack.table_path, ["event_time", "event_minute", "_hoodie_partition_path"])
     minutes = [t.strftime("%Y-%m-%d-%H-%M") for t in rows["event_time"].to_pylist()]
     assert minutes == rows["event_minute"].to_pylist() == rows["_hoodie_partition_path"].to_pylist()
@@ -100,7 +100,7 @@ def test_new_fields_in_the_events_widen_the_table_and_a_wrong_type_is_dead_lette
     assert "does not match value_schema" in reason and "coupon" in reason, reason
     dead = {(stack.topic, int(letters[0][0]["hudi_kafka_nb.source.partition"]), int(letters[0][0]["hudi_kafka_nb.source.offset"]))}
     report = verify_table(stack.table_path, stack.ends, dead_lettered=dead)
-    assert verdict_ok(report), report
+    assert verdict_ok(report), verdict(report)
     expected = {f"o{i:03d}": (f"C{i}" if 200 <= i < 400 else "LATE" if i > 450 else None, i % 2 == 0 if 200 <= i < 400 else None)
                 for i in range(460) if i != 450}
     rows = read_snapshot(stack.table_path, ["order_id", "coupon", "gift"])
@@ -117,7 +117,7 @@ def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, br
     # (keyed by customer), out of event-time order, repeated within one instant and across instants, while roles and the
     # broker are killed; the table holds each order's latest event, and the staged files are gone
     report = run_chaos(tmp_path / "chaos", kills=8, participants=3, broker=broker, seed=5, orders=3_000, table_type="COPY_ON_WRITE")
-    assert report["ok"], {k: v for k, v in report.items() if k != "events"}
+    assert report["ok"], str({k: v for k, v in report.items() if k != "events"})
     staging = Path(report["table_path"]) / ".hoodie" / ".aux" / "hudi_kafka_nb" / "staging"
     assert not list(staging.rglob("*.parquet")), "staged files go once their instant is committed or rolled back"
 
@@ -145,7 +145,7 @@ def test_table_services_job_beside_an_appending_sink_clusters_cleans_and_archive
     finally:
         stack.stop()
     report = verify_table(stack.table_path, stack.ends)
-    assert verdict_ok(report), report
+    assert verdict_ok(report), verdict(report)
     status = coordinator_status(stack.table_path)
     assert status["aborts"] == 0, f"the sink's commits must never fail because of the table services: {status}"
     sizes = timeline_sizes(stack.table_path)
@@ -191,7 +191,7 @@ def test_coordinator_crash_beside_table_services_resumes_exactly_once(tmp_path, 
     finally:
         stack.stop()
     report = verify_table(stack.table_path, stack.ends)
-    assert verdict_ok(report) and report["in_table"] == 8_000, report
+    assert verdict_ok(report) and report["in_table"] == 8_000, verdict(report)
 
 
 @pytest.mark.slow
@@ -212,7 +212,7 @@ def test_table_services_job_beside_an_upserting_sink_compacts_cleans_and_archive
     finally:
         stack.stop()
     report = verify_keyed(stack.table_path, stack.ends, expected)
-    assert verdict_ok(report), report
+    assert verdict_ok(report), verdict(report)
     status = coordinator_status(stack.table_path)
     assert status["aborts"] == 0, f"the sink's commits must never fail because of the table services: {status}"
     services = services_ran(stack)

@@ -20,7 +20,8 @@ from ..storage import open_table_storage, resolve_storage_options, table_storage
 
 # %% auto #0
 __all__ = ['log', 'ROLES', 'AVRO_VERSION_2_FROM', 'LocalStack', 'protocol_log_tail', 'orphan_files', 'verify_table',
-           'verify_keyed', 'verify_mirror', 'verdict_ok', 'run_chaos', 'print_report', 'plot_run']
+           'verify_keyed', 'verify_mirror', 'broken_invariants', 'verdict_ok', 'verdict', 'run_chaos', 'print_report',
+           'plot_run']
 
 # %% ../../nbs/21_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
@@ -235,10 +236,21 @@ def verify_mirror(table_path: str | Path, ends: dict[tuple[str, int], int], expe
     return {**verify_table(table_path, ends), "produced": check["keys"], "in_table": check["rows"], "duplicates": check["duplicate_keys"],
             "missing": check["missing_keys"], "unexpected": check["unexpected_keys"], "stale_rows": check["stale_rows"]}
 
+def broken_invariants(report: dict) -> dict:
+    "The entries of a report that break an invariant, by name: empty when the table holds exactly what was produced."
+    broken = {k: report[k] for k in ("duplicates", "missing", "unexpected", "broken_continuity", "files_listed_twice",
+                                     "orphans_left", "stale_rows") if report.get(k)}
+    if report["in_table"] != report["produced"]: broken["in_table"] = f'{report["in_table"]}, not the {report["produced"]} produced'
+    if "orphans" in report and broken.get("orphans_left"): broken["orphans"] = report["orphans"]
+    return broken
+
 def verdict_ok(report: dict) -> bool:
     "True when the table holds exactly what was produced and every invariant holds."
-    return (report["in_table"] == report["produced"] and not report["duplicates"] and not report["missing"] and not report["unexpected"]
-            and not report["broken_continuity"] and not report["files_listed_twice"] and not report["orphans_left"] and not report.get("stale_rows"))
+    return not broken_invariants(report)
+
+def verdict(report: dict) -> str:
+    "What a failed verdict says: the invariants broken first, then the whole report (a string, so pytest prints it all)."
+    return f"broken: {broken_invariants(report)}; report: {report}"
 
 # %% ../../nbs/21_chaos.ipynb #c9f52b63
 def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_every_s: tuple = (2.0, 5.0),
