@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging, os, socket, threading, time
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from concurrent.futures import Executor, Future, wait
+from concurrent.futures import Executor, ThreadPoolExecutor, wait
 from typing import Callable, NamedTuple
 import msgspec
 import pyarrow as pa
@@ -21,14 +21,17 @@ from .records import DeadLetter, Decode, Decoded, RawRecord, ServiceUnavailable,
 
 # %% auto #0
 __all__ = ['log', 'SERVICE_RETRY_S', 'ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'skip_to',
-           'InlineExecutor', 'Wrote', 'Participant', 'hudi_keys']
+           'Wrote', 'Participant', 'Move', 'Situation', 'next_move', 'hudi_keys']
 
 # %% ../nbs/04_participant.ipynb #5a59bc56
 log = logging.getLogger(__name__)
 SERVICE_RETRY_S = 2.0           # a service the decoder needs (the schema registry) is asked again this often while away
 
 class ParticipantState(Enum):
-    IDLE = "IDLE"; WRITING = "WRITING"; AWAITING_ACK = "AWAITING_ACK"
+    IDLE = "IDLE"                   # no instant of ours open (records may be read ahead for the next)
+    WRITING = "WRITING"             # reading our partitions into the open instant; Hudi writes early past max_buffered_bytes
+    ENDED = "ENDED"                 # END_COMMIT came: Hudi writes what is left while we read ahead
+    AWAITING_ACK = "AWAITING_ACK"   # WRITE_STATUS sent: the coordinator decides; we read ahead
 
 class Progress(msgspec.Struct):
     "Mutable progress of one partition within the current instant."
@@ -81,14 +84,6 @@ def skip_to(progress: dict[tuple[str, int], Progress], positions: dict[tuple[str
         if (p := progress.get(tp)) is not None and not p.held and position > p.next_offset: p.next_offset = position
 
 # %% ../nbs/04_participant.ipynb #d4b1e2f3
-class InlineExecutor(Executor):
-    "Runs each call at once on the caller's thread: a participant whose writes block its loop (the in-memory tests)."
-    def submit(self, fn, /, *args, **kwargs) -> Future:
-        future = Future()
-        try: future.set_result(fn(*args, **kwargs))
-        except BaseException as e: future.set_exception(e)
-        return future
-
 class Wrote(NamedTuple):
     "What one Hudi write into an instant came to: its files, an error while the instant is open, or nothing (rolled back meanwhile)."
     written: object = None
@@ -107,7 +102,9 @@ class Participant:
         self.sleep = sleep                                  # pauses between tries of a service that is away
         self.waiting_since: float | None = None             # when a service the decoder needs (the schema registry) went away
         self.waiting_for = ""                               # which, and why, while it is away (said in every heartbeat)
-        self.background = background or InlineExecutor()   # where Hudi writes: a thread of its own reads on meanwhile
+        # where Hudi writes: a thread of its own, so that the loop reads on meanwhile (the in-memory tests hand in an
+        # executor that runs each write at once, `dev.doubles.InlineExecutor`)
+        self.background = background or ThreadPoolExecutor(1, thread_name_prefix="hudi-write")
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
         self.schema, self.declared = data_schema(config), config.value_schema
         self.ignored_fields: set[str] = set()               # warned about once
@@ -128,28 +125,63 @@ class Participant:
         partitions = ",".join(f"{t}[{p}]" for t, p in sorted(self.current.progress)) if self.current else None
         log.info(transition_line("participant", self.id, state.value, instant=self.instant, epoch=self.epoch, partitions=partitions or None, **fields))
 
+# %% ../nbs/04_participant.ipynb #392957f1
+class Move(Enum):
+    "What the participant's loop does next, and how long it may wait for a control event first."
+    READ = ("READ", 0.0)                        # a batch of our partitions into the open instant
+    WRITE_EARLY = ("WRITE_EARLY", 0.0)          # the rows in memory to Hudi now, into the open instant
+    WAIT_FOR_WRITES = ("WAIT_FOR_WRITES", 0.01) # memory is full, or the instant ended, and Hudi still writes
+    SAY_FULL = ("SAY_FULL", 0.0)                # tell the coordinator nothing more fits (`full_instant`)
+    WAIT_FOR_END = ("WAIT_FOR_END", 0.01)       # full, and said so: END_COMMIT is coming
+    REPORT = ("REPORT", 0.0)                    # every write of the ended instant done: WRITE_STATUS
+    READ_AHEAD = ("READ_AHEAD", 0.0)            # a batch for the next instant, while this one is decided
+    WAIT = ("WAIT", 0.1)                        # nothing to do but listen
+    def __init__(self, label: str, pause_s: float): self.pause_s = pause_s
+
+@dataclass(frozen=True)
+class Situation:
+    "The participant as `next_move` sees it."
+    state: ParticipantState
+    writes_under_way: bool = False    # Hudi writes of the open instant still running on the writer thread
+    writes_early: bool = False        # the rows in memory have reached max_buffered_bytes (a FILES write mode)
+    full: bool = False                # the open instant can take no more of our records
+    said_full: bool = False
+    reads_ahead: bool = False         # records for the next instant are being read, and there is room for more
+
+def next_move(s: Situation) -> Move:
+    "What to do next; reads and writes nothing (the loop, `step`, does it)."
+    if s.state is ParticipantState.WRITING:
+        if s.writes_early: return Move.WAIT_FOR_WRITES if s.writes_under_way else Move.WRITE_EARLY
+        if not s.full: return Move.READ
+        return Move.WAIT_FOR_END if s.said_full else Move.SAY_FULL
+    if s.state is ParticipantState.ENDED and not s.writes_under_way: return Move.REPORT
+    if s.reads_ahead: return Move.READ_AHEAD
+    return Move.WAIT_FOR_WRITES if s.state is ParticipantState.ENDED else Move.WAIT
+
 # %% ../nbs/04_participant.ipynb #c3433e08
 @patch
 def step(self: Participant):
     now = self.clock()
     if self._heartbeats is None and now - self.last_heartbeat >= self.config.heartbeat_interval_s:
         self.channel.send(self._heartbeat()); self.last_heartbeat = now
-    writing = self.state is ParticipantState.WRITING
-    reading = (writing and self.current.ended_at is None) or (self.ahead is not None and not self._full(self.ahead))
-    for event in self.channel.receive(timeout_s=0 if reading else 0.01 if writing else 0.1):
-        self.on_event(event)
-    if self.state is ParticipantState.WRITING and not self._collect_writes(): return   # failed, or rolled back meanwhile
-    if self.state is ParticipantState.WRITING and self.current.ended_at is not None:     # ended: Hudi writes it, we read on
-        if not self.current.writing: self._report_written()
-    if self.state is not ParticipantState.WRITING or self.current.ended_at is not None: return self._read_ahead()
-    if self._writes_early():
-        if self.current.writing: time.sleep(0.01); return      # memory is full and Hudi still writes: read on once it is done
-        self._submit_write(self.current)
-    if not self._full(): self._consume_batch()
-    if not self._full(): return
-    if not self.current.said_full:
+    # a move that waits waits here, for a control event, as long as the move says: the loop never sleeps
+    for event in self.channel.receive(timeout_s=next_move(self._situation()).pause_s): self.on_event(event)
+    if self.state in (ParticipantState.WRITING, ParticipantState.ENDED) and not self._collect_writes(): return  # failed, or rolled back
+    move = next_move(self._situation())
+    if move is Move.READ: self._consume_batch()
+    elif move is Move.WRITE_EARLY: self._submit_write(self.current)
+    elif move is Move.SAY_FULL:
         self.channel.send(Heartbeat(participant_id=self.id, full_instant=self.current.instant)); self.current.said_full = True
-    else: time.sleep(0.01)                                           # full: wait for END_COMMIT
+    elif move is Move.REPORT: self._report_written()
+    elif move is Move.READ_AHEAD: self._read_ahead()
+
+@patch
+def _situation(self: Participant) -> Situation:
+    "What `next_move` decides from: the state, and the few facts about the open instant and the records read ahead."
+    now, writing = self.current, self.state is ParticipantState.WRITING
+    return Situation(self.state, writes_under_way=bool(now and now.writing), writes_early=writing and self._writes_early(),
+                     full=writing and self._full(), said_full=bool(now and now.said_full),
+                     reads_ahead=self.ahead is not None and not self._full(self.ahead))
 
 @patch
 def _full(self: Participant, instant: ParticipantInstant | None = None) -> bool:
@@ -375,7 +407,7 @@ def _submit_write(self: Participant, now: ParticipantInstant):
     "Hand the rows in memory to Hudi's writer, on the writer thread; the loop reads on."
     rows = self._rows()
     now.batches, now.held_bytes = [], 0
-    now.written_early += now.ended_at is None
+    now.written_early += self.state is ParticipantState.WRITING
     now.wrote = True
     now.writing.append(self.background.submit(self._write, now.instant, rows))
 
@@ -394,12 +426,13 @@ def _collect_writes(self: Participant) -> bool:
 
 @patch
 def on_end_commit(self: Participant, event: EndCommit):
-    if self.state is not ParticipantState.WRITING or event.instant != self.instant or self.current.ended_at is not None: return
+    "The instant ends: Hudi writes the rows still in memory, and the loop reports once every write is done (`Move.REPORT`)."
+    if self.state is not ParticipantState.WRITING or event.instant != self.instant: return
     now = self.current
     now.ended_at = self.clock()
     if now.batches: self._submit_write(now)
     self._start_reading_ahead(now)           # the next instant's records are read while Hudi writes this one's
-    if self._collect_writes() and not now.writing: self._report_written()
+    self._transition(ParticipantState.ENDED)
 
 @patch
 def _report_written(self: Participant):
