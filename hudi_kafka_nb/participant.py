@@ -5,91 +5,28 @@
 # %% ../nbs/04_participant.ipynb #4db8c9c9
 from __future__ import annotations
 import logging, os, socket, threading, time
-from dataclasses import dataclass, field, replace
-from enum import Enum
+from dataclasses import replace
 from concurrent.futures import Executor, ThreadPoolExecutor, wait
-from typing import Callable, NamedTuple
+from typing import Callable
 import msgspec
 import pyarrow as pa
 from fastcore.basics import patch
 from .changes import decode_changes, latest_changes
 from .config import SinkConfig, WriteMode
-from .messages import (AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, PartitionProgress,
-                                    PartitionStart, StartCommit, WriteStatus, transition_line)
+from .messages import AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, StartCommit, WriteStatus, transition_line
 from .ports import Channel, Clock, DataSource, DeadLetters, Writer, error_summary
-from .records import DeadLetter, Decode, Decoded, RawRecord, ServiceUnavailable, data_schema, decode_batch, wider_type
+from .participant_state import (Move, ParticipantInstant, ParticipantState, Progress, Situation, Wrote, advance,
+                                             fresh_records, next_move, set_aside_failed, skip_to)
+from .records import Decode, Decoded, RawRecord, ServiceUnavailable, data_schema, decode_batch, wider_type
 
 # %% auto #0
-__all__ = ['log', 'SERVICE_RETRY_S', 'ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'skip_to',
-           'Wrote', 'Participant', 'Move', 'Situation', 'next_move', 'hudi_keys']
+__all__ = ['log', 'SERVICE_RETRY_S', 'Participant']
 
-# %% ../nbs/04_participant.ipynb #5a59bc56
+# %% ../nbs/04_participant.ipynb #c9a0742b
 log = logging.getLogger(__name__)
 SERVICE_RETRY_S = 2.0           # a service the decoder needs (the schema registry) is asked again this often while away
 
-class ParticipantState(Enum):
-    IDLE = "IDLE"                   # no instant of ours open (records may be read ahead for the next)
-    WRITING = "WRITING"             # reading our partitions into the open instant; Hudi writes early past max_buffered_bytes
-    ENDED = "ENDED"                 # END_COMMIT came: Hudi writes what is left while we read ahead
-    AWAITING_ACK = "AWAITING_ACK"   # WRITE_STATUS sent: the coordinator decides; we read ahead
-
-class Progress(msgspec.Struct):
-    "Mutable progress of one partition within the current instant."
-    topic: str
-    partition: int
-    start_offset: int
-    next_offset: int
-    written: int = 0
-    dead_lettered: int = 0
-    held: bool = False          # stopped at a record with a new field: the rest waits for the next instant's schema
-    def report(self) -> PartitionProgress:
-        return PartitionProgress(self.topic, self.partition, self.start_offset, self.next_offset, self.written, self.dead_lettered)
-
-@dataclass
-class ParticipantInstant:
-    "The instant a participant writes: what the coordinator gave it, how far it has read, what it holds until END_COMMIT."
-    epoch: int
-    instant: str
-    progress: dict[tuple[str, int], Progress]
-    value_schema: dict[str, str]                # the fields this instant writes (the coordinator's choice)
-    discovering: bool                           # whether its coordinator decides new fields (an older one never does)
-    batches: list[pa.RecordBatch] = field(default_factory=list)  # rows decoded and still in memory
-    buffered: int = 0                           # rows taken into this instant (in `batches`, or already written)
-    held_bytes: int = 0                         # bytes of `batches`
-    parts: list = field(default_factory=list)   # what Hudi wrote into the instant so far (`Written`)
-    writing: list = field(default_factory=list) # Hudi's writes into it under way on the writer thread (`Future`s), in order
-    ended_at: float | None = None               # when END_COMMIT came: WRITE_STATUS follows once every write is done
-    written_early: int = 0                      # writes made before END_COMMIT (past max_buffered_bytes)
-    wrote: bool = False                         # rows were handed to Hudi's writer: an abort deletes what they left
-    new_fields: dict[str, str] = field(default_factory=dict)     # met in the events, proposed in WRITE_STATUS
-    said_full: bool = False                     # the coordinator has heard that nothing more fits (`full_instant`)
-    letters: list = field(default_factory=list) # read ahead: dead letters sent only once the instant is adopted
-
-    def reports(self) -> list[PartitionProgress]: return [p.report() for p in self.progress.values()]
-    def next_offsets(self) -> dict[tuple[str, int], int]: return {tp: p.next_offset for tp, p in self.progress.items()}
-    def resume_points(self) -> list[PartitionStart]: return [PartitionStart(p.topic, p.partition, p.next_offset) for p in self.progress.values()]
-    def drop_rows(self): self.batches, self.held_bytes, self.parts, self.writing = [], 0, [], []
-
-def fresh_records(records: list[RawRecord], progress: dict[tuple[str, int], Progress]) -> list[RawRecord]:
-    "The records not yet seen in this instant, from partitions this participant owns."
-    return [r for r in records if (p := progress.get((r.topic, r.partition))) is not None and r.offset >= p.next_offset and not p.held]
-
-def advance(progress: dict[tuple[str, int], Progress], records: list[RawRecord]):
-    "Move each partition's next offset past the records just processed."
-    for r in records: progress[(r.topic, r.partition)].next_offset = r.offset + 1
-
-def skip_to(progress: dict[tuple[str, int], Progress], positions: dict[tuple[str, int], int]):
-    "Move each partition that is not held on to where its source reads next: past transaction markers and aborted records."
-    for tp, position in positions.items():
-        if (p := progress.get(tp)) is not None and not p.held and position > p.next_offset: p.next_offset = position
-
 # %% ../nbs/04_participant.ipynb #d4b1e2f3
-class Wrote(NamedTuple):
-    "What one Hudi write into an instant came to: its files, an error while the instant is open, or nothing (rolled back meanwhile)."
-    written: object = None
-    error: str = ""
-    rolled_back: bool = False
-
 class Participant:
     "The participant role: write assigned partitions into the instant the coordinator opened."
     def __init__(self, config: SinkConfig, channel: Channel, source: DataSource, dead_letters: DeadLetters, writer: Writer,
@@ -124,39 +61,6 @@ class Participant:
         self.state = state
         partitions = ",".join(f"{t}[{p}]" for t, p in sorted(self.current.progress)) if self.current else None
         log.info(transition_line("participant", self.id, state.value, instant=self.instant, epoch=self.epoch, partitions=partitions or None, **fields))
-
-# %% ../nbs/04_participant.ipynb #392957f1
-class Move(Enum):
-    "What the participant's loop does next, and how long it may wait for a control event first."
-    READ = ("READ", 0.0)                        # a batch of our partitions into the open instant
-    WRITE_EARLY = ("WRITE_EARLY", 0.0)          # the rows in memory to Hudi now, into the open instant
-    WAIT_FOR_WRITES = ("WAIT_FOR_WRITES", 0.01) # memory is full, or the instant ended, and Hudi still writes
-    SAY_FULL = ("SAY_FULL", 0.0)                # tell the coordinator nothing more fits (`full_instant`)
-    WAIT_FOR_END = ("WAIT_FOR_END", 0.01)       # full, and said so: END_COMMIT is coming
-    REPORT = ("REPORT", 0.0)                    # every write of the ended instant done: WRITE_STATUS
-    READ_AHEAD = ("READ_AHEAD", 0.0)            # a batch for the next instant, while this one is decided
-    WAIT = ("WAIT", 0.1)                        # nothing to do but listen
-    def __init__(self, label: str, pause_s: float): self.pause_s = pause_s
-
-@dataclass(frozen=True)
-class Situation:
-    "The participant as `next_move` sees it."
-    state: ParticipantState
-    writes_under_way: bool = False    # Hudi writes of the open instant still running on the writer thread
-    writes_early: bool = False        # the rows in memory have reached max_buffered_bytes (a FILES write mode)
-    full: bool = False                # the open instant can take no more of our records
-    said_full: bool = False
-    reads_ahead: bool = False         # records for the next instant are being read, and there is room for more
-
-def next_move(s: Situation) -> Move:
-    "What to do next; reads and writes nothing (the loop, `step`, does it)."
-    if s.state is ParticipantState.WRITING:
-        if s.writes_early: return Move.WAIT_FOR_WRITES if s.writes_under_way else Move.WRITE_EARLY
-        if not s.full: return Move.READ
-        return Move.WAIT_FOR_END if s.said_full else Move.SAY_FULL
-    if s.state is ParticipantState.ENDED and not s.writes_under_way: return Move.REPORT
-    if s.reads_ahead: return Move.READ_AHEAD
-    return Move.WAIT_FOR_WRITES if s.state is ParticipantState.ENDED else Move.WAIT
 
 # %% ../nbs/04_participant.ipynb #c3433e08
 @patch
@@ -311,9 +215,10 @@ def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant 
     if now is self.ahead and (decoded.held or decoded.new_fields):
         self.ahead = None; return               # the next instant will write other fields: its records are read again then
     rows, dead = decoded.rows, decoded.dead
-    if self.failed_keys and rows.num_rows: rows, dead = self._set_aside_failed(rows, records, dead)
+    if self.failed_keys and rows.num_rows:                   # records Hudi refused in an aborted instant: set aside
+        rows, refused = set_aside_failed(rows, records, self.failed_keys, self.config); dead = dead + refused
     if rows.num_rows: now.batches.extend(rows.to_batches()); now.buffered += rows.num_rows; now.held_bytes += rows.nbytes
-    self._count(rows, dead, now)
+    now.count(rows, dead)
     if now is self.ahead: now.letters.extend(dead)
     else:
         for letter in dead: self.dead_letters.send(letter)
@@ -357,31 +262,7 @@ def _note_fields(self: Participant, decoded: Decoded):
             self.ignored_fields.add(name)
             log.warning("participant %s: field %r of the events is not stored: %s", self.id, name, why)
 
-@patch
-def _count(self: Participant, rows, dead, into: ParticipantInstant):
-    progress = into.progress
-    if rows.num_rows:
-        counts = rows.group_by(["kafka_topic", "kafka_partition"]).aggregate([("kafka_offset", "count")])
-        for topic, partition, n in zip(*(counts[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset_count"))):
-            progress[(topic, partition)].written += n
-    for letter in dead: progress[(letter.record.topic, letter.record.partition)].dead_lettered += 1
 
-# %% ../nbs/04_participant.ipynb #f5c5d4da
-def hudi_keys(rows: pa.Table, config: SinkConfig) -> list[str]:
-    "Each row's Hudi record key as Hudi writes it: `record_key_field`'s value, or the Kafka coordinates (`field:value,…`)."
-    if len(config.record_key_fields) == 1: return [None if v is None else str(v) for v in rows[config.record_key_field].to_pylist()]
-    columns = [rows[name].to_pylist() for name in config.record_key_fields]
-    return [",".join(f"{name}:{value}" for name, value in zip(config.record_key_fields, values)) for values in zip(*columns)]
-
-@patch
-def _set_aside_failed(self: Participant, rows: pa.Table, records: list[RawRecord], dead: list) -> tuple[pa.Table, list]:
-    "Rows Hudi could not write in an aborted instant taken out, and dead-lettered with Hudi's reason."
-    reasons = [self.failed_keys.get(key) for key in hudi_keys(rows, self.config)]
-    if not any(reasons): return rows, dead
-    record_at = {(r.topic, r.partition, r.offset): r for r in records}
-    where = zip(*(rows[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset")))
-    letters = [DeadLetter(record_at[at], f"Hudi could not write it: {why}") for at, why in zip(where, reasons) if why]
-    return rows.filter(pa.array([why is None for why in reasons])), dead + letters
 
 # %% ../nbs/04_participant.ipynb #9f11931b
 @patch

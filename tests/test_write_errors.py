@@ -6,7 +6,7 @@ from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.fencing import FencedTable, decision_in_flight
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.messages import Checkpoint, FailedRecord, PartitionProgress
-from hudi_kafka_nb.participant import hudi_keys
+from hudi_kafka_nb.participant_state import hudi_keys
 from hudi_kafka_nb.ports import RecordsFailed
 from hudi_kafka_nb.reading import read_snapshot
 from hudi_kafka_nb.records import RawRecord, decode_records
