@@ -9,7 +9,8 @@ from typing import NamedTuple, Protocol
 import fastavro
 import pyarrow as pa
 from .changes import Change, envelope_change, key_value, tombstone_change, warn_once
-from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, DELETED_FIELD, POSITION_FIELD, SinkConfig, arrow_type, resolve_secret
+from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, DELETED_FIELD, POSITION_FIELD, SinkConfig
+from .setting_values import arrow_type, resolve_secret
 from .records import KAFKA_COLUMNS, DeadLetter, Decoded, RawRecord, ServiceUnavailable, _stored_rows, value_schema
 
 # %% auto #0

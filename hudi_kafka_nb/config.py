@@ -4,18 +4,16 @@
 
 # %% ../nbs/00_config.ipynb #9e5c4ad5
 from __future__ import annotations
-import difflib, json, os, re
+import difflib, json
 from enum import Enum
 import msgspec
-import pyarrow as pa
+from .setting_values import SECRET_REFERENCE, ConfigError, arrow_type, is_secret_key, resolve_secret
 
 # %% auto #0
 __all__ = ['DEMO_VALUE_SCHEMA', 'COORDINATE_KEY_FIELDS', 'DELETED_FIELD', 'POSITION_FIELD', 'CDC_COLUMNS', 'CDC_METADATA_COLUMNS',
            'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'REGISTRY_NAMES', 'SUBJECT_NAME_STRATEGIES', 'CONVERTERS',
-           'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES', 'SECRET_KEY_PATTERN', 'SECRET_REFERENCE',
-           'STORAGE_SECRET_KEY_PATTERN', 'REGISTRY_SECRET_KEY_PATTERN', 'WriteMode', 'SinkConfig', 'ConfigError',
-           'unknown_setting_error', 'arrow_type', 'is_secret_key', 'resolve_secret', 'redacted', 'load_config',
-           'client_settings', 'consumer_settings']
+           'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES', 'WriteMode', 'SinkConfig', 'unknown_setting_error',
+           'load_config', 'client_settings', 'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
 DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
@@ -122,9 +120,6 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         return [f.strip() for f in self.record_key_field.split(",") if f.strip()] or COORDINATE_KEY_FIELDS
 
 # %% ../nbs/00_config.ipynb #2c42b4e7
-class ConfigError(ValueError):
-    "A setting is wrong; the message names the key and the fix."
-
 # Hudi settings every process of a sink must agree on, or that the protocol depends on: set by the sink, never by hudi_options.
 PROTOCOL_OWNED_KEYS = {"hoodie.base.path", "hoodie.table.name", "hoodie.metadata.enable", "hoodie.embed.timeline.server",
                        "hoodie.write.markers.type", "hoodie.metadata.streaming.write.enabled", "hoodie.write.auto.upgrade",
@@ -164,114 +159,6 @@ def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
     return ConfigError(f"unknown setting {key!r}: {hint}")
-
-# %% ../nbs/00_config.ipynb #367ff18d
-_TOKENS = re.compile(r"\s*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<number>\d+)|(?P<mark>[<>()\[\],:=]))")
-
-class _Tokens:
-    "The words, numbers and marks of a type's text, read one at a time."
-    def __init__(self, text: str):
-        self.text, self.items, at = text, [], 0
-        while at < len(text.rstrip()):
-            m = _TOKENS.match(text, at)
-            if not m or m.end() == at: raise ValueError(f"cannot read {text!r} at {text[at:at + 10]!r}")
-            self.items.append(m.group(m.lastgroup)); at = m.end()
-        self.at = 0
-    def peek(self) -> str | None: return self.items[self.at] if self.at < len(self.items) else None
-    def take(self, expected: str | None = None) -> str:
-        token = self.peek()
-        if token is None or (expected is not None and token != expected):
-            raise ValueError(f"{self.text!r}: expected {expected or 'more'}, found {token or 'the end'}")
-        self.at += 1; return token
-
-def _read_field(tokens: _Tokens) -> pa.Field:
-    name = tokens.take(); tokens.take(":")
-    kind = _read_type(tokens)
-    if tokens.peek() == "not": tokens.take("not"); tokens.take("null")     # Arrow's way of writing a required field: stored nullable
-    return pa.field(name, kind)
-
-def _read_type(tokens: _Tokens) -> pa.DataType:
-    name = tokens.take()
-    if name in ("list", "large_list"):
-        tokens.take("<")
-        item = _read_field(tokens) if tokens.items[tokens.at + 1:tokens.at + 2] == [":"] else pa.field("item", _read_type(tokens))
-        tokens.take(">"); return (pa.list_ if name == "list" else pa.large_list)(item.type)
-    if name == "map":
-        tokens.take("<"); key = _read_type(tokens); tokens.take(","); value = _read_type(tokens); tokens.take(">")
-        return pa.map_(key, value)
-    if name == "struct":
-        tokens.take("<"); fields = []
-        while tokens.peek() != ">":
-            if fields: tokens.take(",")
-            fields.append(_read_field(tokens))
-        tokens.take(">"); return pa.struct(fields)
-    if name in ("decimal", "decimal128"):
-        tokens.take("("); precision = int(tokens.take()); tokens.take(","); scale = int(tokens.take()); tokens.take(")")
-        return pa.decimal128(precision, scale)
-    if name == "timestamp":
-        tokens.take("["); unit, zone = tokens.take(), None
-        if tokens.peek() == ",": tokens.take(","); tokens.take("tz"); tokens.take("="); zone = tokens.take()
-        tokens.take("]"); return pa.timestamp(unit, tz=zone)
-    if name == "date32" and tokens.peek() == "[": tokens.take("["); tokens.take("day"); tokens.take("]")
-    return pa.type_for_alias(name)
-
-def arrow_type(text: str) -> pa.DataType:
-    "The Arrow type a `value_schema` type names: an alias (`int64`, `timestamp[ms]`) or any type as Arrow writes it (`str(type)`)."
-    tokens = _Tokens(text)
-    try: kind = _read_type(tokens)
-    except (KeyError, ValueError) as e: raise ValueError(f"{text!r} is not an Arrow type ({e})") from None
-    if tokens.peek() is not None: raise ValueError(f"{text!r} is not an Arrow type: {tokens.peek()!r} after the type")
-    return kind
-
-
-# %% ../nbs/00_config.ipynb #c5e0a002
-SECRET_KEY_PATTERN = re.compile(r"password|secret|\.key\.pem$|^ssl_key$|oauthbearer\.config$|jaas")
-SECRET_REFERENCE = re.compile(r"\$\{(env|file|secrets):([^}]+)\}")
-
-# storage_options (object_store's names): aws_secret_access_key, aws_session_token, azure_storage_account_key,
-# azure_storage_sas_key, azure_client_secret, google_service_account_key, …
-STORAGE_SECRET_KEY_PATTERN = re.compile(r"secret|token|_key$|sas|password")
-
-# schema_registry (Confluent's client's names): basic.auth.user.info ("user:password"), bearer.auth.token, ssl.key.location's password, …
-REGISTRY_SECRET_KEY_PATTERN = re.compile(r"user\.info|token|secret|password")
-
-def is_secret_key(key: str, setting: str = "kafka") -> bool:
-    "Whether a librdkafka setting (or a storage or registry option) holds a secret (its value must be a reference and is never shown)."
-    pattern = {"storage_options": STORAGE_SECRET_KEY_PATTERN, "schema_registry": REGISTRY_SECRET_KEY_PATTERN}.get(setting, SECRET_KEY_PATTERN)
-    return bool(pattern.search(key.lower()))
-
-def resolve_secret(key: str, value: str, setting: str = "kafka") -> str:
-    "The value a `${env:…}`, `${file:…}` or `${secrets:scope/key}` reference stands for; other values as they are."
-    match = SECRET_REFERENCE.fullmatch(value)
-    if not match: return value
-    provider, where = match.groups()
-    if provider == "secrets": return _databricks_secret(key, where, setting)
-    if provider == "env":
-        if where not in os.environ: raise ConfigError(f"setting {setting!r}: {key!r} refers to ${{env:{where}}}, which is not set in this process")
-        return os.environ[where]
-    path, _, prop = where.rpartition(":") if ":" in where else (where, "", "")
-    try: text = open(path).read()
-    except OSError as e: raise ConfigError(f"setting {setting!r}: {key!r} refers to ${{file:{where}}}, which cannot be read ({e.strerror})") from None
-    if not prop: return text.rstrip("\n")
-    for line in text.splitlines():
-        name, sep, found = line.partition("=")
-        if sep and name.strip() == prop: return found.strip()
-    raise ConfigError(f"setting {setting!r}: {key!r} refers to ${{file:{where}}}, but {path} has no key {prop!r}")
-
-def _databricks_secret(key: str, where: str, setting: str = "kafka") -> str:
-    scope, _, name = where.partition("/")
-    if not scope or not name: raise ConfigError(f"setting {setting!r}: {key!r} refers to ${{secrets:{where}}}; write ${{secrets:scope/key}}")
-    try: from databricks.sdk.runtime import dbutils
-    except ImportError:
-        raise ConfigError(f"setting {setting!r}: {key!r} refers to the Databricks secret ${{secrets:{where}}}, but this process does "
-                          f"not run on Databricks; use ${{env:…}} or ${{file:…}} here") from None
-    try: return dbutils.secrets.get(scope=scope, key=name)
-    except Exception as e:
-        raise ConfigError(f"setting {setting!r}: {key!r} refers to ${{secrets:{where}}}, which Databricks cannot read: {type(e).__name__}") from None
-
-def redacted(settings: dict[str, str], setting: str = "kafka") -> dict[str, str]:
-    "`settings` fit to print: every secret's value hidden."
-    return {k: "[redacted]" if is_secret_key(k, setting) else v for k, v in settings.items()}
 
 # %% ../nbs/00_config.ipynb #3a21a2d9
 def _option_text(value) -> str:

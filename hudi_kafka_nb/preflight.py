@@ -9,7 +9,8 @@ from typing import NamedTuple
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import (AdminClient, NewTopic, AclBinding, AclOperation, AclPermissionType, ResourceType,
                                   ResourcePatternType)
-from .config import ConfigError, SinkConfig, client_settings
+from .config import SinkConfig, client_settings
+from .setting_values import ConfigError
 
 # %% auto #0
 __all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'admin_client', 'data_partitions', 'TopicNotVisible',

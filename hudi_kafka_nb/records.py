@@ -11,7 +11,8 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
-from .config import SinkConfig, arrow_type
+from .config import SinkConfig
+from .setting_values import arrow_type
 
 # %% auto #0
 __all__ = ['KAFKA_COLUMNS', 'Decode', 'AVRO_NAME', 'data_schema', 'RawRecord', 'DeadLetter', 'value_schema', 'Decoded',

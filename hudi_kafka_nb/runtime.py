@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import msgspec
 from .avro import ConfluentRegistry, SchemaCache, decode_avro, registry_value_schema, value_subject
 from .committer import HudiCommitter, HudiTableServices
-from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, ConfigError, SinkConfig, load_config, redacted, unknown_setting_error
+from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig, load_config, unknown_setting_error
+from .setting_values import ConfigError, redacted
 from .coordinator import Coordinator
 from .fencing import FencedTable, decision_in_flight, keyed_write_in_flight
 from .hudi import HudiJava

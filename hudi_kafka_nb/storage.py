@@ -10,7 +10,8 @@ from typing import Callable
 from pathlib import Path
 import obstore, obstore.store
 from obstore.exceptions import AlreadyExistsError
-from .config import ConfigError, SinkConfig, resolve_secret
+from .config import SinkConfig
+from .setting_values import ConfigError, resolve_secret
 
 # %% auto #0
 __all__ = ['log', 'AUX', 'COORDINATOR_STATUS_KEY', 'TABLE_SERVICES_STATUS_KEY', 'TABLE_CREATION_KEY', 'CLIENT_OPTIONS', 'RETRY',

@@ -1,6 +1,6 @@
 """Bad settings are refused before anything starts, with the key and the fix in the message."""
 import pytest
-from hudi_kafka_nb.config import ConfigError
+from hudi_kafka_nb.setting_values import ConfigError
 from hudi_kafka_nb.runtime import run_job
 
 

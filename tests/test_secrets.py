@@ -3,7 +3,8 @@
 That a password given by reference reaches the clients and no file the roles write is checked on the secured broker
 (test_secured_kafka.py), where a wrong one would be refused."""
 import pytest
-from hudi_kafka_nb.config import ConfigError, load_config
+from hudi_kafka_nb.config import load_config
+from hudi_kafka_nb.setting_values import ConfigError
 from hudi_kafka_nb.runtime import run_job
 
 

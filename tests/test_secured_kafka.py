@@ -10,7 +10,8 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import SESSION_BROKERS
-from hudi_kafka_nb.config import ConfigError, DEMO_VALUE_SCHEMA, load_config
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
+from hudi_kafka_nb.setting_values import ConfigError
 from hudi_kafka_nb.dev.demo import produce_orders, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.preflight import sink_acls
 from hudi_kafka_nb.reading import coordinate_check, coordinates
