@@ -206,7 +206,8 @@ def avro_figure(broker, topic, ends, args, root):
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
-    from hudi_kafka_nb.avro import SchemaCache, ConfluentRegistry, decode_avro, registry_value_schema
+    from hudi_kafka_nb.avro import SchemaCache, ConfluentRegistry, registry_value_schema
+    from hudi_kafka_nb.avro_records import decode_avro
     from hudi_kafka_nb.config import load_config
     from hudi_kafka_nb.dev.demo import send_events
     from hudi_kafka_nb.records import decode_batch

@@ -4,22 +4,20 @@
 
 # %% ../nbs/02b_avro.ipynb #a74aa159
 from __future__ import annotations
-import io, json, logging, time
+import json, logging, time
 from typing import NamedTuple, Protocol
 import fastavro
 import pyarrow as pa
-from .changes import Change, envelope_change, key_value, tombstone_change, warn_once
-from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, DELETED_FIELD, POSITION_FIELD, SinkConfig
+from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
 from .setting_values import arrow_type, resolve_secret
-from .records import KAFKA_COLUMNS, DeadLetter, Decoded, RawRecord, ServiceUnavailable, _stored_rows, value_schema
+from .records import ServiceUnavailable
 
 # %% auto #0
 __all__ = ['PRIMITIVES', 'LOGICAL_TYPES', 'DEMO_AVRO_SCHEMA', 'MAGIC_BYTE', 'log', 'REGISTRY_CLIENT_DEFAULTS',
-           'NUMERIC_CLIENT_SETTINGS', 'WIDENINGS', 'TOMBSTONES', 'UnstorableSchema', 'value_fields', 'demo_avro_schema',
-           'demo_avro_order', 'wire_frame', 'UnknownSchema', 'RegistryUnavailable', 'SchemaRegistry',
-           'registry_client_settings', 'ConfluentRegistry', 'WriterSchema', 'as_read', 'row_record', 'writer_schema',
-           'SchemaCache', 'value_subject', 'key_subject', 'registry_value_schema', 'avro_key_reader', 'keyed_schema',
-           'decode_avro', 'debezium_envelope']
+           'NUMERIC_CLIENT_SETTINGS', 'UnstorableSchema', 'value_fields', 'demo_avro_schema', 'demo_avro_order',
+           'wire_frame', 'UnknownSchema', 'RegistryUnavailable', 'SchemaRegistry', 'registry_client_settings',
+           'ConfluentRegistry', 'WriterSchema', 'as_read', 'row_record', 'writer_schema', 'SchemaCache',
+           'value_subject', 'key_subject', 'registry_value_schema']
 
 # %% ../nbs/02b_avro.ipynb #07aa4f54
 class UnstorableSchema(ValueError):
@@ -273,186 +271,3 @@ def registry_value_schema(config: SinkConfig, registry: SchemaRegistry, sleep=ti
             fields.update({k: v for k, v in found.items() if k not in fields})
     if config.key_format == "string": fields.setdefault(config.record_key_field, "string")     # filled from the key's text
     return {**fields, **config.value_schema}
-
-# %% ../nbs/02b_avro.ipynb #a8e0b134
-WIDENINGS = {(pa.int32(), pa.int64()), (pa.int32(), pa.float32()), (pa.int32(), pa.float64()), (pa.int64(), pa.float32()),
-             (pa.int64(), pa.float64()), (pa.float32(), pa.float64())}
-
-def _type_problem(schema: WriterSchema, table: pa.Schema) -> str:
-    "Why this writer schema's records cannot be stored in the table's columns, or ''."
-    for name, type_name in schema.fields.items():
-        if name not in table.names: continue
-        written, column = arrow_type(type_name), table.field(name).type
-        if written != column and (written, column) not in WIDENINGS:
-            return (f"it writes field {name!r} as {written}, but the table's column is {column}: Hudi cannot store one as the "
-                    "other (register a compatible version, or a new field)")
-    return ""
-
-def _new_columns(schema: WriterSchema, table: pa.Schema, config: SinkConfig) -> tuple[dict[str, str], dict[str, str]]:
-    "(the writer schema's fields the table lacks and could take, those it could not and why)."
-    taken = {n.lower(): n for n in table.names}
-    new, ignored = {}, {}
-    for name, type_name in schema.fields.items():
-        if name in table.names: continue
-        if name.startswith("_hoodie") or name in KAFKA_COLUMNS.names or name == config.partition_field:
-            ignored[name] = "a name the table uses for its own column"
-        elif name.lower() in taken: ignored[name] = f"differs only in case from the field {taken[name.lower()]!r}"
-        else: new[name] = type_name
-    return new, ignored
-
-# %% ../nbs/02b_avro.ipynb #e5ba8cb8
-def _read(schema: WriterSchema, body: bytes) -> dict | str:
-    "The record in `body`, or why it cannot be read with its writer schema."
-    stream = io.BytesIO(body)
-    try: value = fastavro.schemaless_reader(stream, schema.parsed, None)
-    except Exception as e:          # fastavro raises what the bytes lead it to: EOFError, ValueError, UnicodeDecodeError, IndexError…
-        return f"the Avro body does not read with schema id {schema.schema_id} ({schema.name}): {type(e).__name__}: {e}"
-    if stream.tell() != len(body):
-        return f"the Avro body has {len(body) - stream.tell()} bytes after the record schema id {schema.schema_id} ({schema.name}) describes"
-    return value
-
-def _columns(values: list[dict], schema: WriterSchema, table: pa.Schema) -> pa.Table:
-    "Values of one writer schema as the table's columns: converted as read, cast to the columns' types, nulls where it has no field."
-    present = [name for name in table.names if name in schema.read_types]
-    read = pa.Table.from_pylist(values, schema=pa.schema([(name, schema.read_types[name]) for name in present]))
-    cast = read.cast(pa.schema([table.field(name) for name in present]))
-    return pa.table({name: cast[name] if name in schema.read_types else pa.nulls(len(values), table.field(name).type) for name in table.names},
-                    schema=table)
-
-def _arrow_rows(values: list[dict], records: list[RawRecord], schema: WriterSchema, table: pa.Schema):
-    "(records, rows, dead letters): a value Arrow cannot convert (a decimal too wide for its column) isolated and set aside."
-    try: return records, _columns(values, schema, table), []
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
-        if len(values) == 1: return [], table.empty_table(), [DeadLetter(records[0], f"a value does not fit the table's column: {e}")]
-    mid = len(values) // 2
-    (good_l, rows_l, dead_l), (good_r, rows_r, dead_r) = (_arrow_rows(values[:mid], records[:mid], schema, table),
-                                                          _arrow_rows(values[mid:], records[mid:], schema, table))
-    return good_l + good_r, pa.concat_tables([rows_l, rows_r]), dead_l + dead_r
-
-# %% ../nbs/02b_avro.ipynb #d53d2282
-class _Written(NamedTuple):
-    "The records of one schema id in a batch, and their values."
-    schema: WriterSchema
-    records: list
-    values: list
-    positions: list                   # where each record was in the batch
-
-TOMBSTONES = -1                       # the group of a batch's tombstones (they have no schema id)
-
-def _tombstone_schema(config: SinkConfig, table: pa.Schema) -> WriterSchema:
-    "How a tombstone's row (its key, the delete flag, a position) is read: in the columns' own types."
-    names = [config.record_key_field, DELETED_FIELD, POSITION_FIELD]
-    return WriterSchema(TOMBSTONES, "tombstone", {}, {}, {name: table.field(name).type for name in names})
-
-def _taken(change: Change, record: RawRecord, dead: list) -> bool:
-    "Whether a change event writes a row; if not, it is dead-lettered with why, or skipped (logged once)."
-    if change.row is not None: return True
-    if change.skipped: warn_once(f"{record.topic}[{record.partition}]@{record.offset} skipped: {change.problem}", change.problem)
-    else: dead.append(DeadLetter(record, change.problem))
-    return False
-
-def avro_key_reader(schemas: SchemaCache):
-    "A `key_of` for change events whose message keys are Avro in Confluent's wire format (Debezium's key struct); JSON keys as before."
-    def key_of(record: RawRecord, field: str):
-        if isinstance(wire_frame(record.key), str): return key_value(record, field)   # a JSON key (a JsonConverter for keys), or none
-        key = _key_of(record, schemas)           # an unreadable key says nothing: the change is judged without it
-        return None if isinstance(key, str) or not isinstance(key[1], dict) else key[1].get(field)
-    return key_of
-
-def keyed_schema(value: WriterSchema, key: WriterSchema) -> WriterSchema:
-    "How records whose value has schema `value` and key has schema `key` are read: the key's fields are columns too, and win."
-    return WriterSchema(value.schema_id, f"{value.name} keyed by {key.name}", value.parsed, {**value.fields, **key.fields},
-                        {**value.read_types, **key.read_types}, value.problem or (key.problem and f"its key: {key.problem}"))
-
-def _key_of(record: RawRecord, schemas: SchemaCache) -> tuple[WriterSchema, dict] | str:
-    "(the key's writer schema, the key record) of an Avro key in Confluent's wire format, or why the key cannot be read."
-    frame = wire_frame(record.key)
-    if isinstance(frame, str): return f"the message key is {frame}" if record.key else "no message key: its Avro record is the record key"
-    try: schema = schemas.get(frame[0])
-    except UnknownSchema as e: return f"the message key's schema id {frame[0]}: {e}"
-    key = _read(schema, frame[1]) if not schema.problem else f"the message key's schema id {frame[0]}: {schema.problem}"
-    return key if isinstance(key, str) else (schema, key)
-
-def _decision(schema: WriterSchema, table: pa.Schema, config: SinkConfig, schemas: SchemaCache) -> tuple[str, dict, dict]:
-    "(why its records cannot be stored or '', the new columns it brings, the fields that cannot become columns and why)."
-    problem = schema.problem or _type_problem(schema, table)
-    if problem: return f"{schemas.describe(schema.schema_id)}: {problem}", {}, {}
-    return "", *_new_columns(schema, table, config)
-
-def decode_avro(records: list[RawRecord], config: SinkConfig, schemas: SchemaCache, discover: bool | None = None) -> Decoded:
-    """`decode_batch` for Avro values in Confluent's wire format: each read with its writer schema, projected onto the
-    table's columns; with `discover` (default: `schema_evolution="add_fields"`), a partition stops at its first record
-    whose schema has fields the table lacks. Mirroring changes (`value_format="debezium"`), each value is a change event
-    and becomes the row it writes (`02a_changes`), its message key read as Avro too. `RegistryUnavailable` if a schema
-    cannot be asked for: nothing is decided."""
-    discover = config.schema_evolution == "add_fields" if discover is None else discover
-    table = value_schema(config)
-    key_of = avro_key_reader(schemas.plain())
-    written, decided, dead, held, new_fields, ignored, stopped, keyed = {}, {}, [], {}, {}, {}, {}, {}
-    for position, record in enumerate(records):
-        where = (record.topic, record.partition)
-        if where in held: continue                          # read again in the next instant, with the wider table
-        if record.value is None and config.mirrors_changes:
-            change = tombstone_change(record, config, key_of)
-            if _taken(change, record, dead):
-                group = written.setdefault(TOMBSTONES, _Written(_tombstone_schema(config, table), [], [], []))
-                group.records.append(record); group.values.append(change.row); group.positions.append(position)
-            continue
-        frame = wire_frame(record.value)
-        if isinstance(frame, str): dead.append(DeadLetter(record, frame)); continue
-        schema_id, body = frame
-        try: schema = schemas.get(schema_id)
-        except UnknownSchema as e: dead.append(DeadLetter(record, f"schema id {schema_id}: {e}")); continue
-        key = None
-        if config.key_format == "avro" and not config.mirrors_changes:
-            key = _key_of(record, schemas.plain())
-            if isinstance(key, str): dead.append(DeadLetter(record, key)); continue
-            schema_id = (schema_id, key[0].schema_id)
-            schema = keyed.setdefault(schema_id, keyed_schema(schema, key[0]))
-        if schema_id not in decided: decided[schema_id] = _decision(schema, table, config, schemas)
-        problem, new, cannot = decided[schema_id]
-        if problem and config.incompatible_schema == "stop": held[where] = record.offset; stopped[where] = problem; continue
-        if problem: dead.append(DeadLetter(record, problem)); continue
-        ignored.update(cannot)
-        if new and discover:
-            held[where] = record.offset; new_fields.update({k: v for k, v in new.items() if k not in new_fields}); continue
-        value = _read(schema, body)
-        if isinstance(value, str): dead.append(DeadLetter(record, value)); continue
-        if key is not None: value = {**value, **key[1]}             # the key's fields are columns too, and win
-        if config.mirrors_changes:
-            change = envelope_change(value, record, config, key_of)
-            if not _taken(change, record, dead): continue
-            value = change.row
-        group = written.setdefault(schema_id, _Written(schema, [], [], []))
-        group.records.append(record); group.values.append(value); group.positions.append(position)
-    good, parts, order = [], [], []
-    for group in written.values():
-        kept, rows, mismatched = _arrow_rows(group.values, group.records, group.schema, table)
-        kept_ids = {id(r) for r in kept}
-        good += kept; parts.append(rows); dead += mismatched
-        order += [p for p, r in zip(group.positions, group.records) if id(r) in kept_ids]
-    rows = pa.concat_tables(parts) if parts else table.empty_table()
-    if len(parts) > 1:                                     # back in the records' order
-        in_order = sorted(range(len(order)), key=order.__getitem__)
-        rows, good = rows.take(in_order), [good[i] for i in in_order]
-    rows, dead = _stored_rows(good, rows, dead, config)
-    # dead letters after a partition's stopping point are read again (and stop it again) in the next instant
-    dead = [d for d in dead if d.record.offset < held.get((d.record.topic, d.record.partition), d.record.offset + 1)]
-    return Decoded(rows, dead, new_fields, held, ignored, stopped)
-
-# %% ../nbs/02b_avro.ipynb #a0332d30
-def debezium_envelope(row: dict, server: str = "dbserver", namespace: str = "") -> dict:
-    "The Avro schema of Debezium's change events of a table whose row is the record `row`, as its Avro converter registers it."
-    namespace = namespace or f"{server}.{row.get('namespace', 'public')}"
-    source = {"type": "record", "name": "Source", "namespace": "io.debezium.connector.postgresql", "fields": [
-        {"name": "version", "type": "string"}, {"name": "connector", "type": "string"}, {"name": "name", "type": "string"},
-        {"name": "ts_ms", "type": "long"}, {"name": "snapshot", "type": ["null", "string"], "default": None},
-        {"name": "db", "type": "string"}, {"name": "schema", "type": "string"}, {"name": "table", "type": "string"},
-        {"name": "txId", "type": ["null", "long"], "default": None}, {"name": "lsn", "type": ["null", "long"], "default": None}]}
-    transaction = {"type": "record", "name": "block", "namespace": "event", "fields": [
-        {"name": "id", "type": "string"}, {"name": "total_order", "type": "long"}, {"name": "data_collection_order", "type": "long"}]}
-    value = {**row, "name": "Value", "namespace": namespace}
-    return {"type": "record", "name": "Envelope", "namespace": namespace, "fields": [
-        {"name": "before", "type": ["null", value], "default": None}, {"name": "after", "type": ["null", f"{namespace}.Value"], "default": None},
-        {"name": "source", "type": source}, {"name": "op", "type": "string"}, {"name": "ts_ms", "type": ["null", "long"], "default": None},
-        {"name": "transaction", "type": ["null", transaction], "default": None}]}

@@ -47,7 +47,7 @@ def key_value(record: RawRecord, field: str):
 
 # %% ../nbs/02a_changes.ipynb #c9ef3563
 def tombstone_change(record: RawRecord, config: SinkConfig, key_of=key_value) -> Change:
-    "What a tombstone (a null value) writes: a delete of its message key's row (`key_of` reads the key: JSON here, Avro in `02b_avro`)."
+    "What a tombstone (a null value) writes: a delete of its message key's row (`key_of` reads the key: JSON here, Avro in `02c_avro_records`)."
     key = key_of(record, config.record_key_field)
     if key is None: return Change(None, f"a tombstone (null value) whose message key has no {config.record_key_field!r}: the row it deletes is unknown")
     if config.partition_field:
@@ -63,7 +63,7 @@ def change_row(record: RawRecord, config: SinkConfig) -> Change:
     return envelope_change(envelope, record, config)
 
 def envelope_change(envelope, record: RawRecord, config: SinkConfig, key_of=key_value) -> Change:
-    "What one change event's envelope (decoded from JSON, or from Avro in `02b_avro`) writes; `key_of` reads the message key."
+    "What one change event's envelope (decoded from JSON, or from Avro in `02c_avro_records`) writes; `key_of` reads the message key."
     op = envelope.get("op") if isinstance(envelope, dict) else None
     if op not in OPERATIONS: return Change(None, f"not a Debezium change event: op is {op!r}, not one of {sorted(OPERATIONS)}")
     if op == "t": return Change(None, "a truncate of the source table (op=t) is not applied to the table (cdc_truncate='skip' skips truncates)",

@@ -34,7 +34,7 @@ class Participant:
                  decode: Decode | None = None, sleep: Callable[[float], None] = time.sleep):
         self.config, self.channel, self.source, self.dead_letters, self.writer, self.clock = config, channel, source, dead_letters, writer, clock
         # how a batch of records becomes rows: JSON (02_records), Debezium's change events (02a_changes), or Avro with the
-        # registry's schemas (02b_avro, whose decoder the runtime hands in with its registry)
+        # registry's schemas (02c_avro_records, whose decoder the runtime hands in with its registry)
         self.decode = decode or (decode_changes if config.mirrors_changes else decode_batch)
         self.sleep = sleep                                  # pauses between tries of a service that is away
         self.waiting_since: float | None = None             # when a service the decoder needs (the schema registry) went away

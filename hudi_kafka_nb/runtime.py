@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools, logging, os, signal, socket, sys, time
 from concurrent.futures import ThreadPoolExecutor
 import msgspec
-from .avro import ConfluentRegistry, SchemaCache, decode_avro, registry_value_schema, value_subject
+from .avro import ConfluentRegistry, SchemaCache, registry_value_schema, value_subject
+from .avro_records import decode_avro
 from .committer import HudiCommitter, HudiTableServices
 from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig, load_config, unknown_setting_error
 from .setting_values import ConfigError, redacted

@@ -8,7 +8,7 @@ import collections, random
 from pathlib import Path
 import msgspec
 from fastcore.basics import patch
-from ..avro import debezium_envelope
+from ..avro_records import debezium_envelope
 from ..reading import read_snapshot
 
 # %% auto #0
