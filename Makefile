@@ -94,10 +94,12 @@ test: setup
 	  $(PYTHON) tools/suite_time.py || true; \
 	  echo "make test: $$(( $$(date +%s) - started )) s of tests (setup excluded), exit $$status"; exit $$status
 
-# The linter (ruff, its rules in pyproject.toml) on the exported package, the suites, the benchmarks and the tools; and the
-# notebooks as nbdev_clean leaves them (no execution counts or metadata in git, outputs only where they document).
+# The linter (ruff, its rules in pyproject.toml) on the exported package, the suites, the benchmarks and the tools; the
+# type check (mypy, in pyproject.toml too) on the exported package; and the notebooks as nbdev_clean leaves them (no
+# execution counts or metadata in git, outputs only where they document).
 lint: setup
 	$(VENV)/bin/ruff check hudi_kafka_nb tests benchmarks tools scripts
+	$(VENV)/bin/mypy
 	@before=$$(cat nbs/*.ipynb | md5sum); $(VENV)/bin/nbdev_clean; after=$$(cat nbs/*.ipynb | md5sum); \
 	  [ "$$before" = "$$after" ] || { echo "nbs/ was not as nbdev_clean leaves it (now it is): commit the cleaned notebooks"; exit 1; }
 

@@ -81,7 +81,7 @@ def value_fields(schema: dict | str) -> dict[str, str]:
     return {field.name: str(field.type) for field in struct}
 
 # %% ../nbs/02b_avro.ipynb #869e371e
-DEMO_AVRO_SCHEMA = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
+DEMO_AVRO_SCHEMA: dict = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
     {"name": "order_id", "type": {"type": "string", "logicalType": "uuid"}},
     {"name": "region", "type": "string"},
     {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID", "SHIPPED"]}},
@@ -149,7 +149,7 @@ NUMERIC_CLIENT_SETTINGS = {"timeout", "max.retries", "retries.wait.ms", "retries
 
 def registry_client_settings(config: SinkConfig) -> dict:
     "confluent-kafka's `SchemaRegistryClient` settings of this sink: secrets resolved, numbers as numbers (never log these)."
-    settings = {**REGISTRY_CLIENT_DEFAULTS}
+    settings: dict[str, object] = {**REGISTRY_CLIENT_DEFAULTS}
     for key, value in config.schema_registry.items():
         value = resolve_secret(key, value, "schema_registry")
         settings[key] = float(value) if key in NUMERIC_CLIENT_SETTINGS and "." in value else int(value) if key in NUMERIC_CLIENT_SETTINGS else value
@@ -190,7 +190,7 @@ class WriterSchema(NamedTuple):
     "What reading the records of one schema id needs."
     schema_id: int
     name: str                         # the record's full name (shop.Order)
-    parsed: dict                      # fastavro's parsed schema, read with (`as_read`)
+    parsed: str | list | dict         # fastavro's parsed schema, read with (`as_read`)
     fields: dict[str, str]            # its fields' column types (`value_fields`); {} if `problem`
     read_types: dict[str, pa.DataType] = {}   # its fields' types as read, before the cast to `fields`
     problem: str = ""                 # why its records cannot be stored, if they cannot
@@ -226,7 +226,9 @@ def writer_schema(schema_id: int, text: str, envelope: bool = False) -> WriterSc
 class SchemaCache:
     "Each schema id's reader, asked of the registry once (`envelope`: the values are Debezium's change events)."
     def __init__(self, registry: SchemaRegistry, envelope: bool = False):
-        self.registry, self.envelope, self.readers, self._plain = registry, envelope, {}, None
+        self.registry, self.envelope = registry, envelope
+        self.readers: dict[int, WriterSchema] = {}
+        self._plain: SchemaCache | None = None
     def plain(self) -> "SchemaCache":
         "A cache of the same registry for records that are not change events (the message keys of change events)."
         if not self.envelope: return self

@@ -52,6 +52,7 @@ def _read(schema: WriterSchema, body: bytes) -> dict | str:
         return f"the Avro body does not read with schema id {schema.schema_id} ({schema.name}): {type(e).__name__}: {e}"
     if stream.tell() != len(body):
         return f"the Avro body has {len(body) - stream.tell()} bytes after the record schema id {schema.schema_id} ({schema.name}) describes"
+    if not isinstance(value, dict): return f"schema id {schema.schema_id} ({schema.name}) describes no record"
     return value
 
 def _columns(values: list[dict], schema: WriterSchema, table: pa.Schema) -> pa.Table:
@@ -131,7 +132,11 @@ def decode_avro(records: list[RawRecord], config: SinkConfig, schemas: SchemaCac
     discover = config.schema_evolution == "add_fields" if discover is None else discover
     table = value_schema(config)
     key_of = avro_key_reader(schemas.plain())
-    written, decided, dead, held, new_fields, ignored, stopped, keyed = {}, {}, [], {}, {}, {}, {}, {}
+    written: dict[object, _Written] = {}                   # by schema id (with the key's, for Avro keys), and TOMBSTONES
+    decided: dict[object, tuple[str, dict, dict]] = {}
+    keyed: dict[tuple[int, int], WriterSchema] = {}
+    dead: list[DeadLetter] = []
+    held, new_fields, ignored, stopped = {}, {}, {}, {}
     for position, record in enumerate(records):
         where = (record.topic, record.partition)
         if where in held: continue                          # read again in the next instant, with the wider table
@@ -146,27 +151,29 @@ def decode_avro(records: list[RawRecord], config: SinkConfig, schemas: SchemaCac
         schema_id, body = frame
         try: schema = schemas.get(schema_id)
         except UnknownSchema as e: dead.append(DeadLetter(record, f"schema id {schema_id}: {e}")); continue
-        key = None
+        key: tuple[WriterSchema, dict] | str | None = None
+        reader: object = schema_id                          # what reads the record: its schema, with its key's
         if config.key_format == "avro" and not config.mirrors_changes:
             key = _key_of(record, schemas.plain())
             if isinstance(key, str): dead.append(DeadLetter(record, key)); continue
-            schema_id = (schema_id, key[0].schema_id)
-            schema = keyed.setdefault(schema_id, keyed_schema(schema, key[0]))
-        if schema_id not in decided: decided[schema_id] = _decision(schema, table, config, schemas)
-        problem, new, cannot = decided[schema_id]
+            reader = (schema_id, key[0].schema_id)
+            schema = keyed.setdefault((schema_id, key[0].schema_id), keyed_schema(schema, key[0]))
+        if reader not in decided: decided[reader] = _decision(schema, table, config, schemas)
+        problem, new, cannot = decided[reader]
         if problem and config.incompatible_schema == "stop": held[where] = record.offset; stopped[where] = problem; continue
         if problem: dead.append(DeadLetter(record, problem)); continue
         ignored.update(cannot)
         if new and discover:
             held[where] = record.offset; new_fields.update({k: v for k, v in new.items() if k not in new_fields}); continue
-        value = _read(schema, body)
-        if isinstance(value, str): dead.append(DeadLetter(record, value)); continue
-        if key is not None: value = {**value, **key[1]}             # the key's fields are columns too, and win
+        read = _read(schema, body)
+        if isinstance(read, str): dead.append(DeadLetter(record, read)); continue
+        value: dict | None = read
+        if isinstance(key, tuple): value = {**read, **key[1]}       # the key's fields are columns too, and win
         if config.mirrors_changes:
-            change = envelope_change(value, record, config, key_of)
+            change = envelope_change(read, record, config, key_of)
             if not _taken(change, record, dead): continue
             value = change.row
-        group = written.setdefault(schema_id, _Written(schema, [], [], []))
+        group = written.setdefault(reader, _Written(schema, [], [], []))
         group.records.append(record); group.values.append(value); group.positions.append(position)
     good, parts, order = [], [], []
     for group in written.values():

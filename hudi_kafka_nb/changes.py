@@ -34,7 +34,7 @@ def unwrapped(document):
 
 def envelope_field(envelope: dict, path: str):
     "The value at a dotted `path` of the envelope (`source.lsn`), or None."
-    node = envelope
+    node: object = envelope
     for part in path.split("."):
         node = node.get(part) if isinstance(node, dict) else None
     return node

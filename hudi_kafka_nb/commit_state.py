@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 def assign_partitions(partitions: list[tuple[str, int]], participants: list[str]) -> dict[str, list[tuple[str, int]]]:
     "Deal partitions round-robin to participants; every participant gets a (maybe empty) list."
     owners = sorted(participants)
-    assignment = {p: [] for p in owners}
+    assignment: dict[str, list[tuple[str, int]]] = {p: [] for p in owners}
     for i, tp in enumerate(sorted(partitions)): assignment[owners[i % len(owners)]].append(tp)
     return assignment
 

@@ -5,6 +5,7 @@
 # %% ../nbs/14_committer.ipynb #64ce5a21
 from __future__ import annotations
 import logging
+from typing import Any
 from .config import WriteMode
 from .hudi import HudiJava, coordinator_options, create_or_open_table, table_services_options
 from .messages import FailedRecord
@@ -140,7 +141,8 @@ class HudiCommitter:
 class HudiTableServices:
     "The table-services job's Hudi write client: runs scheduled compactions, clustering, cleaning and archival."
     def __init__(self, hudi: HudiJava):
-        self.hudi, self.client = hudi, None
+        self.hudi = hudi
+        self.client: Any = None                   # Hudi's SparkRDDWriteClient (a Java object), new each round
         self.new_round()
 
     def new_round(self):

@@ -290,7 +290,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
 # %% ../nbs/00_config.ipynb #9f353ac0
 def _our_names(settings: dict) -> dict:
     "Settings with Hudi's names for our settings (top level or in hudi_options) renamed; two different values for one setting refused."
-    renamed, hudi_options = {}, settings.get("hudi_options")
+    renamed: dict = {}
+    hudi_options = settings.get("hudi_options")
     if isinstance(hudi_options, str): hudi_options = _coerce_text("hudi_options", hudi_options)
     given = [(k, v) for k, v in settings.items() if k != "hudi_options"] + [(k, v) for k, v in (hudi_options or {}).items() if k in HUDI_NAMES]
     for key, value in given:

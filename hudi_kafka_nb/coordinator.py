@@ -6,7 +6,7 @@
 from __future__ import annotations
 import logging, os, socket, time
 from enum import Enum
-from typing import Callable
+from typing import Callable, Sequence
 import msgspec
 from fastcore.basics import patch
 from .commit_state import OpenInstant, Outcome, Verdict, assign_partitions, start_offsets, verdict
@@ -83,6 +83,12 @@ class Coordinator:
     @property
     def instant(self) -> str | None: return self.open.instant if self.open else None
 
+    @property
+    def opened(self) -> OpenInstant:
+        "The open instant, in the states that have one (WRITING, COLLECTING, and the commit between them and WAITING)."
+        if self.open is None: raise RuntimeError(f"coordinator {self.id} has no open instant")
+        return self.open
+
     def _transition(self, state: CoordinatorState, **fields):
         self.state = state
         log.info(transition_line("coordinator", self.id, state.value, instant=self.instant, epoch=self.epoch, **fields))
@@ -104,12 +110,12 @@ def step(self: Coordinator):
             if live and (joined >= self.config.min_participants or self.counts["commits"]): self.start_instant()
         elif self.open and (lost := self._lost_participants()):
             self.abort(f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s")
-        elif self.state is CoordinatorState.WRITING and self.open.all_full(): self.end_instant(ended="participants_full")
-        elif self.state is CoordinatorState.WRITING and now >= self.open.end_at:
+        elif self.state is CoordinatorState.WRITING and self.opened.all_full(): self.end_instant(ended="participants_full")
+        elif self.state is CoordinatorState.WRITING and now >= self.opened.end_at:
             if self._worth_ending(): self.end_instant()
-            else: self.open = msgspec.structs.replace(self.open, end_at=now + self.config.commit_interval_s)
-        elif self.state is CoordinatorState.COLLECTING and now >= self.open.collect_until:
-            missing = self.open.missing()
+            else: self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
+        elif self.state is CoordinatorState.COLLECTING and now >= self.opened.collect_until:
+            missing = self.opened.missing()
             for participant in missing: self._participant_failed(participant, f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}")
             self.abort(f"write timeout: no WRITE_STATUS from {missing}")
     except Fenced as e: self.step_down(str(e))
@@ -132,12 +138,12 @@ def _lost_participants(self: Coordinator) -> list[str]:
     "Participants of the open instant that have not reported and stopped heartbeating: the instant cannot complete."
     if self.state not in (CoordinatorState.WRITING, CoordinatorState.COLLECTING): return []
     live = set(self.live_participants())
-    return [p for p in self.open.missing() if p not in live]
+    return [p for p in self.opened.missing() if p not in live]
 
 @patch
 def _worth_ending(self: Coordinator) -> bool:
     "Whether closing the instant now could commit anything, or change who owns what."
-    assignment = self.open.assignment
+    assignment = self.opened.assignment
     if sorted(p for p, owned in assignment.items() if owned) != [p for p in self.live_participants() if p in assignment] \
        or set(self.live_participants()) - set(assignment): return True
     if self.broker.partitions() != self.partitions: return True
@@ -163,10 +169,10 @@ def on_event(self: Coordinator, event: ControlEvent):
 def on_write_status(self: Coordinator, event: WriteStatus):
     if event.participant_id in self.participants: self.participants[event.participant_id] = self.clock()
     current = self.open and self.state is not CoordinatorState.STOPPED and event.instant == self.open.instant and event.epoch == self.epoch
-    if not current or event.participant_id not in self.open.assignment:
+    if not current or event.participant_id not in self.opened.assignment:
         log.info("coordinator %s ignored WRITE_STATUS for instant %s (epoch %d) from %s", self.id, event.instant, event.epoch, event.participant_id)
         return
-    self.open = self.open.with_status(event)
+    self.open = self.opened.with_status(event)
     if event.error:
         self._participant_failed(event.participant_id, event.error)
         return self.abort(f"participant {event.participant_id} could not write: {event.error}")
@@ -202,7 +208,7 @@ def start_instant(self: Coordinator):
     last = self.last_committed
     # the participants of an instant that carries on from the last commit have read since its END_COMMIT: the interval
     # counts from there, so that an instant ends every commit_interval_s, not every interval plus the commit's time
-    since = last.ended_at if last and last.followed_by(assignment, self.value_schema) else self.clock()
+    since = last.ended_at if last and last.ended_at is not None and last.followed_by(assignment, self.value_schema) else self.clock()
     self.open = OpenInstant(instant=instant, epoch=self.epoch, assignment=assignment, value_schema=self.value_schema,
                             end_at=since + self.config.commit_interval_s)
     self.channel.send(StartCommit(epoch=self.epoch, instant=instant, assignments=assignment, value_schema=self.value_schema))
@@ -211,10 +217,10 @@ def start_instant(self: Coordinator):
 
 @patch
 def end_instant(self: Coordinator, **fields):
-    self.channel.send(EndCommit(epoch=self.epoch, instant=self.open.instant))
+    self.channel.send(EndCommit(epoch=self.epoch, instant=self.opened.instant))
     self.crash("after_end_commit")
     now = self.clock()
-    self.open = msgspec.structs.replace(self.open, ended_at=now, collect_until=now + self.config.write_timeout_s)
+    self.open = msgspec.structs.replace(self.opened, ended_at=now, collect_until=now + self.config.write_timeout_s)
     self._transition(CoordinatorState.COLLECTING, **fields)
     self.try_commit()
 
@@ -222,7 +228,7 @@ def end_instant(self: Coordinator, **fields):
 @patch
 def try_commit(self: Coordinator):
     "Do what the verdict on the open instant says."
-    decided = verdict(self.open, self.config, self.table.hudi_version)
+    decided = verdict(self.opened, self.config, self.table.hudi_version)
     if decided.outcome is Outcome.NOT_READY: return                     # wait for the rest
     for participant in decided.blame: self._participant_failed(participant, decided.blame_reason)
     if decided.outcome in (Outcome.INVALID, Outcome.ABORT): return self.abort(decided.reason)
@@ -233,9 +239,9 @@ def try_commit(self: Coordinator):
 @patch
 def commit(self: Coordinator, decided: Verdict):
     "Commit the open instant: its checkpoint, the table's decision and Hudi's commit (`table.commit`), then ACK_COMMIT."
-    statuses = self.open.statuses.values()
+    statuses = self.opened.statuses.values()
     checkpoint = Checkpoint(epoch=self.epoch, coordinator_id=self.id, partitions=decided.progress, value_schema=self.value_schema)
-    try: self.table.commit(self.open.instant, checkpoint, [s.write_statuses for s in statuses if s.write_statuses], self.id,
+    try: self.table.commit(self.opened.instant, checkpoint, [s.write_statuses for s in statuses if s.write_statuses], self.id,
                            before_hudi=lambda: self.crash("after_decision"), staged_files=[f for s in statuses for f in s.staged_files])
     except CommitConflict as e: return self.on_conflict(e)
     except WriteFailed as e: return self.on_write_failed(e)
@@ -253,8 +259,8 @@ def _add_fields(self: Coordinator, value_schema: dict[str, str]):
 def on_empty(self: Coordinator):
     "Every partition ended where it started (nothing read, or held for new fields): nothing to commit."
     self.counts["empty"] += 1
-    self.table.rollback(self.open.instant)
-    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.open.instant, reason="no new records"))
+    self.table.rollback(self.opened.instant)
+    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.opened.instant, reason="no new records"))
     self._next(empty=True)
 
 @patch
@@ -272,7 +278,7 @@ WRITE_FAILURES_BEFORE_STOP = 3
 def on_write_failed(self: Coordinator, error: WriteFailed):
     "Hudi could not write the staged records: roll back and retry; the same failure three times in a row stops the coordinator."
     self.counts["write_failures"] += 1
-    log.error("coordinator %s could not write instant %s: %s", self.id, self.open.instant, error)
+    log.error("coordinator %s could not write instant %s: %s", self.id, self.opened.instant, error)
     # records Hudi named, all of them: the participants dead-letter them with Hudi's reason as they read them again, and
     # the next instant commits the rest; records it could not name make the next instant fail the same way (and stop us)
     named = error.failed if isinstance(error, RecordsFailed) and len(error.failed) == error.total else []
@@ -287,20 +293,20 @@ def on_write_failed(self: Coordinator, error: WriteFailed):
 def on_committed(self: Coordinator, checkpoint: Checkpoint):
     self.counts["write_failures"] = 0
     self.committed.update(checkpoint.next_offsets())
-    self.last_committed_instant = self.open.instant
+    self.last_committed_instant = self.opened.instant
     self.counts["commits"] += 1
-    for participant in self.open.statuses: self.health.succeeded(participant)
+    for participant in self.opened.statuses: self.health.succeeded(participant)
     self.crash("after_publish")
-    self.channel.send(AckCommit(epoch=self.epoch, instant=self.open.instant))
-    self._next(carried_on_from=self.open, committed=self.open.instant, records=sum(p.records_written for p in checkpoint.partitions))
+    self.channel.send(AckCommit(epoch=self.epoch, instant=self.opened.instant))
+    self._next(carried_on_from=self.opened, committed=self.opened.instant, records=sum(p.records_written for p in checkpoint.partitions))
 
 @patch
-def abort(self: Coordinator, reason: str, failed_records: list = ()):
+def abort(self: Coordinator, reason: str, failed_records: Sequence = ()):
     "Roll the instant back with Hudi, tell the participants (and which records Hudi could not write), start the next one."
     self.counts["aborts"] += 1
-    self.table.rollback(self.open.instant)
-    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.open.instant, reason=reason, failed_records=list(failed_records)))
-    self._next(aborted=self.open.instant, reason=reason.replace(" ", "_"))
+    self.table.rollback(self.opened.instant)
+    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.opened.instant, reason=reason, failed_records=list(failed_records)))
+    self._next(aborted=self.opened.instant, reason=reason.replace(" ", "_"))
 
 @patch
 def _next(self: Coordinator, carried_on_from: OpenInstant | None = None, **outcome):

@@ -5,7 +5,7 @@
 # %% ../nbs/07_fencing.ipynb #8edc97c7
 from __future__ import annotations
 import base64, contextlib, logging, time, uuid
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 from pathlib import Path
 import msgspec
 from .config import WriteMode
@@ -171,7 +171,7 @@ class FencedTable:
         if instant in self.committer.pending_instants(): self._roll_back(instant)
 
     def commit(self, instant: str, checkpoint, write_statuses: list[bytes], coordinator_id: str, before_hudi=lambda: None,
-               staged_files: list[str] = ()):
+               staged_files: Sequence[str] = ()):
         """Decide and complete `instant`; `CommitConflict` if the table moved on, `Fenced` if a newer epoch owns the chain.
 
         With `WriteMode.STAGED` (insert, upsert) the `staged_files` are written into the instant first, by this coordinator alone."""

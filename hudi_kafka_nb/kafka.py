@@ -23,7 +23,8 @@ __all__ = ['log', 'ControlChannel', 'BrokerView', 'KafkaSource', 'DeadLetterQueu
 class ControlChannel:
     "Send and receive control events on the one-partition control topic."
     def __init__(self, config: SinkConfig, sender: str):
-        self.topic, self.sender, self.backlog = config.control, sender, []
+        self.topic, self.sender = config.control, sender
+        self.backlog: list[ControlEvent] = []         # read while waiting for our HELLO: handed out by the next receive
         self.table, self.foreign = config.table_identity, ForeignEvents(config.table_identity, config.control)
         # A control event is worth sending only while it is fresh: bound how long one may wait for delivery,
         # so that a broker restart cannot leave a role blocked behind an undeliverable event.
@@ -48,8 +49,9 @@ class ControlChannel:
     def send(self, event: ControlEvent):
         "Publish `event` and wait until the broker has it."
         stamped, refused = msgspec.structs.replace(event, sender=self.sender, table=self.table), []
-        self.producer.produce(self.topic, encode_event(stamped), partition=0,
-                              on_delivery=lambda error, _: error is not None and refused.append(error))
+        def delivered(error, _message):
+            if error is not None: refused.append(error)
+        self.producer.produce(self.topic, encode_event(stamped), partition=0, on_delivery=delivered)
         if self.producer.flush(15): log.warning("control event %s not delivered yet", type(event).__name__)
         for error in refused: warn_unless_unauthorised(error, f"control event {type(event).__name__} not delivered to {self.topic}")
 
@@ -57,7 +59,7 @@ class ControlChannel:
         "Events that arrived since the last call (malformed ones logged and skipped)."
         events, self.backlog = self.backlog, []
         for message in self.consumer.consume(max_events, timeout=timeout_s):
-            if message.error(): warn_unless_unauthorised(message.error(), f"control topic {self.topic}"); continue
+            if (error := message.error()) is not None: warn_unless_unauthorised(error, f"control topic {self.topic}"); continue
             event = decode_event(message.value(), where=f"at {self.topic}[0]@{message.offset()}")
             if event is not None and self.foreign.ours(event): events.append(event)
         return events
@@ -71,7 +73,9 @@ class BrokerView:
     def __init__(self, config: SinkConfig, admin: AdminClient | None = None):
         self.config, self.admin = config, admin or admin_client(config)
         self._partitions = data_partitions(config, self.admin)      # refuses missing topics before anything starts
-        self._earliest, self._ends, self._highs = {}, {}, {}
+        self._earliest: dict[tuple[str, int], int] = {}
+        self._ends: dict[tuple[str, int], int] = {}
+        self._highs: dict[tuple[str, int], int] = {}
 
     def partitions(self) -> list[tuple[str, int]]:
         try: self._partitions = data_partitions(self.config, self.admin)
@@ -96,7 +100,7 @@ class BrokerView:
         if unknown:                      # added since the client last looked: a look-up of the topic refreshes its cache
             for topic in {t for t, _ in unknown}: self.admin.list_topics(topic=topic, timeout=5)
             answers.update(self._list_offsets(unknown, spec, isolation))
-        failed = {}                      # one line per distinct error, not one per partition, while a broker is down
+        failed: dict = {}                # one line per distinct error, not one per partition, while a broker is down
         for (t, p), answer in answers.items():
             if isinstance(answer, Exception): failed.setdefault(str(answer), []).append(f"{t}[{p}]")
             else: cache[(t, p)] = answer
@@ -121,8 +125,10 @@ class KafkaSource:
     def read(self, max_records: int, timeout_s: float) -> list[RawRecord]:
         records = []
         for m in self.consumer.consume(max_records, timeout=timeout_s):
-            if m.error() is None: records.append(RawRecord(m.topic(), m.partition(), m.offset(), m.timestamp()[1], m.key(), m.value()))
-            elif m.error().code() != KafkaError._PARTITION_EOF: warn_unless_unauthorised(m.error(), f"{self.reader} reading {m.topic()}")
+            error = m.error()
+            if error is None:                    # a record: its topic, partition and offset are set
+                records.append(RawRecord(m.topic() or "", m.partition() or 0, m.offset() or 0, m.timestamp()[1], m.key(), m.value()))
+            elif error.code() != KafkaError._PARTITION_EOF: warn_unless_unauthorised(error, f"{self.reader} reading {m.topic()}")
         return records
 
     def positions(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
@@ -183,12 +189,16 @@ class DeadLetterQueue:
 def read_dead_letters(bootstrap_servers: str, topic: str, expected: int, timeout_s: float = 30,
                       settings: dict[str, str] | None = None) -> list[tuple[dict[str, str], bytes | None]]:
     "The letters of dead-letter `topic` as (headers, value), read until at least `expected` came or `timeout_s` passed."
+    def _header_texts(headers) -> dict[str, str]:
+        pairs = headers.items() if isinstance(headers, dict) else headers
+        return {k: v.decode() if isinstance(v, bytes) else str(v) for k, v in pairs}
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"read-{topic}-{uuid.uuid4().hex[:6]}",
                          "enable.auto.commit": False, **(settings or {})})
     consumer.assign([TopicPartition(topic, 0, 0)])
-    letters, deadline = [], time.monotonic() + timeout_s
+    letters: list[tuple[dict[str, str], bytes | None]] = []
+    deadline = time.monotonic() + timeout_s
     try:
         while len(letters) < expected and time.monotonic() < deadline:
-            letters += [({k: v.decode() for k, v in m.headers() or []}, m.value()) for m in consumer.consume(500, timeout=0.5) if m.error() is None]
+            letters += [(_header_texts(m.headers() or []), m.value()) for m in consumer.consume(500, timeout=0.5) if m.error() is None]
     finally: consumer.close()
     return letters

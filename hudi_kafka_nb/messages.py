@@ -45,25 +45,25 @@ class ControlEvent(msgspec.Struct, tag_field="type", kw_only=True, frozen=True):
     table: str = ""           # SinkConfig.table_identity: roles ignore events of another table on a shared control topic
 
 # %% ../nbs/01_messages.ipynb #411326e0
-class Heartbeat(ControlEvent, tag="HEARTBEAT"):
+class Heartbeat(ControlEvent, tag="HEARTBEAT", frozen=True):
     "A participant registering itself, repeated while it lives."
     participant_id: str
     full_instant: str = ""            # the open instant it can read no more into (max_buffered_records): end it early
     waiting_for: str = ""             # a service it waits for and why (the schema registry away): "" while it reads
 
-class StartCommit(ControlEvent, tag="START_COMMIT"):
+class StartCommit(ControlEvent, tag="START_COMMIT", frozen=True):
     "Open an instant: each participant's partitions and the offsets to start from."
     epoch: int
     instant: str
     assignments: dict[str, list[PartitionStart]]
     value_schema: dict[str, str] = {}   # the fields every participant decodes and writes in this instant ({}: each its own setting)
 
-class EndCommit(ControlEvent, tag="END_COMMIT"):
+class EndCommit(ControlEvent, tag="END_COMMIT", frozen=True):
     "Stop consuming, write what was read, answer WRITE_STATUS."
     epoch: int
     instant: str
 
-class WriteStatus(ControlEvent, tag="WRITE_STATUS"):
+class WriteStatus(ControlEvent, tag="WRITE_STATUS", frozen=True):
     "A participant's result for an instant: progress per partition and Hudi's serialized write statuses."
     epoch: int
     instant: str
@@ -75,19 +75,19 @@ class WriteStatus(ControlEvent, tag="WRITE_STATUS"):
     staged_files: list[str] = []      # with insert/upsert: the Parquet files staged for the coordinator's write (no statuses)
     new_fields: dict[str, str] = {}   # fields seen in the events and not in the instant's value_schema, with inferred types
 
-class AckCommit(ControlEvent, tag="ACK_COMMIT"):
+class AckCommit(ControlEvent, tag="ACK_COMMIT", frozen=True):
     "The instant is complete in the table; commit offsets to the consumer group."
     epoch: int
     instant: str
 
-class AbortCommit(ControlEvent, tag="ABORT_COMMIT"):
+class AbortCommit(ControlEvent, tag="ABORT_COMMIT", frozen=True):
     "The instant was rolled back; drop whatever was written for it."
     epoch: int
     instant: str
     reason: str
     failed_records: list[FailedRecord] = []     # what Hudi could not write: dead-lettered with Hudi's reason when read again
 
-class Hello(ControlEvent, tag="HELLO"):
+class Hello(ControlEvent, tag="HELLO", frozen=True):
     "A role's first message, read back by itself to know where it reads from; every role ignores others' hellos."
     nonce: str
 

@@ -50,12 +50,19 @@ class Participant:
         self.state, self.epoch = ParticipantState.IDLE, 0   # the newest epoch seen: older coordinators are ignored
         self.current: ParticipantInstant | None = None      # the latest instant this participant took part in
         self.ahead: ParticipantInstant | None = None        # records read for the next instant while this one is committed
-        self.last_heartbeat, self._heartbeats = -1e9, None
+        self.last_heartbeat = -1e9
+        self._heartbeats: threading.Event | None = None     # the heartbeat thread's stop flag, once it runs
         self.stats = {"records_written": 0, "records_dead_lettered": 0, "instants_acked": 0}
         self._transition(ParticipantState.IDLE)
 
     @property
     def instant(self) -> str | None: return self.current.instant if self.current else None
+
+    @property
+    def now(self) -> ParticipantInstant:
+        "The instant this participant takes part in, in every state but the first IDLE (START_COMMIT sets it)."
+        if self.current is None: raise RuntimeError(f"participant {self.id} has no instant yet")
+        return self.current
 
     def _transition(self, state: ParticipantState, **fields):
         self.state = state
@@ -73,9 +80,9 @@ def step(self: Participant):
     if self.state in (ParticipantState.WRITING, ParticipantState.ENDED) and not self._collect_writes(): return  # failed, or rolled back
     move = next_move(self._situation())
     if move is Move.READ: self._consume_batch()
-    elif move is Move.WRITE_EARLY: self._submit_write(self.current)
+    elif move is Move.WRITE_EARLY: self._submit_write(self.now)
     elif move is Move.SAY_FULL:
-        self.channel.send(Heartbeat(participant_id=self.id, full_instant=self.current.instant)); self.current.said_full = True
+        self.channel.send(Heartbeat(participant_id=self.id, full_instant=self.now.instant)); self.now.said_full = True
     elif move is Move.REPORT: self._report_written()
     elif move is Move.READ_AHEAD: self._read_ahead()
 
@@ -90,7 +97,7 @@ def _situation(self: Participant) -> Situation:
 @patch
 def _full(self: Participant, instant: ParticipantInstant | None = None) -> bool:
     "Whether the open instant (or `instant`) can take no more of this participant's records."
-    now = instant or self.current
+    now = instant or self.now
     # rows past max_buffered_bytes go into the open instant at once (`_writes_early`); rows read ahead (no instant yet)
     # or staged for the coordinator's write by key (written whole, by the coordinator) cannot, and fill the instant
     over_memory = now.held_bytes >= self.config.max_buffered_bytes and (now is self.ahead or self.config.write_mode is WriteMode.STAGED)
@@ -99,7 +106,7 @@ def _full(self: Participant, instant: ParticipantInstant | None = None) -> bool:
 @patch
 def _writes_early(self: Participant) -> bool:
     "Whether the open instant's rows in memory have reached `max_buffered_bytes`, and Hudi writes them into it now (bulk_insert)."
-    return self.config.write_mode is WriteMode.FILES and self.current.held_bytes >= self.config.max_buffered_bytes
+    return self.config.write_mode is WriteMode.FILES and self.now.held_bytes >= self.config.max_buffered_bytes
 
 @patch
 def run(self: Participant, should_stop: Callable[[], bool]):
@@ -175,12 +182,12 @@ def _use_value_schema(self: Participant, value_schema: dict[str, str]):
 
 @patch
 def _settle_previous_instant(self: Participant):
-    if self.state is ParticipantState.AWAITING_ACK and self.writer.is_completed(self.instant): self._commit_offsets()
+    if self.state is ParticipantState.AWAITING_ACK and self.writer.is_completed(self.now.instant): self._commit_offsets()
 
 # %% ../nbs/04_participant.ipynb #1d581db6
 @patch
 def _consume_batch(self: Participant):
-    now = self.current
+    now = self.now
     records = fresh_records(self.source.read(self.config.max_batch_records, timeout_s=0.1), now.progress)
     if records: self._take(records)
     skip_to(now.progress, self.source.positions(list(now.progress)))
@@ -206,7 +213,7 @@ def _read_ahead(self: Participant):
 @patch
 def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant | None = None):
     "Decode `records` into the instant's batches (or `into`), set bad ones aside, and move their partitions on (up to a held record)."
-    now = into or self.current
+    now = into or self.now
     try: decoded = self.decode(records, self.config, discover=None if now.discovering else False)
     except ServiceUnavailable as e: return self._wait_for_service(e, now)
     if self.waiting_since is not None:
@@ -231,9 +238,9 @@ def _wait_for_service(self: Participant, error: Exception, now: ParticipantInsta
     """A service the decoder needs is away (the schema registry): the records are not to blame. None of them is taken; the
     partitions are read again from where they stand, after a pause, for as long as it takes, and the log says why."""
     first = self.waiting_since is None
-    if first: self.waiting_since = self.clock()
+    since = self.waiting_since = self.clock() if self.waiting_since is None else self.waiting_since
     self.waiting_for = str(error)
-    waited = self.clock() - self.waiting_since
+    waited = self.clock() - since
     if first or int(waited) // 30 != int(waited - SERVICE_RETRY_S) // 30:      # every 30 s, not every retry
         log.warning("participant %s: waiting %.0fs so far, records of %s not read: %s", self.id, waited,
                     ",".join(f"{t}[{p}]" for t, p in sorted(now.progress)), error)
@@ -243,7 +250,7 @@ def _wait_for_service(self: Participant, error: Exception, now: ParticipantInsta
 @patch
 def _note_fields(self: Participant, decoded: Decoded):
     "Hold the partitions that met new fields (proposed in WRITE_STATUS); warn once about fields that cannot become columns."
-    now = self.current
+    now = self.now
     for tp in decoded.held: now.progress[tp].held = True
     for name, type_name in decoded.new_fields.items(): now.new_fields[name] = wider_type(now.new_fields.get(name), type_name)
     proposing = {tp: offset for tp, offset in decoded.held.items() if tp not in decoded.stopped}
@@ -268,7 +275,7 @@ def _note_fields(self: Participant, decoded: Decoded):
 @patch
 def _rows(self: Participant) -> pa.Table:
     "The instant's rows as written: every row decoded, or, mirroring change events, each key's newest change (`02a_changes`)."
-    rows = pa.Table.from_batches(self.current.batches, schema=self.schema)
+    rows = pa.Table.from_batches(self.now.batches, schema=self.schema)
     return latest_changes(rows, self.config.record_key_field) if self.config.mirrors_changes else rows
 
 @patch
@@ -295,7 +302,7 @@ def _submit_write(self: Participant, now: ParticipantInstant):
 @patch
 def _collect_writes(self: Participant) -> bool:
     "Take in the open instant's writes that are done, in order; False if one failed (reported) or found the instant rolled back."
-    now = self.current
+    now = self.now
     while now.writing and now.writing[0].done():
         wrote = now.writing.pop(0).result()
         if wrote.error: self._report_failure(wrote.error); return False
@@ -309,7 +316,7 @@ def _collect_writes(self: Participant) -> bool:
 def on_end_commit(self: Participant, event: EndCommit):
     "The instant ends: Hudi writes the rows still in memory, and the loop reports once every write is done (`Move.REPORT`)."
     if self.state is not ParticipantState.WRITING or event.instant != self.instant: return
-    now = self.current
+    now = self.now
     now.ended_at = self.clock()
     if now.batches: self._submit_write(now)
     self._start_reading_ahead(now)           # the next instant's records are read while Hudi writes this one's
@@ -318,8 +325,8 @@ def on_end_commit(self: Participant, event: EndCommit):
 @patch
 def _report_written(self: Participant):
     "Every write of the ended instant done: WRITE_STATUS with all their write statuses as one, and wait for the decision."
-    now = self.current
-    write_s = round(self.clock() - now.ended_at, 2)
+    now = self.now
+    write_s = round(self.clock() - (now.ended_at or 0.0), 2)
     written = self.writer.combine(now.parts) if now.parts else None
     undelivered = self.dead_letters.flush(30)
     if undelivered: return self._report_failure(f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}")
@@ -336,7 +343,7 @@ def _report_written(self: Participant):
 @patch
 def _report_failure(self: Participant, error: str):
     "Tell the coordinator this instant failed here, and why; it rolls the instant back and may quarantine us."
-    now = self.current
+    now = self.now
     log.error("participant %s could not write instant %s: %s", self.id, now.instant, error)
     self.channel.send(WriteStatus(epoch=now.epoch, instant=now.instant, participant_id=self.id, partitions=now.reports(),
                                   hudi_version=self.writer.version, error=error))
@@ -355,9 +362,9 @@ def on_abort_commit(self: Participant, event: AbortCommit):
     if event.instant != self.instant or event.epoch != self.epoch: return
     # records Hudi could not write: when the next instant reads them again, they go to the dead-letter topic instead
     self.failed_keys.update({f.key: f.reason for f in event.failed_records if f.key})
-    if self.current.wrote: self._delete_aborted(event.instant)
+    if self.now.wrote: self._delete_aborted(event.instant)
     if self.state is ParticipantState.IDLE: return
-    self.current.drop_rows(); self.ahead = None              # the next instant starts where this one started
+    self.now.drop_rows(); self.ahead = None              # the next instant starts where this one started
     self._transition(ParticipantState.IDLE, aborted=event.instant, reason=event.reason.replace(" ", "_"))
 
 @patch
@@ -374,10 +381,10 @@ def _delete_aborted(self: Participant, instant: str):
 @patch
 def _commit_offsets(self: Participant):
     "Count the committed instant's records, and commit its offsets to the consumer group for lag tools (the table stays the truth)."
-    for p in self.current.progress.values():
+    for p in self.now.progress.values():
         self.stats["records_written"] += p.written; self.stats["records_dead_lettered"] += p.dead_lettered
     self.stats["instants_acked"] += 1
-    try: self.source.commit(self.current.next_offsets())
+    try: self.source.commit(self.now.next_offsets())
     except Exception as e: log.warning("participant %s: offset commit for lag monitoring failed: %s", self.id, e)
 
 @patch

@@ -5,7 +5,7 @@
 # %% ../nbs/03_ports.ipynb #aacc3b5f
 from __future__ import annotations
 import collections, logging, time
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 import pyarrow as pa
 from .messages import Checkpoint, ControlEvent, PartitionStart
 from .records import DeadLetter, RawRecord
@@ -30,7 +30,8 @@ class ForeignEvents:
     "Tells this table's control events from another's; warns about the others, once per `every_s` and sender."
     def __init__(self, table: str, topic: str, every_s: float = 60.0, clock: Callable[[], float] = time.monotonic):
         self.table, self.topic, self.every_s, self.clock = table, topic, every_s, clock
-        self.ignored, self._warned_at = collections.Counter(), {}
+        self.ignored: collections.Counter[tuple[str, str]] = collections.Counter()     # by (sender, table)
+        self._warned_at: dict[tuple[str, str], float] = {}
 
     def ours(self, event: ControlEvent) -> bool:
         if event.table == self.table: return True
@@ -69,13 +70,14 @@ class Broker(Protocol):
 
 class Table(Protocol):
     "The table as the coordinator changes it; each method may raise `Fenced`, `commit` also `CommitConflict` and `WriteFailed`."
-    hudi_version: str
+    @property
+    def hudi_version(self) -> str: ...
     def take_over(self, coordinator_id: str) -> int: ...
     def latest(self) -> tuple[str | None, Checkpoint | None]: ...
     def use_value_schema(self, value_schema: dict[str, str]) -> None: ...
     def start_instant(self) -> str: ...
     def commit(self, instant: str, checkpoint: Checkpoint, write_statuses: list[bytes], coordinator_id: str,
-               before_hudi: Callable[[], None] = ..., staged_files: list[str] = ...) -> None: ...
+               before_hudi: Callable[[], None] = ..., staged_files: Sequence[str] = ...) -> None: ...
     def rollback(self, instant: str) -> None: ...
     def close(self) -> None: ...
 
@@ -100,6 +102,8 @@ class Written(Protocol):
     statuses: bytes
     paths: list[str]
     staged: list[str]
+    records: int            # rows written
+    errors: int             # rows Hudi could not write
 
 class Writer(Protocol):
     "Hudi's writer as a participant uses it: files of an open instant, never a commit."

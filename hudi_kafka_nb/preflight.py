@@ -13,7 +13,7 @@ from .config import SinkConfig, client_settings
 from .setting_values import ConfigError
 
 # %% auto #0
-__all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'admin_client', 'data_partitions', 'TopicNotVisible',
+__all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'SinkAdmin', 'admin_client', 'data_partitions', 'TopicNotVisible',
            'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics', 'Right', 'control_group', 'required_rights',
            'sink_acls', 'missing_rights', 'warn_unless_unauthorised', 'refuse_missing_rights', 'preflight']
 
@@ -29,20 +29,24 @@ def security_summary(config: SinkConfig) -> str:
     protocol = config.kafka.get("security.protocol", "PLAINTEXT (the default)")
     return f"security.protocol={protocol}; kafka settings given: {given or 'none'}; not given: {[k for k in SECURITY_KEYS if k not in given]}"
 
-def admin_client(config: SinkConfig) -> AdminClient:
-    "An admin client with the sink's settings; it keeps the broker's refusals (bad credentials, untrusted certificate) in `.refusals`."
-    refusals = []
+class SinkAdmin(AdminClient):
+    "librdkafka's admin client, keeping the broker's refusals (bad credentials, untrusted certificate) in `refusals`."
+    refusals: list[KafkaError]
+
+def admin_client(config: SinkConfig) -> SinkAdmin:
+    "An admin client with the sink's settings."
+    refusals: list[KafkaError] = []
     def on_error(error: KafkaError):
         if error.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL): refusals.append(error)
-    try: admin = AdminClient(client_settings(config, error_cb=on_error))
+    try: admin = SinkAdmin(client_settings(config, error_cb=on_error))
     except KafkaException as e: raise ConfigError(f"setting 'kafka': librdkafka refuses it: {e.args[0].str()}") from None
     admin.refusals = refusals
     return admin
 
 def _refused(admin: AdminClient, config: SinkConfig):
     admin.poll(0)                                  # serves the error callback
-    if getattr(admin, "refusals", None):
-        raise ConfigError(f"Kafka at {config.bootstrap_servers} refuses this sink's connection: {admin.refusals[-1].str()}. "
+    if refusals := getattr(admin, "refusals", None):
+        raise ConfigError(f"Kafka at {config.bootstrap_servers} refuses this sink's connection: {refusals[-1].str()}. "
                           f"Check the security settings in 'kafka' ({security_summary(config)})")
 
 def _topic_metadata(admin: AdminClient, config: SinkConfig):

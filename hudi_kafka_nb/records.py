@@ -83,14 +83,14 @@ def _split_good_bad(records: list[RawRecord], schema: pa.Schema, infer: bool = F
     values = [r.value for r in records]
     if all(v and b"\n" not in v for v in values):
         try:
-            table = _parse(values, schema, infer)
+            table = _parse(values, schema, infer)  # type: ignore[arg-type]   # none is None: checked just above
             if table.num_rows == len(records): return records, [table], []
         except (pa.ArrowInvalid, pa.ArrowTypeError): pass
     candidates, lines, dead = [], [], []
     for record in records:
         problem, line = _json_problem(record.value)
         if problem: dead.append(DeadLetter(record, problem))
-        else: candidates.append(record); lines.append(line)
+        else: candidates.append(record); lines.append(line or b"")
     if not candidates: return [], [], dead
     good, tables, mismatched = _parse_isolating(candidates, lines, schema, infer)
     return good, tables, dead + mismatched
@@ -149,7 +149,7 @@ def decode_batch(records: list[RawRecord], config: SinkConfig, discover: bool | 
     good, tables, dead = _split_good_bad(records, schema, infer=discover)
     new_fields, ignored, flags = _new_fields(tables, schema, config) if discover else ({}, {}, [])
     table = pa.concat_tables([t.select(schema.names) for t in tables]) if tables else schema.empty_table()
-    held = {}
+    held: dict[tuple[str, int], int] = {}
     for record, has_new in zip(good, flags):
         if has_new: held[(record.topic, record.partition)] = min(record.offset, held.get((record.topic, record.partition), record.offset))
     if held:             # the held records (and any dead letters among them) are read again in the next instant
@@ -197,14 +197,16 @@ def _why_not_addable(field: pa.Field, config: SinkConfig) -> str | None:
 # %% ../nbs/02_records.ipynb #e13a0775
 def _new_fields(tables: list[pa.Table], schema: pa.Schema, config: SinkConfig) -> tuple[dict[str, str], dict[str, str], list[bool]]:
     "(new fields and their types, fields that cannot be added and why, whether each row has a value for a new field)."
-    types, ignored, flags = {}, {}, []
+    types: dict[str, str] = {}
+    ignored: dict[str, str] = {}
+    flags: list[bool] = []
     for table in tables:
         has_new = pa.array([False] * table.num_rows, pa.bool_())
         for field in table.schema:
             if field.name in schema.names or pa.types.is_null(field.type): continue      # declared, or only nulls so far
             why = _why_not_addable(field, config)
             if why: ignored[field.name] = why; continue
-            types[field.name] = wider_type(types.get(field.name), _discovered_type(field.type))
+            types[field.name] = wider_type(types.get(field.name), _discovered_type(field.type) or "string")   # every type without a name was refused above
             has_new = pc.or_(has_new, pc.is_valid(table[field.name]))
         flags.extend(has_new.to_pylist() if types else [False] * table.num_rows)
     return types, ignored, flags
@@ -234,5 +236,5 @@ def dead_letter_message(dead: DeadLetter, participant_id: str, max_bytes: int) -
     room -= len(key or b"")
     if value is not None and len(value) > room:
         value = value[:max(room, 0)]
-        headers.append(("hudi_kafka_nb.value.truncated", f"first {len(value)} of {len(dead.record.value)} bytes".encode()))
+        headers.append(("hudi_kafka_nb.value.truncated", f"first {len(value)} of {len(dead.record.value or b'')} bytes".encode()))
     return key, value, headers

@@ -177,11 +177,11 @@ def run_job(role: str, params: dict, crash: CrashHook = no_crash) -> dict:
         if worker.failure: raise RuntimeError(f"coordinator {worker.id} stopped: {worker.failure}")
         return worker.status()
     if role == "participant":
-        worker = open_participant(config, controls.role_id or None)
-        worker.run(should_stop)
-        return {"participant": worker.id, **worker.stats}
+        participant = open_participant(config, controls.role_id or None)
+        participant.run(should_stop)
+        return {"participant": participant.id, **participant.stats}
     if role == "table_services":
-        worker = open_table_services(config, controls.role_id or None)
-        worker.run(should_stop)
-        return worker.status()
+        services = open_table_services(config, controls.role_id or None)
+        services.run(should_stop)
+        return services.status()
     raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")

@@ -21,11 +21,12 @@ _TOKENS = re.compile(r"\s*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<number>\d+)|(?
 class _Tokens:
     "The words, numbers and marks of a type's text, read one at a time."
     def __init__(self, text: str):
-        self.text, self.items, at = text, [], 0
+        self.text, at = text, 0
+        self.items: list[str] = []
         while at < len(text.rstrip()):
             m = _TOKENS.match(text, at)
             if not m or m.end() == at: raise ValueError(f"cannot read {text!r} at {text[at:at + 10]!r}")
-            self.items.append(m.group(m.lastgroup)); at = m.end()
+            self.items.append(m.group(m.lastgroup or 0)); at = m.end()
         self.at = 0
     def peek(self) -> str | None: return self.items[self.at] if self.at < len(self.items) else None
     def take(self, expected: str | None = None) -> str:
@@ -50,7 +51,7 @@ def _read_type(tokens: _Tokens) -> pa.DataType:
         tokens.take("<"); key = _read_type(tokens); tokens.take(","); value = _read_type(tokens); tokens.take(">")
         return pa.map_(key, value)
     if name == "struct":
-        tokens.take("<"); fields = []
+        tokens.take("<"); fields: list[pa.Field] = []
         while tokens.peek() != ">":
             if fields: tokens.take(",")
             fields.append(_read_field(tokens))

@@ -5,6 +5,7 @@
 # %% ../nbs/11_spark.ipynb #607d726f
 from __future__ import annotations
 import atexit, fcntl, glob, os, shutil, sys, tempfile
+from typing import Sequence
 from pathlib import Path
 import pyarrow as pa
 from fastcore.xtras import modified_env
@@ -91,7 +92,7 @@ def spark_java_options(archive: Path | None = None) -> str:
     # its own: 0.6 s of every first write here), fails on a stock JDK, and estimates without it: skip to the estimate
     return " ".join(["-Djol.skipHotspotSAAttach=true"] + shared + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split())
 
-def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None, extra_jars: list[str] = (),
+def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None, extra_jars: Sequence[str] = (),
                   table_path: str = ""):
     """The process's SparkSession, with Hudi's bundle (and `extra_jars`), Kryo and Hudi's SQL extensions; with what it
     needs to reach the table at `table_path` if that is on an object store (S3A's jars, and the settings of the

@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_storage.ipynb #161dd330
 from __future__ import annotations
-import logging, os, time, uuid
+import builtins, logging, os, time, uuid
 from datetime import timedelta
 from typing import Callable
 from pathlib import Path
@@ -107,19 +107,24 @@ class TableStorage:
         self.options = dict(options or {})
         self.local = not is_object_store(self.location)
         self.root = Path(self.location.removeprefix("file://")).absolute() if self.local else None
-        self._store = None if self.local else obstore.store.from_url(self.location, retry_config=RETRY, **_obstore_arguments(self.options))
+        self._store = None if self.local else obstore.store.from_url(self.location, retry_config=RETRY, **_obstore_arguments(self.options))  # type: ignore[call-overload]  # options as the user gave them
 
     def __repr__(self): return f"TableStorage({self.location!r})"
 
+    def path(self, key: str = "") -> Path:
+        "Where `key` of a local table is on disk."
+        if self.root is None: raise ValueError(f"{self.location} is on an object store: its keys have no local path")
+        return self.root / key
+
     def store(self, for_writing: bool = False):
         "obstore's store; for a local table None until the folder exists (or is created, when writing)."
-        if self._store is None and (for_writing or self.root.exists()):
-            self._store = obstore.store.LocalStore(prefix=self.root, mkdir=True)
+        if self._store is None and (for_writing or self.path().exists()):
+            self._store = obstore.store.LocalStore(prefix=self.path(), mkdir=True)
         return self._store
 
     def url(self, key: str) -> str:
         "The key as Spark and Hudi name it."
-        return str(self.root / key) if self.local else f"{self.location}/{key}"
+        return str(self.path(key)) if self.local else f"{self.location}/{key}"
 
     def create(self, key: str, data: bytes) -> bool:
         """Create `key` holding `data`, atomically; False if it already exists holding anything else.
@@ -128,7 +133,7 @@ class TableStorage:
         key is this call's own, written by an attempt whose answer was lost and that the client then retried."""
         try: obstore.put(self.store(for_writing=True), key, data, mode="create")
         except AlreadyExistsError: return self.get(key) == data
-        if self.local: _sync(self.root / key)
+        if self.local: _sync(self.path(key))
         return True
 
     def put(self, key: str, data: bytes):
@@ -141,10 +146,16 @@ class TableStorage:
         try: return bytes(obstore.get(store, key).bytes())
         except FileNotFoundError: return None
 
+    def read(self, key: str) -> bytes:
+        "The bytes of a key that must be there (`FileNotFoundError` naming it if not)."
+        data = self.get(key)
+        if data is None: raise FileNotFoundError(f"{self.location}/{key}")
+        return data
+
     def _listable(self, prefix: str):
         "The store to list the folder `prefix` in; None where there is nothing to list (a local folder that does not exist)."
         store = self.store()
-        return None if store is None or (self.local and not (self.root / prefix).is_dir()) else store
+        return None if store is None or (self.local and not self.path(prefix).is_dir()) else store
 
     def list(self, prefix: str) -> list[str]:
         "Every key under the folder `prefix`, sorted (files being written under a temporary name left out)."
@@ -152,7 +163,7 @@ class TableStorage:
         keys = [meta["path"] for batch in obstore.list(store, prefix.rstrip("/") + "/") for meta in batch]
         return sorted(k for k in keys if not _in_flight(k))
 
-    def names(self, prefix: str = "") -> list[str]:
+    def names(self, prefix: str = "") -> builtins.list[str]:       # builtins: `list` here is the method above
         "The names right under the folder `prefix` (its files and folders), sorted."
         if (store := self._listable(prefix)) is None: return []
         listing = obstore.list_with_delimiter(store, prefix.rstrip("/") + "/" if prefix else None)
@@ -169,7 +180,7 @@ class TableStorage:
     def delete_all(self, prefix: str):
         "Delete every key under the folder `prefix` (and, locally, the emptied folders)."
         for key in self.list(prefix): self.delete(key)
-        if self.local: _remove_empty_folders(self.root / prefix)
+        if self.local: _remove_empty_folders(self.path(prefix))
 
 def _in_flight(key: str) -> bool:
     "A local file obstore is still writing (`<name>#<n>`, linked or renamed to its name once complete)."

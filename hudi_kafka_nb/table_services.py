@@ -25,7 +25,9 @@ class TableServices:
         self.config, self.services, self.in_doubt, self.writing, self.clock, self.sleep = config, services, in_doubt, writing, clock, sleep
         self.id = role_id or f"table-services-{socket.gethostname()}-{os.getpid()}"
         self.publish_status = publish_status
-        self.counts, self.next_round, self.last_round, self.failed_rounds = collections.Counter(), clock(), {}, 0
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.last_round: dict = {}
+        self.next_round, self.failed_rounds = clock(), 0
         log.info(transition_line("table_services", self.id, "STARTED", interval_s=config.table_services_interval_s))
 
     def step(self):

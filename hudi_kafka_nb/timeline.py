@@ -146,8 +146,8 @@ def timeline_sizes(table_path: str | Path) -> dict[str, int]:
     storage, history = table_storage(table_path), ".hoodie/timeline/history"
     active = [f for f in timeline_files(table_path) if f.state == "completed"]
     names = storage.names(history)
-    version = (int(storage.get(f"{history}/_version_")) if "_version_" in names
+    version = (int(storage.read(f"{history}/_version_")) if "_version_" in names
                else max((int(n.split("_")[1]) for n in names if re.fullmatch(r"manifest_\d+", n)), default=None))
-    files = json.loads(storage.get(f"{history}/manifest_{version}"))["files"] if version is not None else []
-    archived = sum(pq.read_metadata(pa.BufferReader(storage.get(f"{history}/{f['fileName']}"))).num_rows for f in files)
+    files = json.loads(storage.read(f"{history}/manifest_{version}"))["files"] if version is not None else []
+    archived = sum(pq.read_metadata(pa.BufferReader(storage.read(f"{history}/{f['fileName']}"))).num_rows for f in files)
     return {"active": len(active), "archived": archived}

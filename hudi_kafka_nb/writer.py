@@ -5,6 +5,7 @@
 # %% ../nbs/13_writer.ipynb #a081e90d
 from __future__ import annotations
 import time, uuid
+from typing import Sequence
 from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -12,6 +13,7 @@ from .config import WriteMode
 from .hudi import HudiJava, participant_options
 from .spark import arrow_frame
 from .storage import check_table, staging_key, table_properties, table_storage
+from .ports import Written
 from .timeline import instant_of_file
 
 # %% auto #0
@@ -20,7 +22,7 @@ __all__ = ['WrittenFiles', 'stage_rows', 'HudiWriter', 'delete_instant_files']
 # %% ../nbs/13_writer.ipynb #1f11bd1f
 class WrittenFiles:
     "What a participant wrote for one instant: Hudi's write statuses of its files, or the file it staged for the coordinator."
-    def __init__(self, statuses: bytes, paths: list[str], records: int, errors: int, staged: list[str] = ()):
+    def __init__(self, statuses: bytes, paths: list[str], records: int, errors: int, staged: Sequence[str] = ()):
         self.statuses, self.paths, self.records, self.errors, self.staged = statuses, paths, records, errors, list(staged)
 
 def stage_rows(rows: pa.Table, table_path: str | Path, instant: str) -> str:
@@ -104,7 +106,7 @@ class HudiWriter:
 
     def is_completed(self, instant: str) -> bool: return self._table_ready() and self.hudi.is_completed(instant)
 
-    def combine(self, parts: list[WrittenFiles]) -> WrittenFiles:
+    def combine(self, parts: list[Written]) -> Written:
         "Several writes into one instant (rows past `max_buffered_bytes` are written early) as one: their write statuses in one list."
         if len(parts) == 1: return parts[0]
         serialization, statuses = self.hudi.H.common.util.SerializationUtils, self.hudi.jvm.java.util.ArrayList()

@@ -5,6 +5,7 @@
 # %% ../../nbs/21_chaos.ipynb #59ba50d6
 from __future__ import annotations
 import collections, itertools, logging, random, threading, time, uuid
+from typing import AbstractSet
 from pathlib import Path
 from ..config import DEMO_VALUE_SCHEMA
 import msgspec
@@ -42,7 +43,8 @@ class LocalStack:
         self.source = SourceTable(seed=random.randrange(1 << 30), broken_every=500) if cdc else None
         self.broker, self.own_broker = broker or EmbeddedBroker(self.workdir / "broker"), broker is None
         suffix = uuid.uuid4().hex[:8]
-        self.s3, self.spark_cluster, self.registry, self.avro_writers = s3, spark_cluster, registry, None
+        self.s3, self.spark_cluster, self.registry = s3, spark_cluster, registry
+        self.avro_writers: dict | None = None             # Avro orders: a serializer per schema version, once the topic exists
         self.role_env = {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=768m,spark.executor.cores=1"} if spark_cluster else {}
         self.table_path = s3.url(f"{self.workdir.name}-{suffix}") if s3 else self.workdir / "table"
         self.topic, self.partitions = f"orders-{suffix}", partitions
@@ -61,7 +63,8 @@ class LocalStack:
         self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)] + (["table-services"] if table_services else [])
         self.roles: dict[str, RoleProcess] = {}
         self.ends: dict[tuple[str, int], int] = {}
-        self._producing = threading.Event(); self._producer_thread = None; self._lock = threading.Lock()
+        self._producing = threading.Event(); self._lock = threading.Lock()
+        self._producer_thread: threading.Thread | None = None
         self._changing = threading.Lock()      # one key's changes reach Kafka in the order they happened, as Debezium keeps them
 
     def start(self) -> "LocalStack":
@@ -82,19 +85,24 @@ ROLES = [("coordinator", "coordinator"), ("participant", "participant"), ("table
 AVRO_VERSION_2_FROM = 20_000    # Avro orders: the second schema version from this order on (seconds into a run: the table widens mid-run)
 
 @patch
-def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess:
+def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess | None:
     "(Re)start role `name` (`coordinator`, `participant-<i>`, or `broker` on its log directory); `env` e.g. injects a crash point."
     if name == "broker": self.broker.start(); return None
-    if name == "registry": self.registry.start(); return None
+    if name == "registry": self._registry().start(); return None
     role = next(r for prefix, r in ROLES if name.startswith(prefix))
     self.roles[name] = RoleProcess(role, self.role_params(), self.workdir, name=name, direct=True, env={**self.role_env, **(env or {})}).start()
     return self.roles[name]
 
 @patch
+def _registry(self: LocalStack) -> EmbeddedRegistry:
+    if self.registry is None: raise ValueError("this stack has no schema registry: give LocalStack(registry=...)")
+    return self.registry
+
+@patch
 def kill(self: LocalStack, name: str):
     "SIGKILL role `name` and everything it started, or the broker (`broker`)."
     if name == "broker": self.broker.kill()
-    elif name == "registry": self.registry.kill()
+    elif name == "registry": self._registry().kill()
     else: self.roles[name].kill()
 
 @patch
@@ -135,7 +143,7 @@ def produce(self: LocalStack, count: int, seed: int | None = None, transaction: 
 @patch
 def send(self: LocalStack, events: list[dict | bytes], key_field: str = "customer_id"):
     "Produce these events now, as they are (dicts as JSON, keyed by `key_field`; bytes as the value, unkeyed)."
-    pairs = [(None, e) if isinstance(e, bytes) else (str(e.get(key_field, "")).encode(), msgspec.json.encode(e)) for e in events]
+    pairs: list[tuple[bytes | None, bytes | None]] = [(None, e) if isinstance(e, bytes) else (str(e.get(key_field, "")).encode(), msgspec.json.encode(e)) for e in events]
     self._add_ends(send_events(self.broker.bootstrap_servers, self.topic, pairs))
 
 @patch
@@ -199,14 +207,15 @@ def orphan_files(table_path: str | Path) -> list[str]:
     # archival moved older instants off it: as for Hudi, an instant before its start was completed
     on_timeline = timeline_instants(table_path)
     start = min(on_timeline, default="")
-    return [k for k in on_disk if k not in listed and instant_of_file(name(k)) not in on_timeline and instant_of_file(name(k)) >= start]
+    return [k for k in on_disk if k not in listed and instant_of_file(name(k)) not in on_timeline and (instant_of_file(name(k)) or "") >= start]
 
-def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_lettered: set = frozenset()) -> dict:
+def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_lettered: AbstractSet = frozenset()) -> dict:
     "Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1) less what was dead-lettered."
     produced = produced_coordinates(ends) - set(dead_lettered)
     rows = read_snapshot(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"])
     in_table = coordinates(table_path)
-    broken, previous, commits = [], {}, commit_log(table_path)
+    broken, commits = [], commit_log(table_path)
+    previous: dict[tuple[str, int], int] = {}
     for commit in commits:
         for tp, (start, end) in commit["offsets"].items():
             if previous.get(tp, start) != start: broken.append((commit["instant"], tp, previous[tp], start))
@@ -260,7 +269,9 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
     (upsert) mode; `cdc`: the table mirrors a `SourceTable` from its Debezium change events; `registry=`: Avro orders, and
     the schema registry is killed too."""
     rng, stack = random.Random(seed), LocalStack(workdir, participants=participants, broker=broker, orders=orders, cdc=cdc, **settings)
-    counts, pending_restarts, events = collections.Counter(), [], []
+    counts: collections.Counter[str] = collections.Counter()
+    pending_restarts: list[tuple[float, str]] = []
+    events: list = []
     total = lambda: sum(v for k, v in counts.items() if k.endswith("_killed"))
     stack.start()
     try:
@@ -287,9 +298,9 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
         expected = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends) if orders else None
     finally:
         stack.stop()
-    verdict = (verify_keyed(stack.table_path, stack.ends, expected) if orders else
-               verify_mirror(stack.table_path, stack.ends, stack.source.rows) if cdc else verify_table(stack.table_path, stack.ends))
-    report = {"kills": dict(counts), **verdict, "drain_s": round(drain, 1),
+    checked = (verify_keyed(stack.table_path, stack.ends, expected or {}) if orders else
+               verify_mirror(stack.table_path, stack.ends, stack.source.rows) if cdc and stack.source else verify_table(stack.table_path, stack.ends))
+    report = {"kills": dict(counts), **checked, "drain_s": round(drain, 1),
               "events": events, "table_path": str(stack.table_path)}
     report["ok"] = verdict_ok(report) and not counts["exited_by_itself"]
     return report

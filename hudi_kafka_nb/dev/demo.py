@@ -74,7 +74,7 @@ class _Deliveries:
             key = (msg.topic(), msg.partition())
             if msg.offset() + 1 > self.ends.get(key, 0): self.ends[key] = msg.offset() + 1
 
-    def produce(self, producer: Producer, topic: str, key: bytes | None, value: bytes):
+    def produce(self, producer: Producer, topic: str, key: bytes | None, value: bytes | None):
         while True:
             try: producer.produce(topic, value, key, on_delivery=self); return
             except BufferError: producer.poll(0.05)
@@ -132,7 +132,7 @@ def send_in_transaction(bootstrap_servers: str, topic: str, events: list[tuple[b
             if time.monotonic() > deadline: raise
             log.warning("transaction %s failed, written again: %s", transactional_id, e)
             try:
-                if not e.args[0].txn_requires_abort(): raise e
+                if producer is None or not e.args[0].txn_requires_abort(): raise e
                 producer.abort_transaction(30)
             except KafkaException: producer = None
             time.sleep(1)
@@ -142,7 +142,8 @@ def produce_changes(bootstrap_servers: str, topic: str, source: SourceTable, cou
                     progress: bool = True) -> dict[tuple[str, int], int]:
     """A snapshot of `source` (a tenth of `count` rows), then about `count` change events at most `rate_per_s` a second,
     every fourth chunk in a Kafka transaction (one of them aborted first, as after a failed producer); the next offsets."""
-    ends, chunk, started = {}, 5_000, time.monotonic()
+    ends: dict[tuple[str, int], int] = {}
+    chunk, started = 5_000, time.monotonic()
     def note(written):
         for tp, end in written.items(): ends[tp] = max(ends.get(tp, 0), end)
     with tqdm(total=count, desc=f"changes to {topic}", unit="ev", disable=None if progress else True) as bar:
@@ -202,12 +203,14 @@ def latest_per_key(bootstrap_servers: str, topic: str, ends: dict[tuple[str, int
     from confluent_kafka import Consumer, TopicPartition
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"expected-{topic}", "enable.auto.commit": False})
     consumer.assign([TopicPartition(t, p, 0) for (t, p), end in ends.items() if end])
-    latest, remaining = {}, {tp: end for tp, end in ends.items() if end}
+    latest: dict[str, dict] = {}
+    remaining = {tp: end for tp, end in ends.items() if end}
     while remaining:
         for m in consumer.consume(10_000, timeout=5):
-            if m.error() or (m.topic(), m.partition()) not in remaining: continue
-            if m.offset() + 1 >= remaining[(m.topic(), m.partition())]: remaining.pop((m.topic(), m.partition()))
-            try: event = msgspec.json.decode(m.value())
+            where = (m.topic() or "", m.partition() or 0)         # set on every message that is not an error
+            if m.error() or where not in remaining: continue
+            if (m.offset() or 0) + 1 >= remaining[where]: remaining.pop(where)
+            try: event = msgspec.json.decode(m.value() or b"")
             except msgspec.DecodeError: continue
             if event.get(key) is None or event.get(ordering) is None: continue
             if event[key] not in latest or event[ordering] > latest[event[key]][ordering]: latest[event[key]] = event
@@ -226,7 +229,7 @@ def wait_until_committed(table_path: Path | str, ends: dict[tuple[str, int], int
     raise TimeoutError(f"records not all committed after {timeout_s}s; see the role logs in {roles[0].workdir}")
 
 # %% ../../nbs/20_demo.ipynb #86f5ea8c
-def wait_until_ingesting(table_path: Path, roles: list[RoleProcess], timeout_s: float = 180):
+def wait_until_ingesting(table_path: Path | str, roles: list[RoleProcess], timeout_s: float = 180):
     "Wait until the first instant is on the table's timeline."
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -237,7 +240,7 @@ def wait_until_ingesting(table_path: Path, roles: list[RoleProcess], timeout_s: 
     raise TimeoutError(f"no instant opened after {timeout_s}s; see the logs in {roles[0].workdir}")
 
 # %% ../../nbs/20_demo.ipynb #98c07603
-def print_summary(table_path: Path, produced: int, bad: int, workdir: Path, seconds: float):
+def print_summary(table_path: Path | str, produced: int, bad: int, workdir: Path, seconds: float):
     "Print commits, rows per partition and the exactly-once check, read back from the table."
     commits = commit_log(table_path)
     check = coordinate_check(table_path)
@@ -255,7 +258,7 @@ def print_summary(table_path: Path, produced: int, bad: int, workdir: Path, seco
     return verdict == "OK"
 
 # %% ../../nbs/20_demo.ipynb #c9d1e004
-def compare_latest(table_path: Path, expected: dict[str, dict], key: str = "order_id", ordering: str = "event_time") -> dict:
+def compare_latest(table_path: Path | str, expected: dict[str, dict], key: str = "order_id", ordering: str = "event_time") -> dict:
     "The latest snapshot (hudi-rs) against the expected latest event per key: rows, duplicate keys, missing, stale and unexpected keys."
     rows = read_snapshot(table_path, [key, ordering, "status"])
     found = collections.Counter(rows[key].to_pylist())
@@ -291,7 +294,7 @@ def print_avro_columns(table_path: Path | str):
     coupons = read_snapshot(table_path, ["coupon"])["coupon"]
     print(f"rows written by version 2 producers (with a coupon): {len(coupons) - coupons.null_count:,}")
 
-def print_upsert_summary(table_path: Path, produced: int, bad: int, expected: dict[str, dict], workdir: Path, seconds: float) -> bool:
+def print_upsert_summary(table_path: Path | str, produced: int, bad: int, expected: dict[str, dict], workdir: Path, seconds: float) -> bool:
     "Print commits and compactions, the orders by latest status, and the check against the topic."
     commits, services = commit_log(table_path), table_services_log(table_path)
     compactions = sum(s["action"] == "compaction" for s in services)
@@ -323,7 +326,8 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
         broker = running.enter_context(EmbeddedBroker(workdir / "broker"))
         print(f"embedded broker on {broker.bootstrap_servers}; work folder {workdir}")
         topic = "customers" if cdc else "orders"
-        where, role_env = {"table_path": str(workdir / "table" / topic)}, {}
+        where: dict = {"table_path": str(workdir / "table" / topic)}
+        role_env: dict[str, str] = {}
         if object_store:
             s3 = running.enter_context(EmbeddedS3(workdir / "s3"))
             cluster = running.enter_context(LocalSparkCluster(workdir / "spark", workers=2))
@@ -345,14 +349,14 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
                   # keyed: smaller instants, so that orders update across many commits and compactions run
                   **({**UPSERT_SETTINGS, "max_buffered_records": 10_000, "max_batch_records": 5_000} if orders else {}),
                   **({**CDC_SETTINGS, "max_buffered_records": 10_000, "max_batch_records": 5_000} if cdc else {}),
-                  **({"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None} if avro else {})}
+                  **({"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None} if registry else {})}
         try:
             roles.append(RoleProcess("coordinator", params, workdir, env=role_env).start())
             roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}", env=role_env).start() for i in range(participants)]
             wait_until_ingesting(table_path, roles)
             source = SourceTable(seed=7, broken_every=bad_every) if cdc else None
-            ends = (produce_changes(broker.bootstrap_servers, topic, source, records, rate_per_s) if cdc else
-                    produce_avro_orders(broker.bootstrap_servers, registry.url, topic, records, rate_per_s, bad_every) if avro else
+            ends = (produce_changes(broker.bootstrap_servers, topic, source, records, rate_per_s) if source is not None else
+                    produce_avro_orders(broker.bootstrap_servers, registry.url, topic, records, rate_per_s, bad_every) if registry else
                     produce_orders(broker.bootstrap_servers, topic, records, rate_per_s, bad_every, orders=orders))
             print("waiting for the table to commit every record …")
             seconds = wait_until_committed(table_path, ends, roles, timeout_s)
@@ -360,8 +364,8 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
         finally:
             for role in roles: role.stop()            # the coordinator first: it closes the open instant
         bad = records // bad_every if bad_every else 0    # read back while the S3 server still runs
-        if cdc: return print_mirror_summary(table_path, source, workdir, seconds)
-        if orders: return print_upsert_summary(table_path, records, bad, expected, workdir, seconds)
+        if source is not None: return print_mirror_summary(table_path, source, workdir, seconds)
+        if expected is not None: return print_upsert_summary(table_path, records, bad, expected, workdir, seconds)
         if avro: print_avro_columns(table_path)
         return print_summary(table_path, records, bad, workdir, seconds)
 

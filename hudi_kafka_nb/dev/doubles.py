@@ -19,16 +19,16 @@ __all__ = ['InMemoryChannel', 'InlineExecutor', 'InMemoryRegistry', 'framed']
 class InMemoryChannel:
     "A control channel over a shared in-memory list, for driving the roles without a broker."
     def __init__(self, bus: list, sender: str, table: str = ""):
-        self.bus, self.sender, self.position, self.table, self.foreign = bus, sender, len(bus), table, ForeignEvents(table, "in-memory")
+        self.events, self.sender, self.position, self.table, self.foreign = bus, sender, len(bus), table, ForeignEvents(table, "in-memory")
 
     @staticmethod
     def bus() -> list: return []
 
     def send(self, event: ControlEvent):
-        self.bus.append(encode_event(msgspec.structs.replace(event, sender=self.sender, table=self.table)))
+        self.events.append(encode_event(msgspec.structs.replace(event, sender=self.sender, table=self.table)))
 
     def receive(self, timeout_s: float = 0.0, max_events: int = 500) -> list[ControlEvent]:
-        payloads, self.position = self.bus[self.position:self.position + max_events], min(len(self.bus), self.position + max_events)
+        payloads, self.position = self.events[self.position:self.position + max_events], min(len(self.events), self.position + max_events)
         return [e for e in (decode_event(p) for p in payloads) if e is not None and self.foreign.ours(e)]
 
     def close(self): pass

@@ -51,7 +51,7 @@ class RoleProcess:
         self.output = self.workdir / f"{self.name}.ipynb"
         self.log_path = self.workdir / f"{self.name}.log"
         self.params = {**params, "stop_file": str(self.stop_file), "role_id": params.get("role_id") or self.name}
-        self.process = None
+        self.process: subprocess.Popen | None = None
 
     # Jupyter picks a kernel's ports by binding and releasing them, then the kernel binds them again: kernels launched
     # at the same moment can pick the same port and one dies ("Address already in use"). Launches from this process are
@@ -91,6 +91,7 @@ class RoleProcess:
     def stop(self, timeout_s: float = 90) -> int | None:
         "Ask the role to stop, wait for papermill to save the notebook; kill if it does not."
         self.stop_file.touch()
+        if self.process is None: return None
         try: return self.process.wait(timeout_s)
         except subprocess.TimeoutExpired:
             log.warning("%s did not stop within %ss; killing it", self.name, timeout_s); self.kill(); return None
@@ -98,6 +99,7 @@ class RoleProcess:
     def tree(self) -> list:
         "The role's processes: papermill, its kernel, and what the kernel started (a Spark JVM)."
         import psutil
+        if self.process is None: return []
         try:
             root = psutil.Process(self.process.pid)
             return [root] + root.children(recursive=True)

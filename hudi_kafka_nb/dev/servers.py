@@ -57,6 +57,7 @@ def broker_properties(data_dir: Path, port: int, controller_port: int, secure_po
         "group.initial.rebalance.delay.ms=0", "num.network.threads=2", "num.io.threads=2", "log.flush.interval.messages=1",
         "message.max.bytes=10485760", ""])
     if secure_port is None: return properties
+    if tls_dir is None: raise ValueError("a SASL_SSL listener needs tls_dir, the folder of its certificates")
     return properties + "\n".join([
         "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users=User:ANONYMOUS",
         "allow.everyone.if.no.acl.found=false", "sasl.enabled.mechanisms=SCRAM-SHA-512",
@@ -106,6 +107,11 @@ def answers_http(process: subprocess.Popen, url: str, timeout_s: float, what: st
 class EmbeddedServer:
     "What every embedded server shares: one process of its own, stopped or killed (as a crash would) and started again on the same data."
     process: subprocess.Popen | None = None
+    @property
+    def running_process(self) -> subprocess.Popen:
+        "The server's process, once `start` launched it."
+        if self.process is None: raise RuntimeError(f"{type(self).__name__} was never started")
+        return self.process
     def kill(self):
         "SIGKILL the server, as a crash would; `start()` brings it back on the same data."
         self.stop(kill=True)
@@ -203,12 +209,13 @@ class EmbeddedBroker(EmbeddedServer):
                 continue
             self.has_run = True
             return self
+        raise RuntimeError(f"embedded Kafka did not start in {attempts} attempts; see {self.log_path}")
 
     def _wait_ready(self, timeout_s: float):
         from confluent_kafka.admin import AdminClient
         admin, deadline = AdminClient({"bootstrap.servers": self.bootstrap_servers, "log_level": 0}), time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if self.process.poll() is not None: raise RuntimeError(f"embedded Kafka exited with code {self.process.returncode}; see {self.log_path}")
+            if self.running_process.poll() is not None: raise RuntimeError(f"embedded Kafka exited with code {self.running_process.returncode}; see {self.log_path}")
             try:
                 if admin.list_topics(timeout=1).brokers: return
             except Exception: pass
@@ -271,7 +278,7 @@ class EmbeddedS3(EmbeddedServer):
         return self
 
     def _wait_ready(self, timeout_s: float) -> bool:
-        return answers_http(self.process, f"{self.endpoint}/minio/health/ready", timeout_s, f"embedded MinIO; see {self.workdir / 'minio.log'}")
+        return answers_http(self.running_process, f"{self.endpoint}/minio/health/ready", timeout_s, f"embedded MinIO; see {self.workdir / 'minio.log'}")
 
     def _create_bucket(self):
         import pyarrow.fs
@@ -323,7 +330,7 @@ class EmbeddedRegistry(EmbeddedServer):
         return self
 
     def _wait_ready(self, timeout_s: float) -> bool:
-        return answers_http(self.process, f"{self.url}/subjects", timeout_s, f"embedded registry; see {self.workdir / 'registry.log'}")
+        return answers_http(self.running_process, f"{self.url}/subjects", timeout_s, f"embedded registry; see {self.workdir / 'registry.log'}")
 
 
 
@@ -340,7 +347,8 @@ class LocalSparkCluster:
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-spark-"))
         self.port, self.ui_port = free_port(), free_port()
         self.cores, self.memory = cores, memory
-        self.master, self.workers = None, [None] * workers
+        self.master: subprocess.Popen | None = None
+        self.workers: list[subprocess.Popen | None] = [None] * workers
 
     @property
     def master_url(self) -> str: return f"spark://127.0.0.1:{self.port}"
@@ -379,7 +387,7 @@ class LocalSparkCluster:
     def wait_for_workers(self, count: int, timeout_s: float = 60):
         deadline = time.monotonic() + timeout_s
         while self.alive_workers() < count:
-            if self.master.poll() is not None: raise RuntimeError(f"the Spark master exited; see {self.workdir / 'master.log'}")
+            if self.master is None or self.master.poll() is not None: raise RuntimeError(f"the Spark master is not running; see {self.workdir / 'master.log'}")
             if time.monotonic() > deadline: raise TimeoutError(f"{count} Spark workers not registered after {timeout_s}s; see {self.workdir}")
             time.sleep(0.2)
 

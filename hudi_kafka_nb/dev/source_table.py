@@ -31,7 +31,7 @@ class SourceTable:
         self.rows: dict[int, dict] = {}          # id → row: the table now
         self.deleted: list[int] = []             # ids deleted, some created again later
         self.lsn, self.next_id, self.tx, self.events = 1_000_000, 1, 700, 0
-        self.ops = collections.Counter()          # events written, by op (and tombstones, and broken ones)
+        self.ops: collections.Counter[str] = collections.Counter()    # events written, by op (and tombstones, and broken ones)
 
     def _customer(self, id: int) -> dict:
         tier = self.rng.choice(TIERS)
@@ -40,14 +40,14 @@ class SourceTable:
 
     def _event(self, op: str, before: dict | None, after: dict | None, tx: dict | None) -> list[tuple[bytes, bytes | None]]:
         self.lsn += self.rng.randrange(8, 200)
-        key = (after or before)["id"]
+        key = (after or before or {})["id"]
         envelope = {"before": before, "after": after, "op": op, "ts_ms": 1_795_000_000_000 + self.lsn // 100,
                     "source": {"connector": "postgresql", "name": "shop", "db": "shop", "schema": "public", "table": "customers",
                                "lsn": self.lsn, "ts_ms": 1_795_000_000_000 + self.lsn // 100, "snapshot": str(op == "r").lower()},
                     "transaction": tx and {**tx, "total_order": tx["count"]}}
         wrap = self.rng.random() < 0.3             # Kafka Connect's JsonConverter with schemas.enable=true
         value = {"schema": {"type": "struct", "name": "shop.public.customers.Envelope"}, "payload": envelope} if wrap else envelope
-        events = [(msgspec.json.encode({"id": key}), msgspec.json.encode(value))]
+        events: list[tuple[bytes, bytes | None]] = [(msgspec.json.encode({"id": key}), msgspec.json.encode(value))]
         self.ops[op] += 1
         if op == "d": events.append((msgspec.json.encode({"id": key}), None)); self.ops["tombstone"] += 1   # for log compaction
         return events
@@ -62,7 +62,8 @@ def snapshot(self: SourceTable, count: int) -> list[tuple[bytes, bytes | None]]:
 @patch
 def changes(self: SourceTable, count: int) -> list[tuple[bytes, bytes | None]]:
     "About `count` events of random changes (a delete writes two: the event and its tombstone), in source transactions."
-    events, tx = [], None
+    events: list[tuple[bytes, bytes | None]] = []
+    tx: dict | None = None
     while len(events) < count:
         if tx is None or tx["count"] >= tx["size"]:
             self.tx += 1; tx = {"id": f"{self.tx}:{self.lsn}", "size": self.rng.randrange(1, 5), "count": 0}
