@@ -18,7 +18,8 @@ from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient
 from hudi_kafka_nb.dev.chaos import run_chaos
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
-from hudi_kafka_nb.dev.demo import produce_orders, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot
 from hudi_kafka_nb.dev.roles import RoleProcess
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic

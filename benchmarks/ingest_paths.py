@@ -10,7 +10,7 @@ import argparse, json, statistics, tempfile, time, uuid
 from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, consumer_settings, load_config
-from hudi_kafka_nb.dev.demo import produce_orders
+from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.spark import spark_session

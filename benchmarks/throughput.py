@@ -23,7 +23,8 @@ import argparse, statistics, tempfile, threading, time, uuid
 from datetime import datetime
 from pathlib import Path
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
-from hudi_kafka_nb.dev.demo import UPSERT_SETTINGS, compare_latest, latest_per_key, produce_orders, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo import compare_latest, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_orders
 from hudi_kafka_nb.reading import coordinate_check
 from hudi_kafka_nb.dev.roles import RoleProcess
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
@@ -209,7 +210,7 @@ def avro_figure(broker, topic, ends, args, root):
     from hudi_kafka_nb.avro import SchemaCache, ConfluentRegistry, registry_value_schema
     from hudi_kafka_nb.avro_records import decode_avro
     from hudi_kafka_nb.config import load_config
-    from hudi_kafka_nb.dev.demo import send_events
+    from hudi_kafka_nb.dev.producers import send_events
     from hudi_kafka_nb.records import decode_batch
     with EmbeddedRegistry(root / "registry") as registry:
         avro_topic = f"{topic}-avro"

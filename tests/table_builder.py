@@ -1,7 +1,7 @@
 """Build small tables with the sink's own Hudi ports in one process, without a broker (for reader tests)."""
 import random
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
-from hudi_kafka_nb.dev.demo import sample_orders
+from hudi_kafka_nb.dev.producers import sample_orders
 from hudi_kafka_nb.fencing import FencedTable
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.hudi import HudiJava

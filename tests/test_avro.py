@@ -10,7 +10,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
 from hudi_kafka_nb.dev.chaos import LocalStack, verify_table, verdict, verdict_ok
-from hudi_kafka_nb.dev.demo import send_events
+from hudi_kafka_nb.dev.producers import send_events
 from hudi_kafka_nb.reading import read_snapshot, spark_read
 from hudi_kafka_nb.dev.servers import create_topic
 from helpers import log_of, read_dead_letters, wait_for

@@ -176,7 +176,7 @@ def test_roles_on_a_spark_cluster_carry_on_when_a_worker_is_killed_mid_write(tmp
     executors apart from their drivers) writing the table on S3. A worker is SIGKILLed while participants write an
     instant and started again: Spark reruns the lost tasks elsewhere or the instant is rolled back and its records come
     again; nothing lost, nothing twice, no orphan object."""
-    from hudi_kafka_nb.dev.servers import LocalSparkCluster
+    from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
     with LocalSparkCluster(tmp_path / "spark", workers=2) as cluster:
         s = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, s3=s3, spark_cluster=cluster,
                        min_participants=2, commit_interval_s=3.0, write_timeout_s=60.0)

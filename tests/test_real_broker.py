@@ -5,7 +5,7 @@ import random, time, uuid
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
 from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok, verify_table
-from hudi_kafka_nb.dev.demo import sample_orders
+from hudi_kafka_nb.dev.producers import sample_orders
 from hudi_kafka_nb.reading import coordinates, coordinator_status, produced_coordinates
 from hudi_kafka_nb.storage import table_storage
 from hudi_kafka_nb.timeline import committed_offsets

@@ -12,7 +12,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import SESSION_BROKERS
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.setting_values import ConfigError
-from hudi_kafka_nb.dev.demo import produce_orders, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.preflight import sink_acls
 from hudi_kafka_nb.reading import coordinate_check, coordinates
 from hudi_kafka_nb.dev.roles import RoleProcess

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from helpers import read_dead_letters, wait_for
 from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos, verdict, verdict_ok, verify_keyed, verify_table
-from hudi_kafka_nb.dev.demo import latest_per_key
+from hudi_kafka_nb.dev.producers import latest_per_key
 from hudi_kafka_nb.reading import coordinator_status, read_snapshot, spark_read, table_services_status
 from hudi_kafka_nb.timeline import commit_log, latest_checkpoint_of, table_services_log, timeline_sizes
 
@@ -229,7 +229,7 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
     About a minute: two runs of commits until a compaction is requested, three commits past it, and a round of services."""
     import random
     from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
-    from hudi_kafka_nb.dev.demo import sample_orders
+    from hudi_kafka_nb.dev.producers import sample_orders
     from hudi_kafka_nb.fencing import FencedTable, writing_by_key
     from hudi_kafka_nb.committer import HudiCommitter
     from hudi_kafka_nb.hudi import HudiJava

@@ -18,7 +18,7 @@ from pathlib import Path
 def exercise(spark, folder: Path):
     "Load what the roles load: write, commit, compact and read two small tables with the sink's own ports."
     from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
-    from hudi_kafka_nb.dev.demo import UPSERT_SETTINGS, sample_orders
+    from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, sample_orders
     from hudi_kafka_nb.fencing import FencedTable
     from hudi_kafka_nb.committer import HudiCommitter
     from hudi_kafka_nb.hudi import HudiJava

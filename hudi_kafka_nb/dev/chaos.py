@@ -9,14 +9,16 @@ from typing import AbstractSet
 from pathlib import Path
 from ..config import DEMO_VALUE_SCHEMA
 import msgspec
-from .demo import (UPSERT_SETTINGS, avro_order_writers, compare_latest, latest_per_key, produce_avro_orders, produce_orders,
+from .demo import compare_latest
+from .producers import (UPSERT_SETTINGS, avro_order_writers, latest_per_key, produce_avro_orders, produce_orders,
                                 send_events, send_in_transaction)
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror
 from ..reading import commit_history, coordinates, produced_coordinates, read_snapshot
 from ..timeline import (commit_log, committed_offsets, completed_commits, has_committed, instant_of_file,
                                     rust_table, timeline_instants, write_stats)
 from .roles import RoleProcess
-from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, LocalSparkCluster, create_topic
+from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
+from .spark_cluster import LocalSparkCluster
 from ..storage import open_table_storage, resolve_storage_options, table_storage
 
 # %% auto #0

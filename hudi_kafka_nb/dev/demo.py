@@ -4,218 +4,23 @@
 
 # %% ../../nbs/20_demo.ipynb #bf327be2
 from __future__ import annotations
-import argparse, collections, contextlib, logging, random, shutil, sys, time
+import argparse, collections, contextlib, logging, shutil, sys, time
 from pathlib import Path
-import msgspec
-from confluent_kafka import KafkaException, Producer
-from tqdm import tqdm
-from ..avro import demo_avro_order, demo_avro_schema, value_subject
+from ..avro import demo_avro_schema, value_subject
 from ..config import DEMO_VALUE_SCHEMA
+from .producers import (UPSERT_SETTINGS, latest_per_key, produce_avro_orders, produce_changes, produce_orders,
+                                         register_schema)
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from .roles import RoleProcess
-from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, LocalSparkCluster, create_topic
+from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
+from .spark_cluster import LocalSparkCluster
 from ..reading import coordinate_check, read_snapshot
 from ..timeline import commit_log, has_committed, rust_table, table_services_log, timeline_instants
 from ..storage import open_table_storage, resolve_storage_options
 
 # %% auto #0
-__all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'log', 'sample_orders', 'produce_orders', 'send_events',
-           'send_in_transaction', 'produce_changes', 'avro_order_writers', 'produce_avro_orders', 'register_schema',
-           'latest_per_key', 'wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest',
-           'print_mirror_summary', 'print_avro_columns', 'print_upsert_summary', 'run_demo', 'main']
-
-# %% ../../nbs/20_demo.ipynb #1d39e0cd
-REGIONS = ["us-east", "us-west", "eu-central", "eu-west", "ap-south"]
-STATUSES = ["created", "paid", "shipped", "delivered", "cancelled"]
-BASE_MS = 1_795_000_000_000
-# the keyed mode: one row per order, its latest state; merge-on-read, compacted every third delta commit
-UPSERT_SETTINGS = {"write_operation": "upsert", "record_key_field": "order_id", "ordering_field": "event_time",
-                   "table_type": "MERGE_ON_READ", "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"}}
-
-def sample_orders(start: int, count: int, rng: random.Random, bad_every: int = 0, orders: int = 0) -> list[tuple[bytes, bytes]]:
-    """(key, value) pairs of order events number start … start+count-1.
-
-    `orders=0`: every event is a new order. `orders=N`: events update N orders, in an order that is not their event
-    time's (shuffled within the chunk); each order keeps its region, and event times are unique (ms apart)."""
-    events = []
-    for n in range(start, start + count):
-        customer = f"c{rng.randrange(50_000):05d}"
-        order = rng.randrange(orders) if orders else n
-        if bad_every and n % bad_every == bad_every - 1:
-            value = b'{"order_id": "broken' if (n // bad_every) % 2 else msgspec.json.encode({"order_id": f"o{n}", "customer_id": customer})
-        else:
-            value = msgspec.json.encode({"order_id": f"o{order:09d}", "customer_id": customer,
-                                         "region": REGIONS[order % len(REGIONS)] if orders else rng.choice(REGIONS),
-                                         "status": rng.choice(STATUSES), "amount": round(rng.uniform(5, 500), 2),
-                                         "quantity": rng.randrange(1, 10), "event_time": _event_time(n, with_ms=bool(orders))})
-        events.append((customer.encode(), value))
-    if orders: rng.shuffle(events)           # out of order: a later event may arrive first, through another partition
-    return events
-
-def _event_time(n: int, with_ms: bool) -> str:
-    ms = BASE_MS + n * 37
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + (f".{ms % 1000:03d}" if with_ms else "")
-
-# %% ../../nbs/20_demo.ipynb #13349121
-log = logging.getLogger(__name__)
-
-def _producer(bootstrap_servers: str, quiet: bool) -> Producer:
-    return Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20, "batch.num.messages": 10_000,
-                     "queue.buffering.max.messages": 500_000, "acks": "all",
-                     "enable.idempotence": True,       # a broker restart never makes a retried record a second one
-                     "log_level": 2 if quiet else 6})  # quiet: no line per refused connection while a broker is down
-
-class _Deliveries:
-    "The next offset of each partition written, as delivery reports arrive; the failures."
-    def __init__(self): self.ends, self.failures = {}, []
-    def __call__(self, err, msg):
-        if err: self.failures.append(err)
-        else:
-            key = (msg.topic(), msg.partition())
-            if msg.offset() + 1 > self.ends.get(key, 0): self.ends[key] = msg.offset() + 1
-
-    def produce(self, producer: Producer, topic: str, key: bytes | None, value: bytes | None):
-        while True:
-            try: producer.produce(topic, value, key, on_delivery=self); return
-            except BufferError: producer.poll(0.05)
-
-    def finish(self, producer: Producer) -> dict[tuple[str, int], int]:
-        deadline = time.monotonic() + 300           # wait out a broker restart rather than drop what is queued
-        while producer.flush(5) and time.monotonic() < deadline: pass
-        if len(producer): raise RuntimeError(f"{len(producer)} records still undelivered after 300 s")
-        if self.failures: raise RuntimeError(f"{len(self.failures)} records not delivered, first: {self.failures[0]}")
-        return self.ends
-
-def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: float = 0, bad_every: int = 0,
-                   seed: int = 7, progress: bool = True, quiet: bool = False, orders: int = 0, first: int = 0) -> dict[tuple[str, int], int]:
-    "Produce `count` order events numbered from `first` (at most `rate_per_s` a second; `orders`: see `sample_orders`); the next offset of each partition written."
-    producer, deliveries = _producer(bootstrap_servers, quiet), _Deliveries()
-    rng, chunk, started = random.Random(seed), 5_000, time.monotonic()
-    with tqdm(total=count, desc=f"producing to {topic}", unit="rec",
-              disable=None if progress else True) as bar:     # None: shown on a terminal only, never into a log file
-        for start in range(0, count, chunk):
-            for key, value in sample_orders(first + start, min(chunk, count - start), rng, bad_every, orders):
-                deliveries.produce(producer, topic, key, value)
-            producer.poll(0)
-            bar.update(min(chunk, count - start))
-            if rate_per_s:
-                ahead = (start + chunk) / rate_per_s - (time.monotonic() - started)
-                if ahead > 0: time.sleep(ahead)
-        return deliveries.finish(producer)
-
-def send_events(bootstrap_servers: str, topic: str, events: list[tuple[bytes | None, bytes | None]], quiet: bool = True) -> dict[tuple[str, int], int]:
-    "Produce these (key, value) pairs as they are, in order; the next offset of each partition written."
-    producer, deliveries = _producer(bootstrap_servers, quiet), _Deliveries()
-    for key, value in events: deliveries.produce(producer, topic, key, value)
-    return deliveries.finish(producer)
-
-def send_in_transaction(bootstrap_servers: str, topic: str, events: list[tuple[bytes | None, bytes | None]], transactional_id: str,
-                        aborted_first: bool = False, quiet: bool = True) -> dict[tuple[str, int], int]:
-    """Produce these pairs in one Kafka transaction, as an exactly-once producer (Kafka Streams, Flink, Debezium) does;
-    `aborted_first`: written once in a transaction that is aborted, as a producer that failed mid-transaction leaves them,
-    then again and committed. The next offset of each partition written."""
-    settings = {"bootstrap.servers": bootstrap_servers, "transactional.id": transactional_id, "linger.ms": 20, "log_level": 2 if quiet else 6}
-    plan, deliveries, producer, deadline = ["abort"] * aborted_first + ["commit"], _Deliveries(), None, time.monotonic() + 300
-    while plan:
-        try:
-            if producer is None: producer = Producer(settings); producer.init_transactions(30)
-            producer.begin_transaction()
-            for key, value in events: deliveries.produce(producer, topic, key, value)
-            producer.flush(30)
-            if plan[0] == "abort": producer.abort_transaction(30)
-            else: producer.commit_transaction(30)
-            plan.pop(0)
-        except KafkaException as e:
-            # as an exactly-once producer recovers (the broker restarting, say): abort and write the transaction again; a
-            # producer that cannot abort is replaced (its transactional.id fences it). A commit whose answer was lost may have
-            # committed: the events are then written twice, which a sink ordering by source position absorbs
-            if time.monotonic() > deadline: raise
-            log.warning("transaction %s failed, written again: %s", transactional_id, e)
-            try:
-                if producer is None or not e.args[0].txn_requires_abort(): raise e
-                producer.abort_transaction(30)
-            except KafkaException: producer = None
-            time.sleep(1)
-    return deliveries.ends
-
-def produce_changes(bootstrap_servers: str, topic: str, source: SourceTable, count: int, rate_per_s: float = 0,
-                    progress: bool = True) -> dict[tuple[str, int], int]:
-    """A snapshot of `source` (a tenth of `count` rows), then about `count` change events at most `rate_per_s` a second,
-    every fourth chunk in a Kafka transaction (one of them aborted first, as after a failed producer); the next offsets."""
-    ends: dict[tuple[str, int], int] = {}
-    chunk, started = 5_000, time.monotonic()
-    def note(written):
-        for tp, end in written.items(): ends[tp] = max(ends.get(tp, 0), end)
-    with tqdm(total=count, desc=f"changes to {topic}", unit="ev", disable=None if progress else True) as bar:
-        note(send_events(bootstrap_servers, topic, source.snapshot(count // 10)))
-        for n, start in enumerate(range(0, count, chunk)):
-            events = source.changes(min(chunk, count - start))
-            note(send_in_transaction(bootstrap_servers, topic, events, f"{topic}-{n}", aborted_first=n == 3) if n % 4 == 3 else
-                 send_events(bootstrap_servers, topic, events))
-            bar.update(min(chunk, count - start))
-            if rate_per_s and (ahead := (start + chunk) / rate_per_s - (time.monotonic() - started)) > 0: time.sleep(ahead)
-    return ends
-
-# %% ../../nbs/20_demo.ipynb #8916e92e
-def avro_order_writers(registry_url: str, topic: str, register: tuple = (1, 2)) -> dict:
-    """Per schema version, a function writing an order as a producer does (confluent-kafka's `AvroSerializer`). Those of
-    the versions in `register` have registered their schema now and learned its id, so that, as real producers, they go
-    on writing while the registry is away; the others register theirs as they write their first order."""
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-    from confluent_kafka.schema_registry.avro import AvroSerializer
-    from confluent_kafka.serialization import MessageField, SerializationContext
-    registry, context = SchemaRegistryClient({"url": registry_url}), SerializationContext(topic, MessageField.VALUE)
-    writers = {}
-    for version in (1, 2):
-        serializer = AvroSerializer(registry, msgspec.json.encode(demo_avro_schema(version)).decode())
-        writers[version] = lambda order, serializer=serializer: serializer(order, context)
-        if version in register: writers[version](demo_avro_order(0, version))
-    return writers
-
-def produce_avro_orders(bootstrap_servers: str, writers: dict | str, topic: str, count: int, rate_per_s: float = 0, bad_every: int = 0,
-                        progress: bool = True, first: int = 0, version_2_from: int | None = None) -> dict[tuple[str, int], int]:
-    """Produce `count` Avro orders numbered from `first` (`writers` from `avro_order_writers`, or a registry's URL): version 2
-    of the schema for every other one of the second half (or from order `version_2_from` on); the next offset of each partition written."""
-    version_2_from = first + count // 2 if version_2_from is None else version_2_from
-    writers = avro_order_writers(writers, topic) if isinstance(writers, str) else writers
-    producer, deliveries = _producer(bootstrap_servers, True), _Deliveries()
-    chunk, started = 5_000, time.monotonic()
-    with tqdm(total=count, desc=f"Avro orders to {topic}", unit="rec", disable=None if progress else True) as bar:
-        for start in range(0, count, chunk):
-            for n in range(first + start, first + min(start + chunk, count)):
-                version = 2 if n >= version_2_from and n % 2 else 1
-                bad = bad_every and n % bad_every == bad_every - 1
-                value = b'{"order_id": "not Avro"}' if bad else writers[version](demo_avro_order(n, version))
-                deliveries.produce(producer, topic, str(n).encode(), value)
-            producer.poll(0); bar.update(min(chunk, count - start))
-            if rate_per_s and (ahead := (start + chunk) / rate_per_s - (time.monotonic() - started)) > 0: time.sleep(ahead)
-    return deliveries.finish(producer)
-
-def register_schema(registry_url: str, subject: str, schema: dict) -> int:
-    "Register `schema` under `subject` (as a producer's first record would); its id."
-    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
-    return SchemaRegistryClient({"url": registry_url}).register_schema(subject, Schema(msgspec.json.encode(schema).decode(), "AVRO"))
-
-# %% ../../nbs/20_demo.ipynb #c9d1e002
-def latest_per_key(bootstrap_servers: str, topic: str, ends: dict[tuple[str, int], int], key: str = "order_id",
-                   ordering: str = "event_time") -> dict[str, dict]:
-    "Per `key`, the event with the highest `ordering` among every record of `topic` before `ends` (valid JSON with both fields)."
-    from confluent_kafka import Consumer, TopicPartition
-    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"expected-{topic}", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(t, p, 0) for (t, p), end in ends.items() if end])
-    latest: dict[str, dict] = {}
-    remaining = {tp: end for tp, end in ends.items() if end}
-    while remaining:
-        for m in consumer.consume(10_000, timeout=5):
-            where = (m.topic() or "", m.partition() or 0)         # set on every message that is not an error
-            if m.error() or where not in remaining: continue
-            if (m.offset() or 0) + 1 >= remaining[where]: remaining.pop(where)
-            try: event = msgspec.json.decode(m.value() or b"")
-            except msgspec.DecodeError: continue
-            if event.get(key) is None or event.get(ordering) is None: continue
-            if event[key] not in latest or event[ordering] > latest[event[key]][ordering]: latest[event[key]] = event
-    consumer.close()
-    return latest
+__all__ = ['wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest', 'print_mirror_summary',
+           'print_avro_columns', 'print_upsert_summary', 'run_demo', 'main']
 
 # %% ../../nbs/20_demo.ipynb #7e3ee09d
 def wait_until_committed(table_path: Path | str, ends: dict[tuple[str, int], int], roles: list[RoleProcess], timeout_s: float) -> float:

@@ -12,8 +12,7 @@ from ..preflight import create_topic_if_missing
 # %% auto #0
 __all__ = ['log', 'MINIO_VERSION', 'repository', 'stop_process', 'free_port', 'kafka_classpath', 'broker_properties',
            'write_tls_files', 'answers_http', 'EmbeddedServer', 'owner_only', 'kafka_uuid', 'EmbeddedBroker',
-           'minio_binary', 'EmbeddedS3', 'registry_app', 'EmbeddedRegistry', 'spark_home', 'LocalSparkCluster',
-           'create_topic']
+           'minio_binary', 'EmbeddedS3', 'registry_app', 'EmbeddedRegistry', 'create_topic']
 
 # %% ../../nbs/18_servers.ipynb #983b62d3
 log = logging.getLogger(__name__)
@@ -333,81 +332,6 @@ class EmbeddedRegistry(EmbeddedServer):
         return answers_http(self.running_process, f"{self.url}/subjects", timeout_s, f"embedded registry; see {self.workdir / 'registry.log'}")
 
 
-
-# %% ../../nbs/18_servers.ipynb #11af66c7
-def spark_home() -> Path:
-    "pyspark's own Spark distribution (its `bin/spark-class` starts masters and workers)."
-    import pyspark
-    return Path(pyspark.__file__).resolve().parent
-
-class LocalSparkCluster:
-    "A Spark standalone master and `workers` workers on loopback, each its own process; workers can be killed and restarted."
-    def __init__(self, workdir: str | Path | None = None, workers: int = 2, cores: int = 2, memory: str = "2g"):
-        import tempfile
-        self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-spark-"))
-        self.port, self.ui_port = free_port(), free_port()
-        self.cores, self.memory = cores, memory
-        self.master: subprocess.Popen | None = None
-        self.workers: list[subprocess.Popen | None] = [None] * workers
-
-    @property
-    def master_url(self) -> str: return f"spark://127.0.0.1:{self.port}"
-
-    def _spawn(self, name: str, *args) -> subprocess.Popen:
-        env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1",
-               "SPARK_DAEMON_MEMORY": "256m", "SPARK_WORKER_DIR": str(self.workdir / "work"),
-               # executors keep their scratch in the cluster's folder: one killed mid-write leaves its copy of the jars there, not in /tmp
-               "SPARK_LOCAL_DIRS": str(self.workdir / "local")}
-        return subprocess.Popen([str(spark_home() / "bin" / "spark-class"), *args], env=env, stdout=open(self.workdir / f"{name}.log", "ab"),
-                                stderr=subprocess.STDOUT, start_new_session=True)
-
-    def start(self, timeout_s: float = 60) -> "LocalSparkCluster":
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        self.master = self._spawn("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port),
-                                  "--webui-port", str(self.ui_port))
-        for i in range(len(self.workers)): self.start_worker(i, wait=False)
-        self.wait_for_workers(len(self.workers), timeout_s)
-        return self
-
-    def start_worker(self, index: int, wait: bool = True, timeout_s: float = 60):
-        "Start worker `index` (again)."
-        self.workers[index] = self._spawn(f"worker-{index}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                                          "--cores", str(self.cores), "--memory", self.memory, "--webui-port", "0",
-                                          "--work-dir", str(self.workdir / "work"), self.master_url)
-        if wait: self.wait_for_workers(sum(w is not None and w.poll() is None for w in self.workers), timeout_s)
-
-    def alive_workers(self) -> int:
-        "How many workers the master counts as alive (its JSON status page)."
-        import json, urllib.request
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as answer:
-                return int(json.load(answer).get("aliveworkers", 0))
-        except (OSError, ValueError): return 0
-
-    def wait_for_workers(self, count: int, timeout_s: float = 60):
-        deadline = time.monotonic() + timeout_s
-        while self.alive_workers() < count:
-            if self.master is None or self.master.poll() is not None: raise RuntimeError(f"the Spark master is not running; see {self.workdir / 'master.log'}")
-            if time.monotonic() > deadline: raise TimeoutError(f"{count} Spark workers not registered after {timeout_s}s; see {self.workdir}")
-            time.sleep(0.2)
-
-    def kill_worker(self, index: int):
-        "SIGKILL worker `index` and the executors it started, as a lost machine."
-        import psutil
-        worker = self.workers[index]
-        if worker is None or worker.poll() is not None: return
-        children = psutil.Process(worker.pid).children(recursive=True)
-        worker.kill(); worker.wait()
-        for child in children:
-            try: child.kill()
-            except psutil.Error: pass
-
-    def stop(self):
-        for index in range(len(self.workers)): self.kill_worker(index)
-        stop_process(self.master)
-
-    def __enter__(self): return self.start()
-    def __exit__(self, *exc): self.stop()
 
 # %% ../../nbs/18_servers.ipynb #7368adcf
 def create_topic(bootstrap_servers: str, name: str, partitions: int):
