@@ -136,6 +136,9 @@ class KafkaSource:
         return {(tp.topic, tp.partition): tp.offset for tp in self.consumer.position([TopicPartition(t, p) for t, p in partitions])
                 if tp.error is None and tp.offset >= 0}
 
+    def pause(self, partitions: list[tuple[str, int]]): self.consumer.pause([TopicPartition(t, p) for t, p in partitions])
+    def resume(self, partitions: list[tuple[str, int]]): self.consumer.resume([TopicPartition(t, p) for t, p in partitions])
+
     def commit(self, next_offsets: dict[tuple[str, int], int]):
         if next_offsets: self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in next_offsets.items()], asynchronous=False)
 

@@ -16,7 +16,7 @@ from .config import SinkConfig, WriteMode
 from .messages import AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, StartCommit, WriteStatus, transition_line
 from .ports import Channel, Clock, DataSource, DeadLetters, Writer, error_summary
 from .participant_state import (Move, ParticipantInstant, ParticipantState, Progress, Situation, Wrote, advance,
-                                             fresh_records, next_move, set_aside_failed, skip_to)
+                                             fresh_records, next_move, over_share, set_aside_failed, skip_to)
 from .records import Decode, Decoded, RawRecord, ServiceUnavailable, data_schema, decode_batch, wider_type
 
 # %% auto #0
@@ -168,7 +168,8 @@ def _adopt(self: Participant, ahead: ParticipantInstant, fresh: ParticipantInsta
     starts = lambda instant: {tp: p.start_offset for tp, p in instant.progress.items()}
     if starts(ahead) != starts(fresh) or (ahead.value_schema, ahead.discovering) != (fresh.value_schema, fresh.discovering): return fresh
     for letter in ahead.letters: self.dead_letters.send(letter)
-    return replace(ahead, epoch=fresh.epoch, instant=fresh.instant, letters=[])
+    # START_COMMIT assigns the partitions again, unpaused: the instant's shares start over from what was read ahead
+    return replace(ahead, epoch=fresh.epoch, instant=fresh.instant, letters=[], paused=set())
 
 @patch
 def _use_value_schema(self: Participant, value_schema: dict[str, str]):
@@ -188,9 +189,21 @@ def _settle_previous_instant(self: Participant):
 @patch
 def _consume_batch(self: Participant):
     now = self.now
-    records = fresh_records(self.source.read(self.config.max_batch_records, timeout_s=0.1), now.progress)
+    read = self.source.read(self.config.max_batch_records, timeout_s=0.1)
+    records = fresh_records(read, now.progress)
     if records: self._take(records)
     skip_to(now.progress, self.source.positions(list(now.progress)))
+    self._pace(now, bool(read))
+
+@patch
+def _pace(self: Participant, now: ParticipantInstant, read_any: bool):
+    """Pause the partitions that took their share of the instant's records, so that a backlog in some cannot fill it
+    before the others have read; once the others have nothing more, every partition reads on into what is left."""
+    if not now.pacing: return
+    if not read_any and now.paused:
+        self.source.resume(sorted(now.paused)); now.paused, now.pacing = set(), False; return
+    over = over_share(now, self.config.max_buffered_records) - now.paused
+    if over: self.source.pause(sorted(over)); now.paused |= over
 
 @patch
 def _start_reading_ahead(self: Participant, done: ParticipantInstant):
@@ -206,9 +219,12 @@ def _read_ahead(self: Participant):
     "One batch into the records read ahead, up to `max_buffered_records`."
     ahead = self.ahead
     if ahead is None or self._full(ahead): return
-    records = fresh_records(self.source.read(self.config.max_batch_records, timeout_s=0.1), ahead.progress)
+    read = self.source.read(self.config.max_batch_records, timeout_s=0.1)
+    records = fresh_records(read, ahead.progress)
     if records: self._take(records, ahead)
-    if self.ahead is ahead: skip_to(ahead.progress, self.source.positions(list(ahead.progress)))
+    if self.ahead is ahead:
+        skip_to(ahead.progress, self.source.positions(list(ahead.progress)))
+        self._pace(ahead, bool(read))
 
 @patch
 def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant | None = None):
@@ -244,7 +260,7 @@ def _wait_for_service(self: Participant, error: Exception, now: ParticipantInsta
     if first or int(waited) // 30 != int(waited - SERVICE_RETRY_S) // 30:      # every 30 s, not every retry
         log.warning("participant %s: waiting %.0fs so far, records of %s not read: %s", self.id, waited,
                     ",".join(f"{t}[{p}]" for t, p in sorted(now.progress)), error)
-    self.source.assign(now.resume_points())
+    self.source.assign(now.resume_points()); now.paused = set()       # assigned again: nothing paused
     self.sleep(SERVICE_RETRY_S)
 
 @patch

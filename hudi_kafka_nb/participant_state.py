@@ -14,8 +14,8 @@ from .messages import PartitionProgress, PartitionStart
 from .records import DeadLetter, RawRecord
 
 # %% auto #0
-__all__ = ['ParticipantState', 'Progress', 'ParticipantInstant', 'fresh_records', 'advance', 'skip_to', 'Wrote', 'hudi_keys',
-           'set_aside_failed', 'Move', 'Situation', 'next_move']
+__all__ = ['ParticipantState', 'Progress', 'ParticipantInstant', 'over_share', 'fresh_records', 'advance', 'skip_to', 'Wrote',
+           'hudi_keys', 'set_aside_failed', 'Move', 'Situation', 'next_move']
 
 # %% ../nbs/03b_participant_state.ipynb #5a59bc56
 class ParticipantState(Enum):
@@ -55,6 +55,8 @@ class ParticipantInstant:
     new_fields: dict[str, str] = field(default_factory=dict)     # met in the events, proposed in WRITE_STATUS
     said_full: bool = False                     # the coordinator has heard that nothing more fits (`full_instant`)
     letters: list = field(default_factory=list) # read ahead: dead letters sent only once the instant is adopted
+    paused: set = field(default_factory=set)    # partitions that took their share of it, paused while the others read
+    pacing: bool = True                         # shares apply until the unpaused partitions have nothing more to read
 
     def reports(self) -> list[PartitionProgress]: return [p.report() for p in self.progress.values()]
     def next_offsets(self) -> dict[tuple[str, int], int]: return {tp: p.next_offset for tp, p in self.progress.items()}
@@ -68,6 +70,11 @@ class ParticipantInstant:
             for topic, partition, n in zip(*(counts[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset_count"))):
                 self.progress[(topic, partition)].written += n
         for letter in dead: self.progress[(letter.record.topic, letter.record.partition)].dead_lettered += 1
+
+def over_share(instant: ParticipantInstant, budget: int) -> set[tuple[str, int]]:
+    "Partitions that have taken their even share of `budget` records into `instant` (offsets read, set aside ones included)."
+    share = max(1, budget // max(1, len(instant.progress)))
+    return {tp for tp, p in instant.progress.items() if p.next_offset - p.start_offset >= share}
 
 def fresh_records(records: list[RawRecord], progress: dict[tuple[str, int], Progress]) -> list[RawRecord]:
     "The records not yet seen in this instant, from partitions this participant owns."

@@ -30,6 +30,8 @@ class Source:
     def unassign(self): pass
     def read(self, n, timeout_s=0): return [RawRecord("t", 0, 0, 0, None, b'{"order_id": "o1"}')]
     def positions(self, partitions): return {}
+    def pause(self, partitions): pass
+    def resume(self, partitions): pass
     def commit(self, offsets): pass
     def close(self): pass
 class Letters:

@@ -190,3 +190,25 @@ def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stabl
     finally:
         stack.stop()
     assert coordinates(stack.table_path) == {(stack.topic, p, o) for p, o in expected}
+
+
+def test_a_backlog_in_one_partition_does_not_keep_the_quiet_ones_out_of_the_first_instant(broker, tmp_path):
+    from hudi_kafka_nb.dev.servers import create_topic
+    from hudi_kafka_nb.timeline import commit_log
+    # small instants read in small batches: read in the order the consumer hands records out, partition 0's backlog
+    # alone would fill the first instants, and partitions 1 and 2 would wait for it to drain
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=3, broker=broker, max_buffered_records=500, max_batch_records=100)
+    create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 20})
+    for i, (key, value) in enumerate(sample_orders(0, 3_020, random.Random(3))):
+        producer.produce(stack.topic, value, key, partition=0 if i < 3_000 else 1 + i % 2)
+    assert producer.flush(30) == 0
+    stack.ends.update({(stack.topic, 0): 3_000, (stack.topic, 1): 10, (stack.topic, 2): 10})
+    for name in stack.names: stack.restart(name)
+    try: stack.wait_committed(180)
+    finally: stack.stop()
+    first = next(c for c in commit_log(stack.table_path) if c["records"])
+    quiet = {tp: offsets for tp, offsets in first["offsets"].items() if not tp.endswith("[0]")}
+    assert quiet == {f"{stack.topic}[1]": (0, 10), f"{stack.topic}[2]": (0, 10)}, first["offsets"]
+    report = verify_table(stack.table_path, stack.ends)
+    assert verdict_ok(report), verdict(report)
