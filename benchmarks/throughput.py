@@ -28,7 +28,7 @@ from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce
 from hudi_kafka_nb.reading import coordinate_check
 from hudi_kafka_nb.dev.roles import RoleProcess
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
-from hudi_kafka_nb.storage import open_table_storage, resolve_storage_options
+from hudi_kafka_nb.storage import TableStorage, resolve_storage_options
 from versus_peer import raw_read, run_peer   # benchmarks/versus_peer.py: the raw consumer, the peer in a process of its own
 
 
@@ -54,7 +54,8 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
               "write_timeout_s": 300.0, "value_schema": DEMO_VALUE_SCHEMA, "min_participants": participants,
               "max_buffered_records": max_buffered,
               "control_topic": f"control-{uuid.uuid4().hex[:6]}", **(settings or {})}
-    table = params["table_path"]
+    # this process reads the table too, with the roles' store settings
+    table = TableStorage(params["table_path"], resolve_storage_options(params.get("storage_options", {})))
     roles = [RoleProcess("coordinator", params, workdir)]
     roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}") for i in range(participants)]
     if table_services: roles.append(RoleProcess("table_services", {**params, "table_services_interval_s": 5.0}, workdir, name="table-services"))
@@ -115,7 +116,6 @@ def object_store_figure(broker, topic, ends, args, root, local_rate):
     """(e) The same sink (2 participants) with its table in MinIO's bucket, written through S3A, read back with hudi-rs."""
     with EmbeddedS3(root / "s3") as s3:
         settings = {"table_path": s3.url("bench"), "storage_options": s3.storage_options}
-        open_table_storage(settings["table_path"], resolve_storage_options(s3.storage_options))
         rate, latencies, _ = sink_rate(broker, topic, ends, 2, args.commit_interval, args.max_buffered, root / "s3-sink", settings)
     print(f"(e) sink, 2 participants, table on MinIO (S3A): {rate:,.0f} committed records/s = {rate / local_rate:.2f}x the local "
           f"table's (b); commit latency median {statistics.median(latencies):.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")

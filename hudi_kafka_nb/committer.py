@@ -9,7 +9,7 @@ from typing import Any
 from .config import WriteMode
 from .hudi import HudiJava, coordinator_options, create_or_open_table, table_services_options
 from .messages import FailedRecord
-from .storage import aux_key, staging_key, table_storage
+from .storage import aux_key, staging_key
 from .timeline import latest_checkpoint_of, latest_schema_fields
 from .writer import delete_instant_files
 
@@ -57,7 +57,7 @@ class HudiCommitter:
         instant = self.client.startCommit()
         # staged files of earlier instants are garbage now: those instants were committed or rolled back (a participant
         # that stages into one of them later finds it closed and deletes its file itself)
-        table_storage(self.hudi.config.table_path).delete_all(aux_key("staging"))
+        self.hudi.storage.delete_all(aux_key("staging"))
         meta = self.hudi.meta_client()
         meta.getActiveTimeline().transitionRequestedToInflight(meta.getCommitActionType(), instant)
         self.client.preWrite(instant, self.hudi.write_operation(), meta)
@@ -105,7 +105,7 @@ class HudiCommitter:
         for blob in write_statuses: statuses.addAll(H.common.util.SerializationUtils.deserialize(bytearray(blob)))
         rdd = self.hudi.jsc.parallelize(statuses, 1)
         committed = bool(self.client.commit(instant, rdd, H.common.util.Option.of(self.hudi.java_map(extra_metadata))))
-        table_storage(self.hudi.config.table_path).delete_all(staging_key(instant))
+        self.hudi.storage.delete_all(staging_key(instant))
         if committed: self.metadata_table_services()
         return committed
 
@@ -121,10 +121,10 @@ class HudiCommitter:
     def rollback(self, instant: str) -> bool:
         "Roll back a pending instant with Hudi (its files deleted through their markers), and what was staged for it."
         rolled_back = bool(self.client.rollback(instant))
-        table_storage(self.hudi.config.table_path).delete_all(staging_key(instant))
+        self.hudi.storage.delete_all(staging_key(instant))
         return rolled_back
 
-    def delete_instant_files(self, instant: str): delete_instant_files(self.hudi.config.table_path, instant)
+    def delete_instant_files(self, instant: str): delete_instant_files(self.hudi.storage, instant)
 
     def pending_instants(self) -> list[str]: return pending_writes(self.hudi.meta_client())
 
@@ -150,7 +150,7 @@ class HudiTableServices:
         if self.client is not None: self.client.close()
         # the fields of the sink's latest commit: a compaction rewrites rows with the client's schema, and one narrower
         # than the table's (fields added since this job started) would drop columns (clustering: see fields_in_flight)
-        _, checkpoint = latest_checkpoint_of(self.hudi.config.table_path)
+        _, checkpoint = latest_checkpoint_of(self.hudi.storage)
         if checkpoint and checkpoint.value_schema: self.hudi.use_value_schema(checkpoint.value_schema)
         self.client = self.hudi.write_client(table_services_options(self.hudi.config, self.hudi.avro_schema))
 
@@ -164,8 +164,8 @@ class HudiTableServices:
     def fields_in_flight(self) -> list[str]:
         """Fields the sink has added (its latest checkpoint) that the schema Hudi reads as the table's lacks. A clustering
         now would record that narrower schema after the commit that widens it, and the next one would drop the field."""
-        _, checkpoint = latest_checkpoint_of(self.hudi.config.table_path)
-        fields = latest_schema_fields(self.hudi.config.table_path)
+        _, checkpoint = latest_checkpoint_of(self.hudi.storage)
+        fields = latest_schema_fields(self.hudi.storage)
         if checkpoint is None or fields is None: return []
         return sorted(set(checkpoint.value_schema) - fields)
 

@@ -6,12 +6,11 @@
 from __future__ import annotations
 import base64, contextlib, logging, time, uuid
 from typing import Callable, Iterable, Sequence
-from pathlib import Path
 import msgspec
 from .config import WriteMode
 from .messages import extra_metadata, latest_checkpoint
 from .ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
-from .storage import TableError, aux_key, table_storage
+from .storage import Table, TableError, aux_key, table_storage
 from .timeline import completed_commits, timeline_sizes
 
 # %% auto #0
@@ -27,11 +26,11 @@ def _epochs(table_path) -> list[int]:
     names = (key.rsplit("/", 1)[-1] for key in table_storage(table_path).list(aux_key("epochs")))
     return [int(name) for name in names if name.isdigit()]
 
-def latest_epoch(table_path: str | Path) -> int:
+def latest_epoch(table_path: Table) -> int:
     "The greatest epoch any coordinator of this table has claimed (0 before the first)."
     return max(_epochs(table_path), default=0)
 
-def claim_epoch(table_path: str | Path, coordinator_id: str, floor: int = 0) -> int:
+def claim_epoch(table_path: Table, coordinator_id: str, floor: int = 0) -> int:
     "A new epoch, greater than every earlier one and than `floor`, claimed exclusively for `coordinator_id`."
     epoch = max(latest_epoch(table_path), floor) + 1
     # a nonce beside the id: two processes started with one id (a job run twice) must not both take one epoch for theirs
@@ -39,7 +38,7 @@ def claim_epoch(table_path: str | Path, coordinator_id: str, floor: int = 0) -> 
     while not table_storage(table_path).create(aux_key("epochs", str(epoch)), claim): epoch += 1
     return epoch
 
-def check_epoch(table_path: str | Path, epoch: int):
+def check_epoch(table_path: Table, epoch: int):
     "Raise `Fenced` if a newer coordinator has claimed an epoch."
     newest = latest_epoch(table_path)
     if newest > epoch: raise Fenced(f"epoch {newest} was claimed after ours ({epoch})")
@@ -66,7 +65,7 @@ def _read(table_path, slot_name: str) -> Decision | None:
     data = table_storage(table_path).get(aux_key("chain", slot_name))
     return msgspec.json.decode(data, type=Decision) if data is not None else None
 
-def walk(table_path: str | Path, latest_commit: str | None, committed_by_epoch: int) -> Slot:
+def walk(table_path: Table, latest_commit: str | None, committed_by_epoch: int) -> Slot:
     "The slot after `latest_commit` (committed by `committed_by_epoch`), following takeovers."
     base = latest_commit or GENESIS
     name, owner = base, committed_by_epoch
@@ -75,12 +74,12 @@ def walk(table_path: str | Path, latest_commit: str | None, committed_by_epoch: 
         name, owner = f"{base}~{decision.epoch}", decision.epoch
     return Slot(name, owner)
 
-def claim_slot(table_path: str | Path, slot: Slot, decision: Decision) -> bool:
+def claim_slot(table_path: Table, slot: Slot, decision: Decision) -> bool:
     "Fill the open `slot` with `decision`; False if another coordinator filled it first."
     return table_storage(table_path).create(aux_key("chain", slot.name), msgspec.json.encode(decision))
 
 # %% ../nbs/07_fencing.ipynb #319608ab
-def prune(table_path: str | Path, keep_after: str, keep_epochs: int = 16) -> int:
+def prune(table_path: Table, keep_after: str, keep_epochs: int = 16) -> int:
     "Delete chain slots of commits older than `keep_after` and all but the newest epoch files; how many were deleted."
     deleted, storage = 0, table_storage(table_path)
     for key in storage.list(aux_key("chain")):
@@ -94,8 +93,8 @@ def prune(table_path: str | Path, keep_after: str, keep_epochs: int = 16) -> int
 # %% ../nbs/07_fencing.ipynb #622a699b
 class FencedTable:
     "The coordinator's table: Hudi's write client behind epochs and the one-successor chain."
-    def __init__(self, table_path: str | Path, committer, read_commits=None):
-        self.path, self.committer = str(table_path), committer     # a folder or an object store's URL
+    def __init__(self, table_path: Table, committer, read_commits=None):
+        self.path, self.committer = table_path, committer          # the table's store (or its location: a local folder)
         self.read_commits = read_commits or completed_commits
         self.epoch = 0
 
@@ -214,7 +213,7 @@ class FencedTable:
     def close(self): self.committer.close()
 
 # %% ../nbs/07_fencing.ipynb #f1e2d002
-def decision_in_flight(table_path: str | Path, read_commits=None) -> str | None:
+def decision_in_flight(table_path: Table, read_commits=None) -> str | None:
     "The instant decided as the latest commit's successor but not completed by Hudi yet, if any."
     instant, checkpoint = latest_checkpoint((read_commits or completed_commits)(table_path))
     slot = walk(table_path, instant, checkpoint.epoch if checkpoint else 0)
@@ -222,14 +221,14 @@ def decision_in_flight(table_path: str | Path, read_commits=None) -> str | None:
 
 # %% ../nbs/07_fencing.ipynb #f1e2d005
 @contextlib.contextmanager
-def writing_by_key(table_path: str | Path, instant: str):
+def writing_by_key(table_path: Table, instant: str):
     "Mark, while the block runs, that this coordinator is writing `instant` by key (reading the table's latest file versions)."
     storage, mark = table_storage(table_path), aux_key("writing", instant)
     storage.put(mark, b"")
     try: yield
     finally: storage.delete(mark)
 
-def keyed_write_in_flight(table_path: str | Path, pending_writes: Callable[[], Iterable[str]]) -> str | None:
+def keyed_write_in_flight(table_path: Table, pending_writes: Callable[[], Iterable[str]]) -> str | None:
     "The instant a coordinator is writing by key now, if any: a mark whose instant `pending_writes` still names."
     marked = [name for name in table_storage(table_path).names(aux_key("writing")) if not name.startswith(".")]
     if not marked: return None

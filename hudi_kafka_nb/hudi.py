@@ -10,7 +10,7 @@ import pyarrow as pa
 from .config import SinkConfig, WriteMode
 from .records import data_schema
 from .spark import hudi_version
-from .storage import check_table, check_table_folder, create_table_once, hadoop_options, table_storage
+from .storage import TableStorage, check_table, check_table_folder, create_table_once, hadoop_options, storage_of
 
 # %% auto #0
 __all__ = ['log', 'key_generator_class', 'table_options', 'multi_writer_options', 'coordinator_options', 'table_services_options',
@@ -94,14 +94,15 @@ def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
 # %% ../nbs/12_hudi.ipynb #6ec6ac87
 class HudiJava:
     "py4j handles into Hudi for one Spark session and one table."
-    def __init__(self, spark, config: SinkConfig):
+    def __init__(self, spark, config: SinkConfig, storage: TableStorage | None = None):
         self.spark, self.config = spark, config
+        self.storage = storage or storage_of(config)      # the table's store, handed by the role (its settings resolved once)
         self.jvm, self.jsc = spark._jvm, spark.sparkContext._jsc
         self.H = self.jvm.org.apache.hudi
         self.version = hudi_version(spark)
         # the table's store settings, also on a session that existed before (Databricks, a notebook's own Spark)
         hadoop = self.jsc.hadoopConfiguration()
-        for key, value in hadoop_options(config.table_path, table_storage(config.table_path).options).items(): hadoop.set(key, value)
+        for key, value in hadoop_options(config.table_path, self.storage.options).items(): hadoop.set(key, value)
         self.storage_conf = self.H.hadoop.fs.HadoopFSUtils.getStorageConf(self.jsc.hadoopConfiguration())
         self._derive(config)
 
@@ -155,7 +156,7 @@ def _spark_schema(schema: pa.Schema):
 def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
     "The table's properties, the table created first with Hudi's table builder if the folder has none (`create_table_once`)."
     config = hudi.config
-    check_table_folder(config)
+    check_table_folder(config, hudi.storage)
     def create():
         builder = hudi.H.common.table.HoodieTableMetaClient.newTableBuilder().setTableType(config.table_type)
         # with an ordering field Hudi merges by event time: of two rows with one key, the higher ordering value wins
@@ -165,6 +166,6 @@ def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
          .setKeyGeneratorClassProp(key_generator_class(config)).setHiveStylePartitioningEnable(config.hive_style_partitioning)
          .setPopulateMetaFields(True).initTable(hudi.storage_conf, config.table_path))
         log.info("created Hudi table %s at %s", config.table_name, config.table_path)
-    props = create_table_once(config.table_path, create)
+    props = create_table_once(hudi.storage, create)
     check_table(config, props)
     return props

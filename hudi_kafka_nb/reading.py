@@ -4,11 +4,10 @@
 
 # %% ../nbs/17_reading.ipynb #de11401c
 from __future__ import annotations
-from pathlib import Path
 import pyarrow as pa
 import json
 import hudi
-from .storage import COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, table_storage
+from .storage import COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, Table, table_storage
 from .timeline import commit_log, rust_table
 
 # %% auto #0
@@ -16,7 +15,7 @@ __all__ = ['read_snapshot', 'read_incremental', 'spark_read', 'spark_read_increm
            'produced_coordinates', 'commit_history', 'coordinator_status', 'table_services_status']
 
 # %% ../nbs/17_reading.ipynb #2b0976b9
-def read_snapshot(table_path: str | Path, columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
+def read_snapshot(table_path: Table, columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
     "Rows of the latest snapshot (or as of an instant), read by hudi-rs."
     options = hudi.HudiReadOptions()
     if columns: options = options.with_projection(columns)
@@ -24,27 +23,27 @@ def read_snapshot(table_path: str | Path, columns: list[str] | None = None, as_o
     batches = rust_table(table_path).read(options)
     return pa.Table.from_batches(batches) if batches else pa.table({c: [] for c in columns or []})
 
-def read_incremental(table_path: str | Path, start: str, end: str) -> pa.Table:
+def read_incremental(table_path: Table, start: str, end: str) -> pa.Table:
     "Rows of commits completed after `start` up to and including `end` (completion times, see `commit_log`), read by hudi-rs."
     options = hudi.HudiReadOptions().with_query_type(hudi.HudiQueryType.Incremental).with_start_timestamp(start).with_end_timestamp(end)
     batches = rust_table(table_path).read(options)
     return pa.Table.from_batches(batches) if batches else pa.table({})
 
 # %% ../nbs/17_reading.ipynb #84d7bb6e
-def spark_read(spark, table_path: str | Path, as_of: str | None = None):
+def spark_read(spark, table_path: Table, as_of: str | None = None):
     "A DataFrame of the table's snapshot (or as of an instant), read by Spark's Hudi datasource."
     reader = spark.read.format("hudi")
     if as_of: reader = reader.option("as.of.instant", as_of)
     return reader.load(str(table_path))
 
-def spark_read_incremental(spark, table_path: str | Path, start: str, end: str):
+def spark_read_incremental(spark, table_path: Table, start: str, end: str):
     "Rows of commits completed after `start` up to and including `end` (completion times), read by Spark's Hudi datasource."
     return (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
             .option("hoodie.datasource.read.begin.instanttime", start).option("hoodie.datasource.read.end.instanttime", end)
             .load(str(table_path)))
 
 # %% ../nbs/17_reading.ipynb #ea575ccd
-def coordinate_check(table_path: str | Path) -> dict:
+def coordinate_check(table_path: Table) -> dict:
     "Rows, duplicates, and rows per partition path in the latest snapshot."
     rows = read_snapshot(table_path, ["kafka_topic", "kafka_partition", "kafka_offset", "_hoodie_partition_path"])
     if rows.num_rows == 0: return {"rows": 0, "distinct": 0, "duplicates": 0, "rows_per_partition_path": {}}
@@ -53,7 +52,7 @@ def coordinate_check(table_path: str | Path) -> dict:
     return {"rows": rows.num_rows, "distinct": distinct, "duplicates": rows.num_rows - distinct,
             "rows_per_partition_path": dict(sorted(zip(per_path["_hoodie_partition_path"].to_pylist(), per_path["kafka_offset_count"].to_pylist())))}
 
-def coordinates(table_path: str | Path) -> set[tuple[str, int, int]]:
+def coordinates(table_path: Table) -> set[tuple[str, int, int]]:
     "The (topic, partition, offset) of every row in the latest snapshot."
     rows = read_snapshot(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"])
     return set(zip(*(rows[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset")))) if rows.num_rows else set()
@@ -64,7 +63,7 @@ def produced_coordinates(ends: dict[tuple[str, int], int], starts: dict[tuple[st
     return {(t, p, o) for (t, p), end in ends.items() for o in range((starts or {}).get((t, p), 0), end)}
 
 # %% ../nbs/17_reading.ipynb #919143da
-def commit_history(table_path: str | Path):
+def commit_history(table_path: Table):
     "Commits as a DataFrame: committed_at (UTC), instant, epoch, records, files, total_records."
     import pandas as pd
     rows = [{"committed_at": pd.to_datetime(c["completed"], format="%Y%m%d%H%M%S%f", utc=True), **{k: c[k] for k in ("instant", "epoch", "records", "files")}}
@@ -73,11 +72,11 @@ def commit_history(table_path: str | Path):
     frame["total_records"] = frame["records"].cumsum()
     return frame
 
-def coordinator_status(table_path: str | Path) -> dict | None:
+def coordinator_status(table_path: Table) -> dict | None:
     "The coordinator's last published status, or None if no coordinator has run on this table."
     return _status(table_path, COORDINATOR_STATUS_KEY)
 
-def table_services_status(table_path: str | Path) -> dict | None:
+def table_services_status(table_path: Table) -> dict | None:
     "The table-services job's last published status (its counts of each service), or None if it has not run on this table."
     return _status(table_path, TABLE_SERVICES_STATUS_KEY)
 

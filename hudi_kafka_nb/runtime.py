@@ -21,8 +21,8 @@ from .records import Decode
 from .ports import CrashHook, Fenced, no_crash
 from .preflight import preflight
 from .spark import spark_session
-from .storage import (COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, TableError, check_table, check_table_folder,
-                                   storage_of, table_properties, table_storage)
+from .storage import (COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, Table, TableError, TableStorage, check_table,
+                                   check_table_folder, storage_of, table_properties, table_storage)
 from .table_services import TableServices
 from .writer import HudiWriter
 
@@ -34,7 +34,7 @@ __all__ = ['log', 'TABLE_WAIT_S', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'status_writ
            'job_parameters', 'run_job']
 
 # %% ../nbs/19_runtime.ipynb #2d1a9e25
-def status_writer(table_path: str, key: str):
+def status_writer(table_path: Table, key: str):
     "A function that replaces the table's status file `key` with a status, atomically (readers never see half a file)."
     def publish(status: dict):
         # the file is for observers: a store that cannot take it now must not stop the role (the next state writes it again)
@@ -64,21 +64,21 @@ def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spar
     "A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing."
     coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
     config = with_registry_fields(config)             # an Avro sink's fields: the registry's schemas of its topics
-    storage_of(config)                                # the table's store, with its settings, for every module of this process
-    check_table_folder(config)                        # a file, a read-only folder, another table, a store without fences: refused before Spark starts
+    storage = storage_of(config)                      # the table's store, with its settings: handed to every part that reaches it
+    check_table_folder(config, storage)               # a file, a read-only folder, another table, a store without fences: refused before Spark starts
     broker = BrokerView(config, preflight(config, "coordinator"))   # credentials, topics, rights: refused before anything starts
-    table = FencedTable(config.table_path, HudiCommitter(HudiJava(spark or spark_session(coordinator_id, table_path=config.table_path), config)))
+    table = FencedTable(storage, HudiCommitter(HudiJava(spark or spark_session(coordinator_id, table_path=storage), config, storage)))
     return Coordinator(config, ControlChannel(config, coordinator_id), table, broker, coordinator_id=coordinator_id,
-                       publish_status=status_writer(config.table_path, COORDINATOR_STATUS_KEY), crash=crash)
+                       publish_status=status_writer(storage, COORDINATOR_STATUS_KEY), crash=crash)
 
 # %% ../nbs/19_runtime.ipynb #5b4e34da
 def open_participant(config: SinkConfig, participant_id: str | None = None, spark=None) -> Participant:
     "A participant on the real broker and table: Kafka channel and data source, dead-letter producer, Hudi writer in Spark."
     participant_id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
-    storage_of(config)                  # the table's store, with its settings, for every module of this process
-    check_table_folder(config)          # a participant of the wrong table would stall every commit of the right one
+    storage = storage_of(config)        # the table's store, with its settings: handed to every part that reaches it
+    check_table_folder(config, storage) # a participant of the wrong table would stall every commit of the right one
     preflight(config, "participant")    # credentials, topics (created if missing: it may start first), every right
-    writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}", table_path=config.table_path), config))
+    writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}", table_path=storage), config, storage))
     participant = Participant(config, ControlChannel(config, participant_id), KafkaSource(config, participant_id),
                               DeadLetterQueue.for_config(config, participant_id), writer, participant_id=participant_id,
                               decode=avro_decoder(config),
@@ -90,10 +90,10 @@ def open_participant(config: SinkConfig, participant_id: str | None = None, spar
 # %% ../nbs/19_runtime.ipynb #133720a5
 TABLE_WAIT_S = 600
 
-def wait_for_table(config: SinkConfig, timeout_s: float = TABLE_WAIT_S, sleep=time.sleep) -> dict:
+def wait_for_table(config: SinkConfig, storage: TableStorage | None = None, timeout_s: float = TABLE_WAIT_S, sleep=time.sleep) -> dict:
     "The table's properties once the coordinator has created it; `TableError` naming the path after `timeout_s`."
-    deadline = time.monotonic() + timeout_s
-    while (props := table_properties(config.table_path)) is None:
+    deadline, storage = time.monotonic() + timeout_s, storage or storage_of(config)
+    while (props := table_properties(storage)) is None:
         if time.monotonic() > deadline:
             raise TableError(f"no Hudi table at table_path={config.table_path!r} after {timeout_s:.0f}s: start the coordinator "
                              "job (it creates the table), or point table_path at the sink's table")
@@ -106,14 +106,14 @@ def open_table_services(config: SinkConfig, role_id: str | None = None, spark=No
     if not config.multi_writer:
         raise ConfigError("setting 'table_services' is 'inline': the coordinator runs the table services itself; set "
                           "table_services='separate' on every job of this table to run them in this job")
-    storage_of(config)
-    check_table_folder(config)
-    wait_for_table(config)
+    storage = storage_of(config)
+    check_table_folder(config, storage)
+    wait_for_table(config, storage)
     role_id = role_id or f"table-services-{socket.gethostname()}-{os.getpid()}"
-    services = HudiTableServices(HudiJava(spark or spark_session(role_id, table_path=config.table_path), config))
-    return TableServices(config, services, in_doubt=lambda: decision_in_flight(config.table_path), role_id=role_id,
-                         writing=lambda: keyed_write_in_flight(config.table_path, services.pending_writes),
-                         publish_status=status_writer(config.table_path, TABLE_SERVICES_STATUS_KEY))
+    services = HudiTableServices(HudiJava(spark or spark_session(role_id, table_path=storage), config, storage))
+    return TableServices(config, services, in_doubt=lambda: decision_in_flight(storage), role_id=role_id,
+                         writing=lambda: keyed_write_in_flight(storage, services.pending_writes),
+                         publish_status=status_writer(storage, TABLE_SERVICES_STATUS_KEY))
 
 # %% ../nbs/19_runtime.ipynb #40cfac9d
 class JobControls(msgspec.Struct, kw_only=True):

@@ -9,7 +9,7 @@ from typing import Sequence
 from pathlib import Path
 import pyarrow as pa
 from fastcore.xtras import modified_env
-from .storage import hadoop_options, scheme_of, table_storage
+from .storage import Table, hadoop_options, scheme_of, table_storage
 
 # %% auto #0
 __all__ = ['scratch_dir', 'bundle_jars', 'on_databricks', 'object_store_jars', 'class_data_archive', 'spark_java_options',
@@ -74,7 +74,7 @@ def bundle_jars() -> list[str]:
 
 def on_databricks() -> bool: return bool(os.environ.get("DATABRICKS_RUNTIME_VERSION"))
 
-def object_store_jars(table_path: str) -> list[str]:
+def object_store_jars(table_path: Table) -> list[str]:
     "The jars a local Spark (or standalone cluster) needs to write the table at `table_path`: Hadoop's S3A for s3:// and s3a://."
     if scheme_of(table_path) not in ("s3", "s3a") or on_databricks(): return []
     return _resolved_jars("HUDI_KAFKA_NB_S3A_JARS", "hadoop-aws", f"table_path={table_path} is on S3, and Spark needs Hadoop's S3A jars for it")
@@ -93,7 +93,7 @@ def spark_java_options(archive: Path | None = None) -> str:
     return " ".join(["-Djol.skipHotspotSAAttach=true"] + shared + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split())
 
 def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None, extra_jars: Sequence[str] = (),
-                  table_path: str = ""):
+                  table_path: Table = ""):
     """The process's SparkSession, with Hudi's bundle (and `extra_jars`), Kryo and Hudi's SQL extensions; with what it
     needs to reach the table at `table_path` if that is on an object store (S3A's jars, and the settings of the
     table's store: see `storage.hadoop_options`)."""

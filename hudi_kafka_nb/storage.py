@@ -15,11 +15,10 @@ from .setting_values import ConfigError, resolve_secret
 
 # %% auto #0
 __all__ = ['log', 'AUX', 'COORDINATOR_STATUS_KEY', 'TABLE_SERVICES_STATUS_KEY', 'TABLE_CREATION_KEY', 'CLIENT_OPTIONS', 'RETRY',
-           'PROBE_PREFIX', 'CREATION_SETTLE_S', 'StorageError', 'scheme_of', 'is_object_store', 'aux_key',
+           'Table', 'PROBE_PREFIX', 'CREATION_SETTLE_S', 'StorageError', 'scheme_of', 'is_object_store', 'aux_key',
            'staging_key', 'resolve_storage_options', 'resolved_storage_options', 'hadoop_options', 'TableStorage',
-           'open_table_storage', 'table_storage', 'storage_of', 'check_conditional_writes', 'TableError',
-           'table_properties', 'check_table', 'creation_never_finished', 'table_folder_names', 'check_table_folder',
-           'create_table_once']
+           'table_storage', 'storage_of', 'check_conditional_writes', 'TableError', 'table_properties', 'check_table',
+           'creation_never_finished', 'table_folder_names', 'check_table_folder', 'create_table_once']
 
 # %% ../nbs/09_storage.ipynb #0bf8c634
 log = logging.getLogger(__name__)
@@ -28,12 +27,12 @@ AUX = ".hoodie/.aux/hudi_kafka_nb"
 class StorageError(RuntimeError):
     "The table's store cannot be used as the sink needs it (unreachable, refused, or without conditional writes)."
 
-def scheme_of(table_path: str | Path) -> str:
+def scheme_of(table_path: Table) -> str:
     "The URL scheme of a table location ('' for a local folder)."
     text = str(table_path)
     return text.split("://", 1)[0].lower() if "://" in text else ""
 
-def is_object_store(table_path: str | Path) -> bool:
+def is_object_store(table_path: Table) -> bool:
     "Whether the table lives on an object store rather than a local (or mounted) file system."
     return scheme_of(table_path) not in ("", "file")
 
@@ -78,7 +77,7 @@ _S3A_NAMES = {"aws_access_key_id": "fs.s3a.access.key", "access_key_id": "fs.s3a
               "aws_region": "fs.s3a.endpoint.region", "region": "fs.s3a.endpoint.region",
               "aws_endpoint": "fs.s3a.endpoint", "aws_endpoint_url": "fs.s3a.endpoint", "endpoint": "fs.s3a.endpoint"}
 
-def hadoop_options(table_path: str | Path, options: dict[str, str]) -> dict[str, str]:
+def hadoop_options(table_path: Table, options: dict[str, str]) -> dict[str, str]:
     "Hadoop settings (S3A's names) that let Hudi reach the table `options` describe; {} where Hadoop needs none from us."
     if scheme_of(table_path) not in ("s3", "s3a"): return {}
     hadoop = {_S3A_NAMES[key.lower()]: value for key, value in options.items() if key.lower() in _S3A_NAMES}
@@ -110,6 +109,8 @@ class TableStorage:
         self._store = None if self.local else obstore.store.from_url(self.location, retry_config=RETRY, **_obstore_arguments(self.options))  # type: ignore[call-overload]  # options as the user gave them
 
     def __repr__(self): return f"TableStorage({self.location!r})"
+    def __str__(self): return self.location          # where a function wants the table's location, a store gives it
+    def __fspath__(self): return self.location
 
     def path(self, key: str = "") -> Path:
         "Where `key` of a local table is on disk."
@@ -200,23 +201,15 @@ def _remove_empty_folders(folder: Path):
     if not any(folder.iterdir()): folder.rmdir()
 
 # %% ../nbs/09_storage.ipynb #a94aef43
-_opened: dict[str, TableStorage] = {}
+Table = str | Path | TableStorage        # a table as functions take it: its store, or its location
 
-def open_table_storage(table_path: str | Path, options: dict[str, str] | None = None) -> TableStorage:
-    "The store of the table at `table_path`, built with `options` (object_store's names) and kept for this process."
-    storage = TableStorage(table_path, options)
-    _opened[storage.location] = storage
-    return storage
-
-def table_storage(table: str | Path | TableStorage) -> TableStorage:
-    "The store of a table: the one opened for its location in this process, else one with default settings."
-    if isinstance(table, TableStorage): return table
-    location = str(table).rstrip("/")
-    return _opened.get(location) or _opened.setdefault(location, TableStorage(location))
+def table_storage(table: Table) -> TableStorage:
+    "The store a function was handed; given a location, a store with the library's defaults (a local folder, or an object store with the environment's credentials)."
+    return table if isinstance(table, TableStorage) else TableStorage(table)
 
 def storage_of(config: SinkConfig) -> TableStorage:
-    "The store of `config`'s table, opened with its `storage_options` (secrets resolved)."
-    return open_table_storage(config.table_path, resolved_storage_options(config))
+    "The store of `config`'s table, with its `storage_options` (secrets resolved): what a role builds once and hands on."
+    return TableStorage(config.table_path, resolved_storage_options(config))
 
 # %% ../nbs/09_storage.ipynb #ccba7502
 PROBE_PREFIX = ".hudi-kafka-nb-probe-"      # a probe's folder at the root of a store: ignored wherever a table's folder is read
@@ -269,7 +262,7 @@ def _read_properties(table_path, key: str) -> dict[str, str] | None:
 
 _ALWAYS_WRITTEN = ("hoodie.table.name", "hoodie.table.type", "hoodie.table.checksum")
 
-def table_properties(table_path: str | Path, settle_s: float = 2.0) -> dict[str, str] | None:
+def table_properties(table_path: Table, settle_s: float = 2.0) -> dict[str, str] | None:
     """The table's `hoodie.properties`, or None where there is no Hudi table.
 
     Hudi writes the file in place: a new table's in one go, a change by copying it to `hoodie.properties.backup`,
@@ -293,21 +286,21 @@ def check_table(config: SinkConfig, props: dict[str, str]):
                              f"settings ask for {wanted(config)!r}; point table_path at a new folder or change the settings to match")
 
 # %% ../nbs/09_storage.ipynb #520ab0f0
-def creation_never_finished(table_path: str) -> bool:
+def creation_never_finished(table_path: Table) -> bool:
     "Whether the table's folder holds only a `.hoodie` folder with folders in it and no file (Hudi creates the folders first)."
     return table_folder_names(table_path) == [".hoodie"] and not table_storage(table_path).list(".hoodie")
 
-def table_folder_names(table_path: str) -> list[str]:
+def table_folder_names(table_path: Table) -> list[str]:
     "What the table's folder holds, less the atomic-create probes of roles starting beside this one."
     return [name for name in table_storage(table_path).names() if not name.startswith(PROBE_PREFIX)]
 
-def check_table_folder(config: SinkConfig):
+def check_table_folder(config: SinkConfig, storage: TableStorage | None = None):
     "Refuse, before anything starts, a `table_path` this process cannot use (`ConfigError` naming the setting and the fix)."
     if config.table_path.startswith("dbfs:"): return       # Databricks' own file system: Hudi's storage layer checks
     # reachable with the settings given, and a fence there: a store that overwrites on a conditional create is refused,
     # and so is a mounted folder without the atomic create (a FUSE mount of object storage). The probe leaves nothing
     # behind, and the emptiness checks of a new table's folder ignore one under way
-    probed = table_storage(config.table_path)
+    table = probed = storage or storage_of(config)
     if not is_object_store(config.table_path):
         path = Path(config.table_path)
         existing = next(p for p in [path, *path.parents] if p.exists())
@@ -317,25 +310,28 @@ def check_table_folder(config: SinkConfig):
             raise ConfigError(f"setting 'table_path': cannot write under {existing} (read-only or no permission); give this job write access there or choose another folder")
         if existing != path: probed = TableStorage(existing)       # the table's folder does not exist yet: its nearest parent
     check_conditional_writes(probed)
-    props = table_properties(config.table_path)
+    props = table_properties(table)
     if props is not None: check_table(config, props)
 
 # %% ../nbs/09_storage.ipynb #d62947ce
 CREATION_SETTLE_S = 30.0       # a claimed creation without hoodie.properties this long after was abandoned
 
-def create_table_once(table_path: str, create: Callable[[], None], settle_s: float = CREATION_SETTLE_S) -> dict[str, str]:
+def create_table_once(table_path: Table, create: Callable[[], None], settle_s: float = CREATION_SETTLE_S) -> dict[str, str]:
     "The table's properties, `create()` called first by one process of those asking at once if there is no table (see above)."
     storage, nonce, abandoned = table_storage(table_path), uuid.uuid4().hex.encode(), False
-    while (props := table_properties(table_path)) is None:
-        unclaimed = storage.get(TABLE_CREATION_KEY) is None
-        if unclaimed and not abandoned and table_folder_names(table_path) and not creation_never_finished(table_path):
-            raise TableError(f"table_path={table_path!r} is not empty and holds no Hudi table; choose an empty or new folder")
+    while (props := table_properties(storage)) is None:
+        # in this order: a creator claims before it makes the folder, and writes hoodie.properties before it gives the
+        # claim up, so a folder seen occupied and then unclaimed holds a table by now, or was never one of ours
+        occupied = not abandoned and table_folder_names(storage) and not creation_never_finished(storage)
+        if occupied and storage.get(TABLE_CREATION_KEY) is None:
+            if table_properties(storage) is not None: continue
+            raise TableError(f"table_path={str(storage)!r} is not empty and holds no Hudi table; choose an empty or new folder")
         if storage.create(TABLE_CREATION_KEY, nonce):
             create(); storage.delete(TABLE_CREATION_KEY)
             continue
         deadline = time.monotonic() + settle_s          # another process creates the table: wait for its hoodie.properties
-        while (props := table_properties(table_path)) is None and time.monotonic() < deadline: time.sleep(0.2)
+        while (props := table_properties(storage)) is None and time.monotonic() < deadline: time.sleep(0.2)
         if props is None:
-            log.warning("table_path=%r: the table creation claimed there never finished (its coordinator died?): creating it again", table_path)
+            log.warning("table_path=%r: the table creation claimed there never finished (its coordinator died?): creating it again", str(storage))
             storage.delete(TABLE_CREATION_KEY); abandoned = True
     return props

@@ -6,12 +6,11 @@
 from __future__ import annotations
 import json, re
 import hudi
-from pathlib import Path
 from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 from .messages import latest_checkpoint, read_checkpoint
-from .storage import table_properties, table_storage
+from .storage import Table, table_properties, table_storage
 
 # %% auto #0
 __all__ = ['SERVICE_ACTIONS', 'InstantFile', 'instant_file', 'timeline_files', 'completion_times', 'rust_table',
@@ -37,19 +36,19 @@ def instant_file(name: str) -> InstantFile | None:
     if state: return InstantFile(instant, action, state)
     return InstantFile(instant, "commit", "inflight") if action == "inflight" else InstantFile(instant, action, "completed")
 
-def timeline_files(table_path: str | Path, folder: str = ".hoodie/timeline") -> list[InstantFile]:
+def timeline_files(table_path: Table, folder: str = ".hoodie/timeline") -> list[InstantFile]:
     "The state files of the table's active timeline."
     return [f for name in table_storage(table_path).names(folder) if (f := instant_file(name))]
 
 # %% ../nbs/10_timeline.ipynb #0b70078b
-def completion_times(table_path: str | Path, properties: dict[str, str] | None = None) -> dict[str, str]:
+def completion_times(table_path: Table, properties: dict[str, str] | None = None) -> dict[str, str]:
     """Instant → completion time of the completed commits and replace commits (table version 8+ names them
     `<instant>_<completion>.commit`); `properties`: the table's, if the caller has read them already."""
     folder = ".hoodie/" + (properties or table_properties(table_path) or {}).get("hoodie.timeline.path", "timeline")
     return {f.instant: f.completed for f in timeline_files(table_path, folder)
             if f.completed and f.action in ("commit", "deltacommit", "replacecommit")}
 
-def rust_table(table_path: str | Path, properties: dict[str, str] | None = None):
+def rust_table(table_path: Table, properties: dict[str, str] | None = None):
     """The table as hudi-rs reads it, with the settings of the table's store. hudi-rs reads `hoodie.properties` itself
     and, unlike Hudi, never its backup: caught while Hudi rewrites the file (it does when the metadata table gains a
     partition), it found no `hoodie.table.name` and refused the table (a CI run). So the properties read whole by
@@ -59,7 +58,7 @@ def rust_table(table_path: str | Path, properties: dict[str, str] | None = None)
     return (hudi.HudiTableBuilder.from_base_uri(storage.url("").rstrip("/") if storage.local else storage.location)
             .with_hudi_options(properties).with_storage_options(storage.options).build())
 
-def completed_commits(table_path: str | Path) -> list[dict]:
+def completed_commits(table_path: Table) -> list[dict]:
     "Completed commits on the active timeline, oldest first: {'instant', 'completed', 'metadata'}."
     if (properties := table_properties(table_path)) is None: return []
     timeline = rust_table(table_path, properties).get_timeline()
@@ -67,11 +66,11 @@ def completed_commits(table_path: str | Path) -> list[dict]:
     return [{"instant": i.timestamp, "completed": completed.get(i.timestamp), "metadata": json.loads(timeline.get_instant_metadata_in_json(i))}
             for i in sorted([*timeline.get_completed_commits(), *timeline.get_completed_deltacommits()], key=lambda i: i.timestamp)]
 
-def latest_checkpoint_of(table_path: str | Path):
+def latest_checkpoint_of(table_path: Table):
     "(instant, Checkpoint) of the sink's latest commit on the table; (None, None) before the first."
     return latest_checkpoint(completed_commits(table_path))
 
-def latest_schema_fields(table_path: str | Path) -> set[str] | None:
+def latest_schema_fields(table_path: Table) -> set[str] | None:
     """Field names in the schemas of the newest completed commit, delta commit or replace commit by instant time and by
     completion time (Hudi's writers take the table's schema from there): the names both have; None before any."""
     if (properties := table_properties(table_path)) is None: return None
@@ -91,11 +90,11 @@ def write_stats(metadata: dict) -> list[dict]:
     return [s for group in (metadata.get("partitionToWriteStats") or {}).values() for s in group]
 
 # %% ../nbs/10_timeline.ipynb #5e978c1e
-def timeline_instants(table_path: str | Path) -> set[str]:
+def timeline_instants(table_path: Table) -> set[str]:
     "Every instant with a file on the active timeline: requested, inflight or completed (a rollback deletes the files of the instant it rolls back)."
     return {f.instant for f in timeline_files(table_path)}
 
-def pending_instants(table_path: str | Path) -> set[str]:
+def pending_instants(table_path: Table) -> set[str]:
     "Instants requested or inflight and not completed (a completed instant keeps its requested and inflight files beside `<instant>_<completion>.<action>`)."
     files = timeline_files(table_path)
     return {f.instant for f in files if f.state != "completed"} - {f.instant for f in files if f.state == "completed"}
@@ -106,7 +105,7 @@ def instant_of_file(name: str) -> str | None:
     return match.group(1) if match else None
 
 # %% ../nbs/10_timeline.ipynb #98515ee1
-def commit_log(table_path: str | Path) -> list[dict]:
+def commit_log(table_path: Table) -> list[dict]:
     "One entry per commit of the sink on the active timeline, in commit order (epoch, then instant): instant, completion time, epoch, records, files, offsets."
     entries = []
     for commit in completed_commits(table_path):
@@ -119,7 +118,7 @@ def commit_log(table_path: str | Path) -> list[dict]:
 
 SERVICE_ACTIONS = {"compaction": "commit", "clustering": "replacecommit", "clean": "clean"}
 
-def table_services_log(table_path: str | Path) -> list[dict]:
+def table_services_log(table_path: Table) -> list[dict]:
     "Table services completed on the active timeline, oldest first: {'instant', 'completed', 'action'} (compaction, clustering, clean)."
     files = timeline_files(table_path)
     completed = {(f.instant, f.action): f.completed for f in files if f.state == "completed"}
@@ -127,19 +126,19 @@ def table_services_log(table_path: str | Path) -> list[dict]:
                    for f in files if f.state == "requested" and (action := SERVICE_ACTIONS.get(f.action)) and (f.instant, action) in completed),
                   key=lambda s: s["instant"])
 
-def committed_offsets(table_path: str | Path) -> dict[tuple[str, int], int]:
+def committed_offsets(table_path: Table) -> dict[tuple[str, int], int]:
     "The next offset of each partition per the latest commit; {} before the first."
     _, checkpoint = latest_checkpoint_of(table_path)
     return checkpoint.next_offsets() if checkpoint else {}
 
-def has_committed(table_path: str | Path, ends: dict[tuple[str, int], int]) -> bool:
+def has_committed(table_path: Table, ends: dict[tuple[str, int], int]) -> bool:
     "Whether the table has committed every partition up to `ends`."
     try: committed = committed_offsets(table_path)
     except Exception: return False                     # the timeline is being written right now; ask again
     return all(committed.get(tp, 0) >= end for tp, end in ends.items())
 
 # %% ../nbs/10_timeline.ipynb #cceb02a7
-def timeline_sizes(table_path: str | Path) -> dict[str, int]:
+def timeline_sizes(table_path: Table) -> dict[str, int]:
     """Completed instants on the active timeline ('active') and in the archived timeline ('archived'). The archived
     timeline's latest snapshot is the manifest `_version_` names, as Hudi reads it (its manifests are written through a
     temporary `manifest_<n>.<uuid>` on local disks); without `_version_`, the highest `manifest_<n>`."""

@@ -6,13 +6,12 @@
 from __future__ import annotations
 import time, uuid
 from typing import Sequence
-from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 from .config import WriteMode
 from .hudi import HudiJava, participant_options
 from .spark import arrow_frame
-from .storage import check_table, staging_key, table_properties, table_storage
+from .storage import Table, check_table, staging_key, table_properties, table_storage
 from .ports import Written
 from .timeline import instant_of_file
 
@@ -25,7 +24,7 @@ class WrittenFiles:
     def __init__(self, statuses: bytes, paths: list[str], records: int, errors: int, staged: Sequence[str] = ()):
         self.statuses, self.paths, self.records, self.errors, self.staged = statuses, paths, records, errors, list(staged)
 
-def stage_rows(rows: pa.Table, table_path: str | Path, instant: str) -> str:
+def stage_rows(rows: pa.Table, table_path: Table, instant: str) -> str:
     "Write `rows` as one Parquet file for `instant`'s coordinator-side write, atomically, in the table's store; its URL (Spark reads it)."
     buffer = pa.BufferOutputStream()
     pq.write_table(rows, buffer, compression="zstd")
@@ -48,7 +47,7 @@ class HudiWriter:
     def _table_ready(self) -> bool:
         "Whether the coordinator has created the table (checked against our settings once it exists)."
         if self.checked: return True
-        props = table_properties(self.hudi.config.table_path)
+        props = table_properties(self.hudi.storage)
         if props is None: return False
         check_table(self.hudi.config, props); self.checked = True
         return True
@@ -56,7 +55,7 @@ class HudiWriter:
     def write(self, rows: pa.Table, instant: str) -> WrittenFiles:
         "Write Arrow `rows` into `instant` with Hudi's row writer, or stage them for the coordinator's insert or upsert; nothing is committed."
         if self.hudi.config.write_mode is WriteMode.STAGED:
-            return WrittenFiles(b"", [], rows.num_rows, 0, staged=[stage_rows(rows, self.hudi.config.table_path, instant)])
+            return WrittenFiles(b"", [], rows.num_rows, 0, staged=[stage_rows(rows, self.hudi.storage, instant)])
         return self.write_frame(arrow_frame(self.hudi.spark, rows, self.hudi.struct), instant)
 
     def write_frame(self, frame, instant: str) -> WrittenFiles:
@@ -115,9 +114,9 @@ class HudiWriter:
         return WrittenFiles(bytes(serialization.serialize(statuses)) if statuses.size() else b"", [p for part in parts for p in part.paths],
                             sum(part.records for part in parts), sum(part.errors for part in parts), [s for part in parts for s in part.staged])
 
-    def delete_instant(self, instant: str): delete_instant_files(self.hudi.config.table_path, instant)
+    def delete_instant(self, instant: str): delete_instant_files(self.hudi.storage, instant)
 
-def delete_instant_files(table_path: str | Path, instant: str):
+def delete_instant_files(table_path: Table, instant: str):
     "Delete every data file, marker and staged file of an instant that was rolled back (once nothing writes into it any more)."
     storage = table_storage(table_path)
     for key in storage.list(""):

@@ -7,7 +7,7 @@ from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedS3
-from hudi_kafka_nb.storage import StorageError, check_table_folder, open_table_storage, resolved_storage_options
+from hudi_kafka_nb.storage import StorageError, TableStorage, check_table_folder, resolved_storage_options
 from hudi_kafka_nb.timeline import commit_log
 from helpers import finish, log_of, state_line, wait_for
 
@@ -20,12 +20,12 @@ def s3(tmp_path):
 
 CLAIM = """
 import sys
-from hudi_kafka_nb.storage import open_table_storage
+from hudi_kafka_nb.storage import TableStorage
 from hudi_kafka_nb.fencing import claim_epoch, claim_slot, Decision, Slot
 import json
-open_table_storage(sys.argv[1], json.loads(sys.argv[2]))
-epochs = [claim_epoch(sys.argv[1], sys.argv[3]) for _ in range(5)]
-won = claim_slot(sys.argv[1], Slot("genesis", 0), Decision(kind="takeover", epoch=epochs[0], coordinator_id=sys.argv[3]))
+table = TableStorage(sys.argv[1], json.loads(sys.argv[2]))
+epochs = [claim_epoch(table, sys.argv[3]) for _ in range(5)]
+won = claim_slot(table, Slot("genesis", 0), Decision(kind="takeover", epoch=epochs[0], coordinator_id=sys.argv[3]))
 print(json.dumps({"epochs": epochs, "won": won}))
 """
 
@@ -42,7 +42,7 @@ def test_coordinators_on_different_machines_are_fenced_by_the_object_store(s3):
     epochs = [e for r in results for e in r["epochs"]]
     assert sorted(epochs) == list(range(1, 21)), f"an epoch was claimed twice or skipped: {sorted(epochs)}"
     assert sum(r["won"] for r in results) == 1, results
-    open_table_storage(table, resolved)
+    table = TableStorage(table, resolved)
     assert latest_epoch(table) == 20
     winner = walk(table, None, 0)
     assert winner.name.startswith("genesis~") and winner.owner_epoch in {r["epochs"][0] for r in results if r["won"]}
@@ -55,7 +55,6 @@ def test_a_store_the_credentials_do_not_open_is_refused_before_anything_starts(s
     config = load_config(bootstrap_servers="127.0.0.1:1", topics=["t"], table_path=s3.url("refused"), table_name="t",
                          value_schema={"id": "string"},
                          storage_options={**s3.storage_options, "aws_secret_access_key": f"${{file:{wrong}:aws_secret_access_key}}"})
-    open_table_storage(config.table_path, resolved_storage_options(config))
     with pytest.raises(StorageError, match=r"table_path=s3a://lake/refused: the store cannot be written with the storage_options given"):
         check_table_folder(config)
 
@@ -67,14 +66,14 @@ def test_the_fence_and_the_status_file_wait_out_a_store_restarting(s3):
     from hudi_kafka_nb.runtime import status_writer
     from hudi_kafka_nb.storage import COORDINATOR_STATUS_KEY as STATUS_KEY, aux_key
     table = s3.url("outage")
-    storage = open_table_storage(table, resolved_storage_options(load_config(
+    storage = TableStorage(table, resolved_storage_options(load_config(
         bootstrap_servers="127.0.0.1:1", topics=["t"], table_path=table, table_name="t", value_schema={"id": "string"},
         storage_options=s3.storage_options)))
     s3.kill()
     back = threading.Timer(3, s3.start); back.start()
     try:
         assert storage.create(aux_key("epochs", "1"), b"mine")
-        status_writer(table, STATUS_KEY)({"state": "WAITING"})
+        status_writer(storage, STATUS_KEY)({"state": "WAITING"})
     finally: back.join()
     assert storage.get(aux_key("epochs", "1")) == b"mine" and not storage.create(aux_key("epochs", "1"), b"theirs")
     assert json.loads(storage.get(STATUS_KEY)) == {"state": "WAITING"}
@@ -144,10 +143,10 @@ SPARK_COUNT = """
 import json, sys
 from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.reading import spark_read
-from hudi_kafka_nb.storage import open_table_storage
-open_table_storage(sys.argv[1], json.loads(sys.argv[2]))
-spark = spark_session("reader", table_path=sys.argv[1])
-frame = spark_read(spark, sys.argv[1])
+from hudi_kafka_nb.storage import TableStorage
+table = TableStorage(sys.argv[1], json.loads(sys.argv[2]))
+spark = spark_session("reader", table_path=table)
+frame = spark_read(spark, table)
 print(json.dumps({"rows": frame.count(), "keys": frame.select("order_id").distinct().count()}))
 spark.stop()
 """

@@ -19,7 +19,7 @@ from ..timeline import (commit_log, committed_offsets, completed_commits, has_co
 from .roles import RoleProcess
 from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from .spark_cluster import LocalSparkCluster
-from ..storage import open_table_storage, resolve_storage_options, table_storage
+from ..storage import Table, TableStorage, resolve_storage_options, table_storage
 
 # %% auto #0
 __all__ = ['log', 'ROLES', 'AVRO_VERSION_2_FROM', 'LocalStack', 'protocol_log_tail', 'orphan_files', 'verify_table',
@@ -48,7 +48,9 @@ class LocalStack:
         self.s3, self.spark_cluster, self.registry = s3, spark_cluster, registry
         self.avro_writers: dict | None = None             # Avro orders: a serializer per schema version, once the topic exists
         self.role_env = {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=768m,spark.executor.cores=1"} if spark_cluster else {}
-        self.table_path = s3.url(f"{self.workdir.name}-{suffix}") if s3 else self.workdir / "table"
+        # a table in the bucket is read here (the verdicts) through a store with the roles' settings; a local one is a folder
+        self.table_path: Path | TableStorage = (TableStorage(s3.url(f"{self.workdir.name}-{suffix}"), resolve_storage_options(s3.storage_options))
+                                                if s3 else self.workdir / "table")
         self.topic, self.partitions = f"orders-{suffix}", partitions
         self.params = {"topics": self.topic, "control_topic": f"control-{suffix}", "dead_letter_topic": f"dead-{suffix}",
                        "table_path": str(self.table_path), "table_name": "orders", "partition_field": "region",
@@ -60,8 +62,6 @@ class LocalStack:
                        **({"spark_master": spark_cluster.master_url} if spark_cluster else {}),
                        **({"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None} if registry else {}),
                        **settings}
-        # this process reads the table too (the verdicts), with the roles' settings
-        open_table_storage(self.table_path, resolve_storage_options(self.params.get("storage_options", {})))
         self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)] + (["table-services"] if table_services else [])
         self.roles: dict[str, RoleProcess] = {}
         self.ends: dict[tuple[str, int], int] = {}
@@ -197,7 +197,7 @@ def stop(self: LocalStack):
     if self.own_broker: self.broker.stop()
 
 # %% ../../nbs/21_chaos.ipynb #16a0771c
-def orphan_files(table_path: str | Path) -> list[str]:
+def orphan_files(table_path: Table) -> list[str]:
     "Data files (base and log) that no completed commit wrote and the latest snapshot does not list, of instants no longer on the timeline."
     storage = table_storage(table_path)
     name = lambda key: key.rsplit("/", 1)[-1]
@@ -211,7 +211,7 @@ def orphan_files(table_path: str | Path) -> list[str]:
     start = min(on_timeline, default="")
     return [k for k in on_disk if k not in listed and instant_of_file(name(k)) not in on_timeline and (instant_of_file(name(k)) or "") >= start]
 
-def verify_table(table_path: str | Path, ends: dict[tuple[str, int], int], dead_lettered: AbstractSet = frozenset()) -> dict:
+def verify_table(table_path: Table, ends: dict[tuple[str, int], int], dead_lettered: AbstractSet = frozenset()) -> dict:
     "Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1) less what was dead-lettered."
     produced = produced_coordinates(ends) - set(dead_lettered)
     rows = read_snapshot(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"])
@@ -233,7 +233,7 @@ def _orphans(table_path) -> dict:
     orphans = orphan_files(table_path)
     return {"orphans_left": len(orphans), **({"orphans": orphans[:5]} if orphans else {})}
 
-def verify_keyed(table_path: str | Path, ends: dict[tuple[str, int], int], expected: dict[str, dict]) -> dict:
+def verify_keyed(table_path: Table, ends: dict[tuple[str, int], int], expected: dict[str, dict]) -> dict:
     "Check a keyed (upsert) table: one row per key, each the latest event produced for it, plus the commit-chain invariants."
     report = verify_table(table_path, ends)
     check = compare_latest(table_path, expected)
@@ -241,7 +241,7 @@ def verify_keyed(table_path: str | Path, ends: dict[tuple[str, int], int], expec
     return {**report, "produced": check["keys"], "in_table": check["rows"], "duplicates": check["duplicate_keys"],
             "missing": check["missing_keys"], "unexpected": check["unexpected_keys"], "stale_rows": check["stale_rows"]}
 
-def verify_mirror(table_path: str | Path, ends: dict[tuple[str, int], int], expected: dict[int, dict]) -> dict:
+def verify_mirror(table_path: Table, ends: dict[tuple[str, int], int], expected: dict[int, dict]) -> dict:
     "Check a table mirroring a `SourceTable`: its rows are the source's, plus the commit-chain invariants."
     check = compare_mirror(table_path, expected)
     return {**verify_table(table_path, ends), "produced": check["keys"], "in_table": check["rows"], "duplicates": check["duplicate_keys"],
@@ -303,7 +303,7 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
     checked = (verify_keyed(stack.table_path, stack.ends, expected or {}) if orders else
                verify_mirror(stack.table_path, stack.ends, stack.source.rows) if cdc and stack.source else verify_table(stack.table_path, stack.ends))
     report = {"kills": dict(counts), **checked, "drain_s": round(drain, 1),
-              "events": events, "table_path": str(stack.table_path)}
+              "events": events, "table_path": stack.table_path}
     report["ok"] = verdict_ok(report) and not counts["exited_by_itself"]
     return report
 

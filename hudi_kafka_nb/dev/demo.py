@@ -16,14 +16,14 @@ from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from .spark_cluster import LocalSparkCluster
 from ..reading import coordinate_check, read_snapshot
 from ..timeline import commit_log, has_committed, rust_table, table_services_log, timeline_instants
-from ..storage import open_table_storage, resolve_storage_options
+from ..storage import Table, TableStorage, resolve_storage_options
 
 # %% auto #0
 __all__ = ['wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest', 'print_mirror_summary',
            'print_avro_columns', 'print_upsert_summary', 'run_demo', 'main']
 
 # %% ../../nbs/20_demo.ipynb #7e3ee09d
-def wait_until_committed(table_path: Path | str, ends: dict[tuple[str, int], int], roles: list[RoleProcess], timeout_s: float) -> float:
+def wait_until_committed(table_path: Table, ends: dict[tuple[str, int], int], roles: list[RoleProcess], timeout_s: float) -> float:
     "Wait until the table's committed offsets reach `ends`; seconds waited."
     started = time.monotonic()
     while time.monotonic() - started < timeout_s:
@@ -34,7 +34,7 @@ def wait_until_committed(table_path: Path | str, ends: dict[tuple[str, int], int
     raise TimeoutError(f"records not all committed after {timeout_s}s; see the role logs in {roles[0].workdir}")
 
 # %% ../../nbs/20_demo.ipynb #86f5ea8c
-def wait_until_ingesting(table_path: Path | str, roles: list[RoleProcess], timeout_s: float = 180):
+def wait_until_ingesting(table_path: Table, roles: list[RoleProcess], timeout_s: float = 180):
     "Wait until the first instant is on the table's timeline."
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -45,7 +45,7 @@ def wait_until_ingesting(table_path: Path | str, roles: list[RoleProcess], timeo
     raise TimeoutError(f"no instant opened after {timeout_s}s; see the logs in {roles[0].workdir}")
 
 # %% ../../nbs/20_demo.ipynb #98c07603
-def print_summary(table_path: Path | str, produced: int, bad: int, workdir: Path, seconds: float):
+def print_summary(table_path: Table, produced: int, bad: int, workdir: Path, seconds: float):
     "Print commits, rows per partition and the exactly-once check, read back from the table."
     commits = commit_log(table_path)
     check = coordinate_check(table_path)
@@ -63,7 +63,7 @@ def print_summary(table_path: Path | str, produced: int, bad: int, workdir: Path
     return verdict == "OK"
 
 # %% ../../nbs/20_demo.ipynb #c9d1e004
-def compare_latest(table_path: Path | str, expected: dict[str, dict], key: str = "order_id", ordering: str = "event_time") -> dict:
+def compare_latest(table_path: Table, expected: dict[str, dict], key: str = "order_id", ordering: str = "event_time") -> dict:
     "The latest snapshot (hudi-rs) against the expected latest event per key: rows, duplicate keys, missing, stale and unexpected keys."
     rows = read_snapshot(table_path, [key, ordering, "status"])
     found = collections.Counter(rows[key].to_pylist())
@@ -72,7 +72,7 @@ def compare_latest(table_path: Path | str, expected: dict[str, dict], key: str =
             "missing_keys": len(set(expected) - set(found)), "unexpected_keys": len(set(found) - set(expected)),
             "stale_rows": sum(1 for k, e in expected.items() if k in latest and latest[k] != e[ordering][:23])}
 
-def print_mirror_summary(table_path: Path | str, source: SourceTable, workdir: Path, seconds: float) -> bool:
+def print_mirror_summary(table_path: Table, source: SourceTable, workdir: Path, seconds: float) -> bool:
     "Print commits and compactions, what happened in the source table, and the table checked against the source table's rows."
     commits, services = commit_log(table_path), table_services_log(table_path)
     compactions = sum(s["action"] == "compaction" for s in services)
@@ -90,7 +90,7 @@ def print_mirror_summary(table_path: Path | str, source: SourceTable, workdir: P
     print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
     return mirror_ok(check)
 
-def print_avro_columns(table_path: Path | str):
+def print_avro_columns(table_path: Table):
     "Print the table's columns as the registry's schemas made them, and how many rows came from each schema version."
     schema = rust_table(table_path).get_schema()
     print(f"\nColumns of {table_path}, from the registry's schemas:")
@@ -99,7 +99,7 @@ def print_avro_columns(table_path: Path | str):
     coupons = read_snapshot(table_path, ["coupon"])["coupon"]
     print(f"rows written by version 2 producers (with a coupon): {len(coupons) - coupons.null_count:,}")
 
-def print_upsert_summary(table_path: Path | str, produced: int, bad: int, expected: dict[str, dict], workdir: Path, seconds: float) -> bool:
+def print_upsert_summary(table_path: Table, produced: int, bad: int, expected: dict[str, dict], workdir: Path, seconds: float) -> bool:
     "Print commits and compactions, the orders by latest status, and the check against the topic."
     commits, services = commit_log(table_path), table_services_log(table_path)
     compactions = sum(s["action"] == "compaction" for s in services)
@@ -139,8 +139,8 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
             print(f"embedded S3 server (MinIO) on {s3.endpoint}; Spark standalone master {cluster.master_url} with 2 workers")
             where = {"table_path": s3.url(topic), "storage_options": s3.storage_options, "spark_master": cluster.master_url}
             role_env = {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=1g,spark.executor.cores=1"}
-        table_path = where["table_path"]
-        open_table_storage(table_path, resolve_storage_options(where.get("storage_options", {})))
+        # this process reads the table too (the summary), through a store with the roles' settings
+        table_path = TableStorage(where["table_path"], resolve_storage_options(where.get("storage_options", {})))
         create_topic(broker.bootstrap_servers, topic, partitions)
         registry = running.enter_context(EmbeddedRegistry(workdir / "registry")) if avro else None
         if registry:

@@ -5,11 +5,11 @@
 # %% ../../nbs/19a_source_table.ipynb #f967239c
 from __future__ import annotations
 import collections, random
-from pathlib import Path
 import msgspec
 from fastcore.basics import patch
 from ..avro_records import debezium_envelope
 from ..reading import read_snapshot
+from ..storage import Table
 
 # %% auto #0
 __all__ = ['CUSTOMERS_SCHEMA', 'TIERS', 'CDC_SETTINGS', 'BROKEN_EVENT', 'CUSTOMER_ROW', 'CUSTOMER_KEY', 'SourceTable',
@@ -121,7 +121,7 @@ def as_avro_events(events: list[tuple[bytes, bytes | None]], registry_url: str, 
     return converted
 
 # %% ../../nbs/19a_source_table.ipynb #cf2f21c4
-def compare_mirror(table_path: str | Path, expected: dict[int, dict], schema: dict[str, str] = CUSTOMERS_SCHEMA) -> dict:
+def compare_mirror(table_path: Table, expected: dict[int, dict], schema: dict[str, str] = CUSTOMERS_SCHEMA) -> dict:
     "The table's latest snapshot against the source table's rows, by key (the first field of `schema`)."
     key, rows = next(iter(schema)), read_snapshot(table_path, list(schema)).to_pylist()
     found = collections.Counter(r[key] for r in rows)
