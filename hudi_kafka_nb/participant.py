@@ -6,17 +6,19 @@
 from __future__ import annotations
 import logging, os, socket, threading, time
 from dataclasses import replace
-from concurrent.futures import Executor, ThreadPoolExecutor, wait
+from concurrent.futures import Executor, wait
 from typing import Callable
 import msgspec
 import pyarrow as pa
 from fastcore.basics import patch
 from .changes import decode_changes, latest_changes
-from .config import SinkConfig, WriteMode
+from .config import SinkConfig
 from .messages import AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, StartCommit, WriteStatus, transition_line
-from .ports import Channel, Clock, DataSource, DeadLetters, Writer, error_summary
-from .participant_state import (Move, ParticipantInstant, ParticipantState, Progress, Situation, Wrote, advance,
-                                             fresh_records, next_move, over_share, set_aside_failed, skip_to)
+from .ports import Channel, Clock, DataSource, DeadLetters, Writer
+from .background_writes import BackgroundWrites
+from .participant_state import (Move, ParticipantInstant, ParticipantState, Progress, Situation, adopts, advance,
+                                             fresh_records, is_full, next_move, over_share, set_aside_failed, skip_to,
+                                             writes_early)
 from .records import Decode, Decoded, RawRecord, ServiceUnavailable, data_schema, decode_batch, wider_type
 
 # %% auto #0
@@ -39,10 +41,10 @@ class Participant:
         self.sleep = sleep                                  # pauses between tries of a service that is away
         self.waiting_since: float | None = None             # when a service the decoder needs (the schema registry) went away
         self.waiting_for = ""                               # which, and why, while it is away (said in every heartbeat)
-        # where Hudi writes: a thread of its own, so that the loop reads on meanwhile (the in-memory tests hand in an
-        # executor that runs each write at once, `dev.doubles.InlineExecutor`)
-        self.background = background or ThreadPoolExecutor(1, thread_name_prefix="hudi-write")
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
+        # Hudi's writes, on a thread of their own so that the loop reads on meanwhile (03c_background_writes; the
+        # in-memory tests hand in an executor that runs each write at once, `dev.doubles.InlineExecutor`)
+        self.writes = BackgroundWrites(writer, background, owner=f"participant {self.id}")
         self.schema, self.declared = data_schema(config), config.value_schema
         self.ignored_fields: set[str] = set()               # warned about once
         self.stopped_partitions: dict[tuple[str, int], str] = {}   # partitions stopped at records the table cannot take, and why
@@ -90,23 +92,9 @@ def step(self: Participant):
 def _situation(self: Participant) -> Situation:
     "What `next_move` decides from: the state, and the few facts about the open instant and the records read ahead."
     now, writing = self.current, self.state is ParticipantState.WRITING
-    return Situation(self.state, writes_under_way=bool(now and now.writing), writes_early=writing and self._writes_early(),
-                     full=writing and self._full(), said_full=bool(now and now.said_full),
-                     reads_ahead=self.ahead is not None and not self._full(self.ahead))
-
-@patch
-def _full(self: Participant, instant: ParticipantInstant | None = None) -> bool:
-    "Whether the open instant (or `instant`) can take no more of this participant's records."
-    now = instant or self.now
-    # rows past max_buffered_bytes go into the open instant at once (`_writes_early`); rows read ahead (no instant yet)
-    # or staged for the coordinator's write by key (written whole, by the coordinator) cannot, and fill the instant
-    over_memory = now.held_bytes >= self.config.max_buffered_bytes and (now is self.ahead or self.config.write_mode is WriteMode.STAGED)
-    return now.buffered >= self.config.max_buffered_records or over_memory or all(p.held for p in now.progress.values())
-
-@patch
-def _writes_early(self: Participant) -> bool:
-    "Whether the open instant's rows in memory have reached `max_buffered_bytes`, and Hudi writes them into it now (bulk_insert)."
-    return self.config.write_mode is WriteMode.FILES and self.now.held_bytes >= self.config.max_buffered_bytes
+    return Situation(self.state, writes_under_way=bool(now and now.writing), writes_early=writing and writes_early(self.now, self.config),
+                     full=writing and is_full(self.now, self.config), said_full=bool(now and now.said_full),
+                     reads_ahead=self.ahead is not None and not is_full(self.ahead, self.config, reading_ahead=True))
 
 @patch
 def run(self: Participant, should_stop: Callable[[], bool]):
@@ -164,9 +152,8 @@ def on_start_commit(self: Participant, event: StartCommit):
 
 @patch
 def _adopt(self: Participant, ahead: ParticipantInstant, fresh: ParticipantInstant) -> ParticipantInstant:
-    "The records read ahead as the new instant's, if it starts every partition where they start and writes the same fields; else `fresh`."
-    starts = lambda instant: {tp: p.start_offset for tp, p in instant.progress.items()}
-    if starts(ahead) != starts(fresh) or (ahead.value_schema, ahead.discovering) != (fresh.value_schema, fresh.discovering): return fresh
+    "The records read ahead as the new instant's, if it can take them (`adopts`); else `fresh`."
+    if not adopts(ahead, fresh): return fresh
     for letter in ahead.letters: self.dead_letters.send(letter)
     # START_COMMIT assigns the partitions again, unpaused: the instant's shares start over from what was read ahead
     return replace(ahead, epoch=fresh.epoch, instant=fresh.instant, letters=[], paused=set())
@@ -218,7 +205,7 @@ def _start_reading_ahead(self: Participant, done: ParticipantInstant):
 def _read_ahead(self: Participant):
     "One batch into the records read ahead, up to `max_buffered_records`."
     ahead = self.ahead
-    if ahead is None or self._full(ahead): return
+    if ahead is None or is_full(ahead, self.config, reading_ahead=True): return
     read = self.source.read(self.config.max_batch_records, timeout_s=0.1)
     records = fresh_records(read, ahead.progress)
     if records: self._take(records, ahead)
@@ -295,25 +282,13 @@ def _rows(self: Participant) -> pa.Table:
     return latest_changes(rows, self.config.record_key_field) if self.config.mirrors_changes else rows
 
 @patch
-def _write(self: Participant, instant: str, rows: pa.Table) -> Wrote:
-    """Hudi's write of `rows` into `instant`, on the writer thread: it touches nothing but the writer, and undoes itself
-    if the instant was rolled back meanwhile, before the loop hears of it."""
-    try: written = self.writer.write(rows, instant)
-    except Exception as e:
-        if self.writer.is_inflight(instant): return Wrote(error=f"Hudi write failed: {error_summary(e)}")   # a real error
-        written = None                                           # the rollback deleted files under Hudi's writer
-    if not self.writer.is_inflight(instant):
-        self.writer.delete_instant(instant); return Wrote(rolled_back=True)
-    return Wrote(written)
-
-@patch
 def _submit_write(self: Participant, now: ParticipantInstant):
     "Hand the rows in memory to Hudi's writer, on the writer thread; the loop reads on."
     rows = self._rows()
     now.batches, now.held_bytes = [], 0
     now.written_early += self.state is ParticipantState.WRITING
     now.wrote = True
-    now.writing.append(self.background.submit(self._write, now.instant, rows))
+    now.writing.append(self.writes.submit(now.instant, rows))
 
 @patch
 def _collect_writes(self: Participant) -> bool:
@@ -378,21 +353,10 @@ def on_abort_commit(self: Participant, event: AbortCommit):
     if event.instant != self.instant or event.epoch != self.epoch: return
     # records Hudi could not write: when the next instant reads them again, they go to the dead-letter topic instead
     self.failed_keys.update({f.key: f.reason for f in event.failed_records if f.key})
-    if self.now.wrote: self._delete_aborted(event.instant)
+    if self.now.wrote: self.writes.delete_aborted(event.instant)    # what a rollback running while we wrote missed
     if self.state is ParticipantState.IDLE: return
     self.now.drop_rows(); self.ahead = None              # the next instant starts where this one started
     self._transition(ParticipantState.IDLE, aborted=event.instant, reason=event.reason.replace(" ", "_"))
-
-@patch
-def _delete_aborted(self: Participant, instant: str):
-    """Delete the files our writes left in an aborted instant, on the writer thread once they are done. The coordinator's
-    rollback deleted the files Hudi's markers named when it ran; a write of ours that ended while it ran (another
-    participant failed) can have made more. No commit lists them, and once archival moves the timeline past their
-    instant Hudi reads them as committed: duplicates."""
-    def delete():
-        try: self.writer.delete_instant(instant)
-        except Exception as e: log.warning("participant %s: files of aborted instant %s not deleted: %s", self.id, instant, error_summary(e))
-    self.background.submit(delete)
 
 @patch
 def _commit_offsets(self: Participant):
@@ -406,7 +370,7 @@ def _commit_offsets(self: Participant):
 @patch
 def close(self: Participant):
     if self.current and self.current.writing: wait(self.current.writing, timeout=self.config.write_timeout_s)   # a write under way
-    self.background.shutdown(wait=False)
+    self.writes.shutdown()
     self._settle_previous_instant()   # committed while we waited for the ACK → commit the offsets
     if self._heartbeats: self._heartbeats.set()
     self.channel.close(); self.source.close(); self.dead_letters.flush(10)

@@ -9,13 +9,14 @@ from enum import Enum
 from typing import NamedTuple
 import msgspec
 import pyarrow as pa
-from .config import SinkConfig
+from .config import SinkConfig, WriteMode
 from .messages import PartitionProgress, PartitionStart
 from .records import DeadLetter, RawRecord
 
 # %% auto #0
-__all__ = ['ParticipantState', 'Progress', 'ParticipantInstant', 'over_share', 'fresh_records', 'advance', 'skip_to', 'Wrote',
-           'hudi_keys', 'set_aside_failed', 'Move', 'Situation', 'next_move']
+__all__ = ['ParticipantState', 'Progress', 'ParticipantInstant', 'is_full', 'writes_early', 'adopts', 'over_share',
+           'fresh_records', 'advance', 'skip_to', 'Wrote', 'hudi_keys', 'set_aside_failed', 'Move', 'Situation',
+           'next_move']
 
 # %% ../nbs/03b_participant_state.ipynb #5a59bc56
 class ParticipantState(Enum):
@@ -70,6 +71,22 @@ class ParticipantInstant:
             for topic, partition, n in zip(*(counts[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset_count"))):
                 self.progress[(topic, partition)].written += n
         for letter in dead: self.progress[(letter.record.topic, letter.record.partition)].dead_lettered += 1
+
+def is_full(instant: ParticipantInstant, config: SinkConfig, reading_ahead: bool = False) -> bool:
+    "Whether `instant` (or the records read ahead for the next) can take no more of a participant's records."
+    # rows past max_buffered_bytes go into the open instant at once (`writes_early`); rows read ahead (no instant yet)
+    # or staged for the coordinator's write by key (written whole, by the coordinator) cannot, and fill the instant
+    over_memory = instant.held_bytes >= config.max_buffered_bytes and (reading_ahead or config.write_mode is WriteMode.STAGED)
+    return instant.buffered >= config.max_buffered_records or over_memory or all(p.held for p in instant.progress.values())
+
+def writes_early(instant: ParticipantInstant, config: SinkConfig) -> bool:
+    "Whether the open instant's rows in memory have reached `max_buffered_bytes`, and Hudi writes them into it now (bulk_insert)."
+    return config.write_mode is WriteMode.FILES and instant.held_bytes >= config.max_buffered_bytes
+
+def adopts(ahead: ParticipantInstant, fresh: ParticipantInstant) -> bool:
+    "Whether records read ahead can be the new instant's: it starts every partition where they start, and writes the same fields."
+    starts = lambda instant: {tp: p.start_offset for tp, p in instant.progress.items()}
+    return starts(ahead) == starts(fresh) and (ahead.value_schema, ahead.discovering) == (fresh.value_schema, fresh.discovering)
 
 def over_share(instant: ParticipantInstant, budget: int) -> set[tuple[str, int]]:
     "Partitions that have taken their even share of `budget` records into `instant` (offsets read, set aside ones included)."
