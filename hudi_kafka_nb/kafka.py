@@ -119,7 +119,11 @@ class KafkaSource:
         self.reader = f"participant {participant_id}"
         self.consumer = Consumer(consumer_settings(config, config.group_id, **{"client.id": participant_id}))
 
-    def assign(self, starts: list[PartitionStart]): self.consumer.assign([TopicPartition(s.topic, s.partition, s.offset) for s in starts])
+    def assign(self, starts: list[PartitionStart]):
+        "Read these partitions from these offsets, none of them paused (librdkafka keeps a pause across a new assignment)."
+        partitions = [TopicPartition(s.topic, s.partition, s.offset) for s in starts]
+        self.consumer.assign(partitions)
+        if partitions: self.consumer.resume(partitions)
     def unassign(self): self.consumer.unassign()
 
     def read(self, max_records: int, timeout_s: float) -> list[RawRecord]:
