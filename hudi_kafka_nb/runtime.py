@@ -5,7 +5,6 @@
 # %% ../nbs/19_runtime.ipynb #d6c27cde
 from __future__ import annotations
 import functools, logging, os, signal, socket, sys, time
-from concurrent.futures import ThreadPoolExecutor
 import msgspec
 from .avro import ConfluentRegistry, SchemaCache, registry_value_schema, value_subject
 from .avro_records import decode_avro
@@ -81,9 +80,7 @@ def open_participant(config: SinkConfig, participant_id: str | None = None, spar
     writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}", table_path=storage), config, storage))
     participant = Participant(config, ControlChannel(config, participant_id), KafkaSource(config, participant_id),
                               DeadLetterQueue.for_config(config, participant_id), writer, participant_id=participant_id,
-                              decode=avro_decoder(config),
-                              # Hudi writes on a thread of its own while the loop reads the next records (04_participant)
-                              background=ThreadPoolExecutor(1, thread_name_prefix="hudi-write"))
+                              decode=avro_decoder(config))   # Hudi writes on a thread of its own (03c_background_writes)
     participant.heartbeat_in_background()
     return participant
 
