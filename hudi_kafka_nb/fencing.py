@@ -11,11 +11,12 @@ from .config import WriteMode
 from .messages import extra_metadata, latest_checkpoint
 from .ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
 from .storage import Table, TableError, aux_key, table_storage
-from .timeline import completed_commits, timeline_sizes
+from .timeline import completed_commits, instant_of_file, pending_instants, timeline_instants, timeline_sizes
 
 # %% auto #0
-__all__ = ['log', 'GENESIS', 'latest_epoch', 'claim_epoch', 'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune',
-           'FencedTable', 'decision_in_flight', 'writing_by_key', 'keyed_write_in_flight']
+__all__ = ['log', 'GENESIS', 'MARKERS', 'ABORTED_MARKERS_KEPT_S', 'latest_epoch', 'claim_epoch', 'check_epoch', 'Decision',
+           'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable', 'aborted_writes', 'sweep_aborted_writes',
+           'decision_in_flight', 'writing_by_key', 'keyed_write_in_flight']
 
 # %% ../nbs/07_fencing.ipynb #ff9c9924
 log = logging.getLogger(__name__)
@@ -97,6 +98,7 @@ class FencedTable:
         self.path, self.committer = table_path, committer          # the table's store (or its location: a local folder)
         self.read_commits = read_commits or completed_commits
         self.epoch = 0
+        self.aborted_seen: dict[str, float] = {}     # rolled-back instants whose markers are kept a while (sweep_aborted_writes)
 
     @property
     def hudi_version(self) -> str: return self.committer.hudi.version
@@ -162,6 +164,7 @@ class FencedTable:
 
     def start_instant(self) -> str:
         check_epoch(self.path, self.epoch)
+        sweep_aborted_writes(self.path, self.aborted_seen)
         return self.committer.start_instant()
 
     def rollback(self, instant: str):
@@ -211,6 +214,42 @@ class FencedTable:
         return statuses
 
     def close(self): self.committer.close()
+
+# %% ../nbs/07_fencing.ipynb #98752bf2
+MARKERS = ".hoodie/.temp/"
+ABORTED_MARKERS_KEPT_S = 600.0
+
+def aborted_writes(marker_keys: Iterable[str], on_timeline: set[str], pending: set[str]) -> tuple[dict[str, list[str]], set[str]]:
+    """What the markers under `.hoodie/.temp/` say: the data files they name of each rolled-back instant (off the active
+    timeline and after its start), and the instants whose marker folders are mere leftovers (completed, or archived)."""
+    start = min(on_timeline, default="")
+    aborted: dict[str, list[str]] = {}
+    finished: set[str] = set()
+    for key in marker_keys:
+        instant, _, marker = key.removeprefix(MARKERS).partition("/")
+        if instant in pending: continue                                   # still being written
+        if instant in on_timeline or instant < start: finished.add(instant); continue
+        data_file = marker.rsplit(".marker.", 1)[0]                        # <partition>/<file>.marker.<CREATE|MERGE|APPEND>
+        files = aborted.setdefault(instant, [])
+        if instant_of_file(data_file.rsplit("/", 1)[-1]) == instant: files.append(data_file)
+    return aborted, finished
+
+def sweep_aborted_writes(table: Table, seen: dict[str, float], kept_s: float = ABORTED_MARKERS_KEPT_S, clock=time.monotonic) -> int:
+    """Delete the files that writes left in rolled-back instants after their rollback; how many such instants there were.
+    `seen` remembers since when each one's markers are known: they are deleted `kept_s` later."""
+    storage = table_storage(table)
+    markers = storage.list(MARKERS)              # before the timeline: see above
+    if not markers: seen.clear(); return 0
+    aborted, finished = aborted_writes(markers, timeline_instants(storage), pending_instants(storage))
+    for instant in finished: storage.delete_all(MARKERS + instant)
+    now = clock()
+    for instant in set(seen) - set(aborted): del seen[instant]
+    for instant, files in aborted.items():
+        if instant not in seen:
+            log.warning("instant %s was rolled back while writes into it went on: deleting the %d file(s) their markers name", instant, len(files))
+        for key in files: storage.delete(key)
+        if now - seen.setdefault(instant, now) >= kept_s: storage.delete_all(MARKERS + instant); del seen[instant]
+    return len(aborted)
 
 # %% ../nbs/07_fencing.ipynb #f1e2d002
 def decision_in_flight(table_path: Table, read_commits=None) -> str | None:
