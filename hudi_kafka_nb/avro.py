@@ -5,7 +5,7 @@
 # %% ../nbs/02b_avro.ipynb #a74aa159
 from __future__ import annotations
 import json, logging, time
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, Sequence
 import fastavro
 import pyarrow as pa
 from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
@@ -261,12 +261,14 @@ def _latest_fields(subject: str, registry: SchemaRegistry, envelope: bool, deadl
     try: return value_fields(row_record(json.loads(text), envelope))
     except UnstorableSchema as e: raise UnstorableSchema(f"subject {subject!r} version {version} (schema id {schema_id}): {e}") from None
 
-def registry_value_schema(config: SinkConfig, registry: SchemaRegistry, sleep=time.sleep, clock=time.monotonic) -> dict[str, str]:
+def registry_value_schema(config: SinkConfig, registry: SchemaRegistry, sleep=time.sleep, clock=time.monotonic,
+                          topics: Sequence[str] | None = None) -> dict[str, str]:
     """The table's fields from the latest schema of each topic's subject (with `key_format="avro"`, its key's first, which
-    win), then `value_schema`'s; waits for a registry that is away."""
+    win), then `value_schema`'s; waits for a registry that is away. `topics`: the data topics, if not those `topics` names
+    (`topics_regex` matched them; a topic that comes later brings its fields as new ones)."""
     if config.subject_name_strategy != "topic_name": return dict(config.value_schema)
     deadline, fields = clock() + config.broker_wait_s, {}
-    for topic in config.topics:
+    for topic in (config.topics if topics is None else topics):
         subjects = ([(key_subject(topic), False)] if config.key_format == "avro" else []) + [(value_subject(topic), config.mirrors_changes)]
         for subject, envelope in subjects:
             found = _latest_fields(subject, registry, envelope, deadline, sleep, clock, config.broker_wait_s)

@@ -4,16 +4,16 @@
 
 # %% ../nbs/00_config.ipynb #9e5c4ad5
 from __future__ import annotations
-import difflib, json
+import difflib, json, re
 from enum import Enum
 import msgspec
 from .setting_values import SECRET_REFERENCE, ConfigError, arrow_type, is_secret_key, resolve_secret
 
 # %% auto #0
 __all__ = ['DEMO_VALUE_SCHEMA', 'COORDINATE_KEY_FIELDS', 'DELETED_FIELD', 'POSITION_FIELD', 'CDC_COLUMNS', 'CDC_METADATA_COLUMNS',
-           'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'REGISTRY_NAMES', 'SUBJECT_NAME_STRATEGIES', 'CONVERTERS',
-           'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES', 'WriteMode', 'SinkConfig', 'unknown_setting_error',
-           'load_config', 'client_settings', 'consumer_settings']
+           'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'CONNECT_NAMES', 'REGISTRY_NAMES', 'SUBJECT_NAME_STRATEGIES',
+           'CONVERTERS', 'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES', 'WriteMode', 'SinkConfig',
+           'unknown_setting_error', 'load_config', 'client_settings', 'consumer_settings']
 
 # %% ../nbs/00_config.ipynb #93fadfd8
 DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
@@ -39,7 +39,8 @@ class WriteMode(Enum):
 class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     "Every setting of one Kafka → Hudi sink, shared by the coordinator and all participants."
     bootstrap_servers: str                      # Kafka brokers, host:port[,host:port]
-    topics: list[str]                           # data topics to ingest
+    topics: list[str] = msgspec.field(default_factory=list)  # data topics to ingest, by name (or topics_regex)
+    topics_regex: str = ""                      # Kafka Connect's topics.regex: every topic whose whole name matches, those created while the sink runs included
     table_path: str                             # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
     storage_options: dict[str, str] = msgspec.field(default_factory=dict)  # for a table on an object store: object_store's settings (aws_endpoint, …; see 09_storage); secrets as ${env:…}
     table_name: str                             # hoodie.table.name
@@ -94,6 +95,10 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         return f"{self.database_name}.{self.table_name}@{self.table_path.rstrip('/')}"
     @property
     def dead_letters(self) -> str: return self.dead_letter_topic or f"{self.table_name}-dead-letters"
+    def reads_topic(self, name: str) -> bool:
+        "Whether topic `name` is a data topic: named in `topics`, or matching `topics_regex` (never Kafka's internal topics nor the sink's own)."
+        if name in (self.control, self.dead_letters) or name.startswith("__"): return False
+        return name in self.topics if self.topics else bool(re.fullmatch(self.topics_regex, name))
     @property
     def write_mode(self) -> WriteMode:
         "Who writes the rows: participants (bulk_insert), or the coordinator from what participants staged (insert, upsert)."
@@ -134,6 +139,7 @@ HUDI_NAMES = {"hoodie.datasource.write.recordkey.field": "record_key_field", "ho
               "hoodie.datasource.write.hive_style_partitioning": "hive_style_partitioning", "hoodie.table.name": "table_name",
               "hoodie.database.name": "database_name", "hoodie.base.path": "table_path",
               "hoodie.clustering.plan.strategy.sort.columns": "clustering_sort_columns"}
+CONNECT_NAMES = {"topics.regex": "topics_regex"}     # Kafka Connect's names for our settings
 # Confluent's names for the registry client's settings, as its serializers and Kafka Connect's converters take them:
 # accepted at the top level and gathered into `schema_registry` under the client's own key
 REGISTRY_NAMES = {"schema.registry.url": "url", "basic.auth.user.info": "basic.auth.user.info",
@@ -185,7 +191,10 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     need(config.table_path.strip(), "table_path", "is missing: give the folder of the Hudi table, e.g. /data/hudi/orders")
     need(config.table_name.strip(), "table_name", "is missing: give the Hudi table name, e.g. orders")
     need(config.bootstrap_servers.strip(), "bootstrap_servers", "is missing: give host:port of a Kafka broker")
-    need(config.topics, "topics", "is empty: give at least one data topic")
+    need(config.topics or config.topics_regex, "topics", "is empty: give at least one data topic (or a pattern in topics_regex)")
+    need(not (config.topics and config.topics_regex), "topics_regex", "and 'topics' are both given: give the data topics by name or by pattern, not both")
+    try: re.compile(config.topics_regex)
+    except re.error as e: need(False, "topics_regex", f"is not a regular expression: {e}")
     need(config.value_schema or config.reads_avro, "value_schema", "is empty: declare the record fields, e.g. {\"id\": \"string\"}")
     for field, type_name in config.value_schema.items():
         try: arrow_type(type_name)
@@ -263,6 +272,7 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     # a budget typed in MiB rather than bytes would make every batch a write of its own, in files of a few rows
     need(config.max_buffered_bytes >= 65_536, "max_buffered_bytes", "must be at least 65536 (64 KiB): it counts bytes")
     need(config.control not in config.topics, "control_topic", "must not be one of the data topics")
+    need(config.dead_letters not in config.topics, "dead_letter_topic", "must not be one of the data topics")
     for key, value in config.kafka.items():
         need(not is_secret_key(key) or SECRET_REFERENCE.fullmatch(value), "kafka",
              f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
@@ -295,7 +305,7 @@ def _our_names(settings: dict) -> dict:
     if isinstance(hudi_options, str): hudi_options = _coerce_text("hudi_options", hudi_options)
     given = [(k, v) for k, v in settings.items() if k != "hudi_options"] + [(k, v) for k, v in (hudi_options or {}).items() if k in HUDI_NAMES]
     for key, value in given:
-        ours = HUDI_NAMES.get(key, key)
+        ours = HUDI_NAMES.get(key, CONNECT_NAMES.get(key, key))
         if ours in renamed and renamed[ours][1] != value:
             raise ConfigError(f"setting {ours!r} is given twice with different values: {renamed[ours][0]}={renamed[ours][1]!r} and {key}={value!r}")
         renamed[ours] = (key, value)

@@ -144,6 +144,7 @@ def _lost_participants(self: Coordinator) -> list[str]:
 def _worth_ending(self: Coordinator) -> bool:
     "Whether closing the instant now could commit anything, or change who owns what."
     assignment = self.opened.assignment
+    if not self.partitions: return bool(self.broker.partitions())       # no data topic yet (topics_regex): nothing to own
     if sorted(p for p, owned in assignment.items() if owned) != [p for p in self.live_participants() if p in assignment] \
        or set(self.live_participants()) - set(assignment): return True
     if self.broker.partitions() != self.partitions: return True

@@ -5,7 +5,7 @@
 # %% ../nbs/15_preflight.ipynb #29f8464a
 from __future__ import annotations
 import logging, time
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import (AdminClient, NewTopic, AclBinding, AclOperation, AclPermissionType, ResourceType,
                                   ResourcePatternType)
@@ -13,9 +13,10 @@ from .config import SinkConfig, client_settings
 from .setting_values import ConfigError
 
 # %% auto #0
-__all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'SinkAdmin', 'admin_client', 'data_partitions', 'TopicNotVisible',
-           'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics', 'Right', 'control_group', 'required_rights',
-           'sink_acls', 'missing_rights', 'warn_unless_unauthorised', 'refuse_missing_rights', 'preflight']
+__all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'SinkAdmin', 'admin_client', 'data_topics', 'data_partitions',
+           'matching_topics', 'TopicNotVisible', 'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics',
+           'Right', 'control_group', 'required_rights', 'sink_acls', 'missing_rights', 'warn_unless_unauthorised',
+           'refuse_missing_rights', 'preflight']
 
 # %% ../nbs/15_preflight.ipynb #09eb307a
 log = logging.getLogger(__name__)
@@ -62,6 +63,11 @@ def _topic_metadata(admin: AdminClient, config: SinkConfig):
                                   f"listener may expect other security settings ({security_summary(config)})") from None
             time.sleep(1)
 
+def data_topics(config: SinkConfig, topics: dict) -> list[str]:
+    "The data topics among the cluster's `topics` (its metadata): those `topics` names, or those whose names match `topics_regex`."
+    if config.topics: return list(config.topics)
+    return sorted(t for t, meta in topics.items() if meta.error is None and config.reads_topic(t))
+
 def data_partitions(config: SinkConfig, admin: AdminClient | None = None) -> list[tuple[str, int]]:
     "Every (topic, partition) of the data topics; `ConfigError` naming any topic that does not exist."
     topics = _topic_metadata(admin or admin_client(config), config)
@@ -69,7 +75,11 @@ def data_partitions(config: SinkConfig, admin: AdminClient | None = None) -> lis
     if missing:
         raise ConfigError(f"setting 'topics': topic(s) {missing} do not exist on {config.bootstrap_servers}; "
                           f"create them or fix the setting (existing: {sorted(t for t in topics if not t.startswith('__'))[:20]})")
-    return sorted((t, p) for t in config.topics for p in topics[t].partitions)
+    return sorted((t, p) for t in data_topics(config, topics) for p in topics[t].partitions)
+
+def matching_topics(config: SinkConfig, admin: AdminClient) -> list[str]:
+    "The data topics now: `topics`, or those that match `topics_regex` (more may come)."
+    return data_topics(config, _topic_metadata(admin, config))
 
 # %% ../nbs/15_preflight.ipynb #b55afb45
 class TopicNotVisible(ConfigError):
@@ -114,19 +124,21 @@ class Right(NamedTuple):
 
 def control_group(config: SinkConfig) -> str: return f"{config.group_id}-control"
 
-def required_rights(config: SinkConfig, role: str) -> list[Right]:
-    "What `role` does on the cluster."
+def required_rights(config: SinkConfig, role: str, topics: Sequence[str] | None = None) -> list[Right]:
+    "What `role` does on the cluster; `topics`: the data topics (`topics_regex` matched them), if not those `topics` names."
+    topics = config.topics if topics is None else topics
     rights = [Right("topic", config.control, "READ", "reads control events"), Right("topic", config.control, "WRITE", "sends control events"),
               Right("group", control_group(config), "READ", "its control consumer's group")]
     if role == "coordinator":
-        return rights + [Right("topic", t, "DESCRIBE", "reads partitions and watermarks") for t in config.topics]
-    return rights + [Right("topic", t, "READ", "consumes records") for t in config.topics] + [
+        return rights + [Right("topic", t, "DESCRIBE", "reads partitions and watermarks") for t in topics]
+    return rights + [Right("topic", t, "READ", "consumes records") for t in topics] + [
         Right("topic", config.dead_letters, "WRITE", "sends dead letters"),
         Right("group", config.group_id, "READ", "commits consumer offsets")]
 
-def sink_acls(config: SinkConfig, principal: str) -> list[AclBinding]:
-    "The ACL bindings that let `principal` (e.g. 'User:sink') run both roles: literal names, nothing more."
-    wanted = {(r.resource, r.name, r.operation) for role in ("coordinator", "participant") for r in required_rights(config, role)}
+def sink_acls(config: SinkConfig, principal: str, topics: Sequence[str] | None = None) -> list[AclBinding]:
+    """The ACL bindings that let `principal` (e.g. 'User:sink') run both roles: literal names, nothing more. With
+    `topics_regex`, `topics` names the data topics (a topic created later needs its own READ and DESCRIBE)."""
+    wanted = {(r.resource, r.name, r.operation) for role in ("coordinator", "participant") for r in required_rights(config, role, topics)}
     wanted -= {(res, name, "DESCRIBE") for res, name, op in wanted if op in ("READ", "WRITE")}    # either implies DESCRIBE
     kinds = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP}
     return [AclBinding(kinds[res], name, ResourcePatternType.LITERAL, principal, "*", AclOperation[op], AclPermissionType.ALLOW)
@@ -143,9 +155,9 @@ def _granted(futures: dict) -> dict:
         except KafkaException as e: answers[name] = e.args[0]
     return answers
 
-def missing_rights(admin: AdminClient, config: SinkConfig, role: str) -> list[str]:
+def missing_rights(admin: AdminClient, config: SinkConfig, role: str, topics: Sequence[str] | None = None) -> list[str]:
     "What `role` needs on topics and the broker says this sink's user lacks, one line each."
-    rights = [r for r in required_rights(config, role) if r.resource == "topic"]     # groups: see above
+    rights = [r for r in required_rights(config, role, topics) if r.resource == "topic"]     # groups: see above
     topics = sorted({r.name for r in rights})
     answers = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.UNKNOWN_TOPIC_OR_PART)
     deadline = time.monotonic() + config.broker_wait_s
@@ -175,9 +187,9 @@ def warn_unless_unauthorised(error: KafkaError, where: str):
         raise ConfigError(f"{where}: {error.str()}; the sink's Kafka user lacks a right it needs (see `required_rights`)")
     log.warning("%s: %s", where, error)
 
-def refuse_missing_rights(admin: AdminClient, config: SinkConfig, role: str):
+def refuse_missing_rights(admin: AdminClient, config: SinkConfig, role: str, topics: Sequence[str] | None = None):
     "`ConfigError` naming every right `role` lacks."
-    missing = missing_rights(admin, config, role)
+    missing = missing_rights(admin, config, role, topics)
     if missing:
         user = config.kafka.get("sasl.username", "(no sasl.username: the listener's default principal)")
         raise ConfigError(f"the {role} cannot start: Kafka user {user!r} lacks {len(missing)} right(s): " + "; ".join(missing)
@@ -188,6 +200,6 @@ def preflight(config: SinkConfig, role: str) -> AdminClient:
     admin = admin_client(config)
     try: ensure_sink_topics(config, admin, role)   # its first request refuses bad credentials and certificates at once
     except TopicNotVisible: pass                   # the rights check names every right missing on it, and the rest
-    refuse_missing_rights(admin, config, role)
+    refuse_missing_rights(admin, config, role, matching_topics(config, admin))
     data_partitions(config, admin)                 # refuses missing data topics
     return admin

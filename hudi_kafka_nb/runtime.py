@@ -5,6 +5,7 @@
 # %% ../nbs/19_runtime.ipynb #d6c27cde
 from __future__ import annotations
 import functools, logging, os, signal, socket, sys, time
+from typing import Sequence
 import msgspec
 from .avro import ConfluentRegistry, SchemaCache, registry_value_schema, value_subject
 from .avro_records import decode_avro
@@ -18,7 +19,7 @@ from .kafka import BrokerView, ControlChannel, DeadLetterQueue, KafkaSource
 from .participant import Participant
 from .records import Decode
 from .ports import CrashHook, Fenced, no_crash
-from .preflight import preflight
+from .preflight import matching_topics, preflight
 from .spark import spark_session
 from .storage import (COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, Table, TableError, TableStorage, check_table,
                                    check_table_folder, storage_of, table_properties, table_storage)
@@ -42,13 +43,14 @@ def status_writer(table_path: Table, key: str):
     return publish
 
 # %% ../nbs/19_runtime.ipynb #cdef9537
-def with_registry_fields(config: SinkConfig) -> SinkConfig:
-    "`config` with its table's fields from the schema registry (Avro topics), checked; other sinks as they are."
+def with_registry_fields(config: SinkConfig, topics: Sequence[str] | None = None) -> SinkConfig:
+    "`config` with its table's fields from the schema registry (Avro topics; `topics`: those `topics_regex` matched), checked; other sinks as they are."
     if not config.reads_avro: return config
-    fields = registry_value_schema(config, ConfluentRegistry(config))
+    topics = config.topics if topics is None else topics
+    fields = registry_value_schema(config, ConfluentRegistry(config), topics=topics)
     if not [f for f in fields if f not in CDC_COLUMNS and f not in CDC_METADATA_COLUMNS]:
         raise ConfigError(f"setting 'value_schema' is empty and the schema registry at {config.schema_registry['url']} has no "
-                          f"subject {', '.join(value_subject(t) for t in config.topics)}: start the sink once a producer has "
+                          f"subject {', '.join(value_subject(t) for t in topics) or '(no topic matches topics_regex yet)'}: start the sink once a producer has "
                           "registered its schema, or declare value_schema" + ("" if config.subject_name_strategy == "topic_name" else
                           f" (with subject_name_strategy={config.subject_name_strategy!r} a topic's subject is not known from its name)"))
     return load_config(config, value_schema=fields)
@@ -62,10 +64,11 @@ def avro_decoder(config: SinkConfig) -> Decode | None:
 def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spark=None, crash: CrashHook = no_crash) -> Coordinator:
     "A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing."
     coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
-    config = with_registry_fields(config)             # an Avro sink's fields: the registry's schemas of its topics
+    admin = preflight(config, "coordinator")          # credentials, topics, rights: refused before anything starts
+    config = with_registry_fields(config, matching_topics(config, admin))   # an Avro sink's fields: the registry's schemas of its topics
     storage = storage_of(config)                      # the table's store, with its settings: handed to every part that reaches it
     check_table_folder(config, storage)               # a file, a read-only folder, another table, a store without fences: refused before Spark starts
-    broker = BrokerView(config, preflight(config, "coordinator"))   # credentials, topics, rights: refused before anything starts
+    broker = BrokerView(config, admin)
     table = FencedTable(storage, HudiCommitter(HudiJava(spark or spark_session(coordinator_id, table_path=storage), config, storage)))
     return Coordinator(config, ControlChannel(config, coordinator_id), table, broker, coordinator_id=coordinator_id,
                        publish_status=status_writer(storage, COORDINATOR_STATUS_KEY), crash=crash)

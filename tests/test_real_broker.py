@@ -1,15 +1,15 @@
 """What only a real Kafka broker can show: the broker killed and restarted mid-transaction, a topic whose head
-retention deleted, partitions added while the sink runs (and their watermarks), consumer-group offsets that Kafka's
+retention deleted, partitions and topics added while the sink runs (and their watermarks), consumer-group offsets that Kafka's
 own tools read, and a topic written in Kafka transactions (commit and abort markers, aborted records, one left open)."""
-import random, time, uuid
+import random, re, time, uuid
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
 from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok, verify_table
-from hudi_kafka_nb.dev.producers import sample_orders
+from hudi_kafka_nb.dev.producers import produce_orders, sample_orders
 from hudi_kafka_nb.reading import coordinates, coordinator_status, produced_coordinates
 from hudi_kafka_nb.storage import table_storage
 from hudi_kafka_nb.timeline import committed_offsets
-from hudi_kafka_nb.dev.servers import EmbeddedBroker
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from helpers import wait_for
 
 
@@ -38,7 +38,6 @@ def test_broker_killed_and_restarted_mid_transaction_loses_and_duplicates_nothin
 def test_fresh_start_on_a_truncated_topic_starts_at_its_earliest_offset(broker, tmp_path):
     stack = LocalStack(tmp_path / "stack", participants=1, broker=broker)
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    from hudi_kafka_nb.dev.servers import create_topic
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     stack.produce(4_000)
     deleted = {tp: min(100, end) for tp, end in stack.ends.items()}
@@ -51,22 +50,31 @@ def test_fresh_start_on_a_truncated_topic_starts_at_its_earliest_offset(broker, 
     assert "starting at its earliest available offset 100" in (stack.workdir / "coordinator.log").read_text()
 
 
-def test_partitions_added_while_the_sink_runs_are_picked_up_without_a_restart(broker, tmp_path):
-    stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker).start()
+def test_partitions_and_topics_added_while_the_sink_runs_are_picked_up_without_a_restart(broker, tmp_path):
+    """Topics by pattern (`topics_regex`): a matching topic created while the sink runs is read from its first record, as
+    partitions added to a topic are; one whose name does not match is left alone."""
+    stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker)
+    stack.params.update(topics="", topics_regex=re.escape(stack.topic) + "(-.+)?")     # its topic, and those named after it
+    stack.start()
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    late, unmatched = f"{stack.topic}-late", f"{stack.topic}late"
     try:
         stack.produce(2_000); stack.wait_committed()
         admin.create_partitions([NewPartitions(stack.topic, 8)])[stack.topic].result(timeout=30)
         wait_for(lambda: len(admin.list_topics(stack.topic, timeout=5).topics[stack.topic].partitions) == 8, 30,
                  "the broker's metadata to list the new partitions")
+        for topic, partitions in ((late, 2), (unmatched, 1)): create_topic(broker.bootstrap_servers, topic, partitions)
         stack.produce(4_000)
         assert {p for _, p in stack.ends} == set(range(8)), "records went to the new partitions"
+        stack.ends.update(produce_orders(broker.bootstrap_servers, late, 1_000, first=10_000, progress=False))
+        produce_orders(broker.bootstrap_servers, unmatched, 100, first=20_000, progress=False)
         stack.wait_committed(120)
-        assert "PARTITIONS_CHANGED" in (stack.workdir / "coordinator.log").read_text()
+        log = (stack.workdir / "coordinator.log").read_text()
+        assert "PARTITIONS_CHANGED" in log and f"{late}[0]" in log
     finally:
         stack.stop()
-    report = verify_table(stack.table_path, stack.ends)
-    assert verdict_ok(report), verdict(report)
+    report = verify_table(stack.table_path, stack.ends)         # records of the unmatched topic would be "unexpected"
+    assert verdict_ok(report) and report["in_table"] == 7_000, verdict(report)
 
 
 def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):
@@ -193,7 +201,6 @@ def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stabl
 
 
 def test_a_backlog_in_one_partition_does_not_keep_the_quiet_ones_out_of_the_first_instant(broker, tmp_path):
-    from hudi_kafka_nb.dev.servers import create_topic
     from hudi_kafka_nb.timeline import commit_log
     # small instants read in small batches: read in the order the consumer hands records out, partition 0's backlog
     # alone would fill the first instants, and partitions 1 and 2 would wait for it to drain
@@ -218,7 +225,6 @@ def test_a_partition_paused_in_one_instant_is_read_in_the_next(broker, sink_conf
     """The source's contract (`DataSource.pause`): a pause lasts until `resume` or the next `assign`. librdkafka keeps
     a pause across a new assignment: without the source resuming on assign, a partition paused for its share when an
     instant ended was never read again (seen in a fresh-clone run: every later instant empty)."""
-    from hudi_kafka_nb.dev.servers import create_topic
     from hudi_kafka_nb.kafka import KafkaSource
     from hudi_kafka_nb.messages import PartitionStart
     topic = f"paused-{uuid.uuid4().hex[:8]}"
