@@ -43,7 +43,9 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     topics_regex: str = ""                      # Kafka Connect's topics.regex: every topic whose whole name matches, those created while the sink runs included
     table_path: str                             # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
     storage_options: dict[str, str] = msgspec.field(default_factory=dict)  # for a table on an object store: object_store's settings (aws_endpoint, …; see 09_storage); secrets as ${env:…}
-    table_name: str                             # hoodie.table.name
+    table_name: str                             # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (00b_routing)
+    tables: dict[str, dict] = msgspec.field(default_factory=dict)  # several tables in one sink: each table's own settings (over these) by table name (00b_routing)
+    topic_refresh_s: float = 10.0               # a sink of several tables looks for new data topics, and so new tables, this often
     value_schema: dict[str, str] = msgspec.field(default_factory=dict)  # record fields and their Arrow types, e.g. {"order_id": "string"}; Avro: from the registry
     schema_evolution: str = "add_fields"        # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
     value_format: str = "json"                  # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their source table; "avro": Avro in Confluent's wire format, schemas from schema_registry
@@ -174,7 +176,7 @@ def _option_text(value) -> str:
 def _coerce_text(key: str, value):
     "Turn a string parameter into the list or mapping the setting expects; option values into their text form."
     if isinstance(value, str) and key == "topics": return [t.strip() for t in value.split(",") if t.strip()]
-    if isinstance(value, str) and key in ("value_schema", "kafka", "hudi_options", "storage_options", "schema_registry"):
+    if isinstance(value, str) and key in ("value_schema", "kafka", "hudi_options", "storage_options", "schema_registry", "tables"):
         try: value = json.loads(value) if value.strip() else {}
         except json.JSONDecodeError as e:
             # never echo the text: a kafka setting may hold a password, and this message lands in logs and notebooks

@@ -14,9 +14,9 @@ from .setting_values import ConfigError
 
 # %% auto #0
 __all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'SinkAdmin', 'admin_client', 'data_topics', 'data_partitions',
-           'matching_topics', 'TopicNotVisible', 'create_topic_if_missing', 'ensure_topic', 'ensure_sink_topics',
-           'Right', 'control_group', 'required_rights', 'sink_acls', 'missing_rights', 'warn_unless_unauthorised',
-           'refuse_missing_rights', 'preflight']
+           'cluster_topics', 'matching_topics', 'TopicNotVisible', 'create_topic_if_missing', 'ensure_topic',
+           'ensure_sink_topics', 'Right', 'control_group', 'required_rights', 'sink_acls', 'missing_rights',
+           'warn_unless_unauthorised', 'refuse_missing_rights', 'preflight']
 
 # %% ../nbs/15_preflight.ipynb #09eb307a
 log = logging.getLogger(__name__)
@@ -76,6 +76,10 @@ def data_partitions(config: SinkConfig, admin: AdminClient | None = None) -> lis
         raise ConfigError(f"setting 'topics': topic(s) {missing} do not exist on {config.bootstrap_servers}; "
                           f"create them or fix the setting (existing: {sorted(t for t in topics if not t.startswith('__'))[:20]})")
     return sorted((t, p) for t in data_topics(config, topics) for p in topics[t].partitions)
+
+def cluster_topics(config: SinkConfig, admin: AdminClient) -> list[str]:
+    "The names of every topic on the cluster (a sink of several tables routes them: `00b_routing`)."
+    return sorted(_topic_metadata(admin, config))
 
 def matching_topics(config: SinkConfig, admin: AdminClient) -> list[str]:
     "The data topics now: `topics`, or those that match `topics_regex` (more may come)."

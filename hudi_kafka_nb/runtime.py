@@ -4,8 +4,8 @@
 
 # %% ../nbs/19_runtime.ipynb #d6c27cde
 from __future__ import annotations
-import functools, logging, os, signal, socket, sys, time
-from typing import Sequence
+import functools, logging, os, signal, socket, sys, threading, time
+from typing import Any, Callable, Sequence
 import msgspec
 from .avro import ConfluentRegistry, SchemaCache, registry_value_schema, value_subject
 from .avro_records import decode_avro
@@ -19,7 +19,9 @@ from .kafka import BrokerView, ControlChannel, DeadLetterQueue, KafkaSource
 from .participant import Participant
 from .records import Decode
 from .ports import CrashHook, Fenced, no_crash
-from .preflight import matching_topics, preflight
+from .preflight import admin_client, cluster_topics, matching_topics, preflight
+from .routing import is_multi_table
+from .table_host import TableHost
 from .spark import spark_session
 from .storage import (COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, Table, TableError, TableStorage, check_table,
                                    check_table_folder, storage_of, table_properties, table_storage)
@@ -30,8 +32,8 @@ log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'TABLE_WAIT_S', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'status_writer', 'with_registry_fields', 'avro_decoder',
-           'open_coordinator', 'open_participant', 'wait_for_table', 'open_table_services', 'JobControls',
-           'job_parameters', 'run_job']
+           'open_coordinator', 'open_participant', 'wait_for_table', 'open_table_services', 'open_table_host',
+           'JobControls', 'job_parameters', 'run_job']
 
 # %% ../nbs/19_runtime.ipynb #2d1a9e25
 def status_writer(table_path: Table, key: str):
@@ -115,6 +117,21 @@ def open_table_services(config: SinkConfig, role_id: str | None = None, spark=No
                          writing=lambda: keyed_write_in_flight(storage, services.pending_writes),
                          publish_status=status_writer(storage, TABLE_SERVICES_STATUS_KEY))
 
+# %% ../nbs/19_runtime.ipynb #e954d7f3
+def open_table_host(role: str, config: SinkConfig, role_id: str) -> TableHost:
+    "`role` for every table of a sink of several tables, in this process and one Spark."
+    openers: dict[str, Callable[..., Any]] = {"coordinator": open_coordinator, "participant": open_participant, "table_services": open_table_services}
+    if role not in openers: raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")
+    open_role, admin = openers[role], admin_client(config)
+    sessions: list = []
+    lock = threading.Lock()
+    def spark(table: SinkConfig):
+        with lock:                       # tables start on threads of their own: the first creates the process's Spark
+            if not sessions: sessions.append(spark_session(f"{role} {role_id}", table_path=storage_of(table)))
+        return sessions[0]
+    return TableHost(role, config, lambda table, table_role_id, session: open_role(table, table_role_id, spark=session),
+                     lambda: cluster_topics(config, admin), role_id, spark=spark)
+
 # %% ../nbs/19_runtime.ipynb #40cfac9d
 class JobControls(msgspec.Struct, kw_only=True):
     "How one run of a role's job is controlled: not settings of the sink (those are `SinkConfig`'s), so each run and role may differ."
@@ -167,6 +184,10 @@ def run_job(role: str, params: dict, crash: CrashHook = no_crash) -> dict:
     should_stop = _stop_condition(controls.stop_file, controls.max_runtime_s)
     # where this role's Spark runs (a local Spark's master; Databricks decides there): spark_session reads it
     if controls.spark_master: os.environ["HUDI_KAFKA_NB_SPARK_MASTER"] = controls.spark_master
+    if is_multi_table(config):
+        host = open_table_host(role, config, controls.role_id or f"{role}-{socket.gethostname()}-{os.getpid()}")
+        host.run(should_stop)
+        return {"tables": host.status()}
     if role == "coordinator":
         try: worker = open_coordinator(config, controls.role_id or None, crash=crash)
         except Fenced as e:                  # another coordinator started at the same time and won: nothing to do

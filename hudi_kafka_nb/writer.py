@@ -38,6 +38,8 @@ class HudiWriter:
         self.hudi, self.version, self.checked = hudi, hudi.version, False
         self.write_config = hudi.write_config(participant_options(hudi.config, hudi.avro_schema))
         self.partitioned = bool(hudi.config.partition_field)
+        # Spark's jobs of this table's writes, told apart from those of other tables writing through the same Spark
+        self.job_group = f"hudi-kafka-nb write {hudi.config.table_identity}"
 
     def use_value_schema(self, value_schema: dict[str, str]):
         "Write the next instants with these value fields (START_COMMIT names them)."
@@ -56,6 +58,7 @@ class HudiWriter:
         "Write Arrow `rows` into `instant` with Hudi's row writer, or stage them for the coordinator's insert or upsert; nothing is committed."
         if self.hudi.config.write_mode is WriteMode.STAGED:
             return WrittenFiles(b"", [], rows.num_rows, 0, staged=[stage_rows(rows, self.hudi.storage, instant)])
+        self.hudi.spark.sparkContext.setJobGroup(self.job_group, f"instant {instant}")    # this thread's jobs from now on
         return self.write_frame(arrow_frame(self.hudi.spark, rows, self.hudi.struct), instant)
 
     def write_frame(self, frame, instant: str) -> WrittenFiles:
@@ -90,8 +93,13 @@ class HudiWriter:
         return any(i.requestedTime() == instant for i in meta.getActiveTimeline().filterInflights().getInstants())
 
     def _wait_until_spark_is_idle(self, deadline: float):
-        tracker = self.hudi.spark.sparkContext._jsc.sc().statusTracker()
-        while sum(e.numRunningTasks() for e in tracker.getExecutorInfos()) and time.monotonic() < deadline: time.sleep(0.2)
+        "Until no task of this table's writes runs (a failed job's stages may still run some); other tables' may."
+        tracker = self.hudi.spark.sparkContext.statusTracker()
+        def running() -> int:
+            jobs = sorted(tracker.getJobIdsForGroup(self.job_group))[-16:]          # the last write's are the newest
+            stages = [stage for job in jobs if (info := tracker.getJobInfo(job)) for stage in info.stageIds]
+            return sum(info.numActiveTasks for stage in stages if (info := tracker.getStageInfo(stage)))
+        while running() and time.monotonic() < deadline: time.sleep(0.2)
 
     def _rollback_under_way(self, meta, instant: str) -> bool:
         # the plan is in the rollback's requested file: an inflight rollback's own file is empty (Hudi's RollbackUtils
