@@ -2,46 +2,57 @@
 participants, each one process for every table, on the real broker."""
 import re, time, uuid
 from hudi_kafka_nb.dev.chaos import LocalStack, protocol_log_tail, verdict, verdict_ok, verify_table
-from hudi_kafka_nb.dev.producers import produce_orders
+from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, produce_orders, send_events
 from hudi_kafka_nb.dev.servers import create_topic
+from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from hudi_kafka_nb.reading import read_snapshot
 from hudi_kafka_nb.timeline import has_committed
 
 
-def test_one_sink_mirrors_a_table_per_topic_exactly_once_through_kills_and_a_topic_created_while_it_runs(broker, tmp_path):
-    """Three topics named as Debezium names them, each into its own table (one partitioned and appended, one upserted by
-    key, one unpartitioned); the coordinator and a participant killed and restarted mid-stream; a fourth topic created
-    while the sink runs becomes a fourth table. Each table is judged exactly once on its own."""
+def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_through_kills(broker, tmp_path):
+    """Topics named as Debezium names them, each into its own table with settings of its own: orders appended into a
+    partitioned table, orders upserted by key (copy-on-write), and a database table's change events mirrored into a merge-on-read table.
+    The coordinator and a participant are killed and restarted mid-stream, and the source database gains a table (its
+    topic created while the sink runs), which the sink mirrors too. Each table is judged on its own."""
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker)
     prefix, suffix, root = f"shop{uuid.uuid4().hex[:6]}", uuid.uuid4().hex[:6], stack.workdir / "tables"
     stack.params.update(topics="", topics_regex=re.escape(prefix) + r"\.public\..*", table_name="{table}",
                         table_path=str(root / "{table_name}"), control_topic=f"control-{suffix}-{{table_name}}",
                         dead_letter_topic=f"dead-{suffix}-{{table_name}}", topic_refresh_s=2.0,
-                        tables={"keyed": {"write_operation": "upsert", "record_key_field": "order_id", "ordering_field": "event_time"},
-                                "flat": {"partition_field": ""}})
-    partitions = {"orders": 4, "keyed": 2, "flat": 1, "late": 2}
+                        tables={"keyed": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}}, "customers": CDC_SETTINGS, "suppliers": CDC_SETTINGS})
+    partitions = {"orders": 4, "keyed": 2, "customers": 2, "suppliers": 2}
     topic = {name: f"{prefix}.public.{name}" for name in partitions}
+    sources = {name: SourceTable(seed=i, table=name) for i, name in enumerate(("customers", "suppliers"))}
     ends: dict = {}
-    def produce(name, count, first):
-        ends.update(produce_orders(broker.bootstrap_servers, topic[name], count, first=first, progress=False, quiet=True))
+    def produce(name, count, first=0):
+        if name in sources:
+            source = sources[name]
+            ends.update(send_events(broker.bootstrap_servers, topic[name], (source.snapshot(count // 4) if not source.rows else []) + source.changes(count)))
+        else: ends.update(produce_orders(broker.bootstrap_servers, topic[name], count, first=first, progress=False, quiet=True))
+    def ends_of(name): return {tp: end for tp, end in ends.items() if tp[0] == topic[name]}
     def wait_all(names, timeout_s=180):
         deadline = time.monotonic() + timeout_s
-        while not all(has_committed(root / n, {tp: e for tp, e in ends.items() if tp[0] == topic[n]}) for n in names):
+        while not all(has_committed(root / name, ends_of(name)) for name in names):
             assert time.monotonic() < deadline, f"not all of {names} committed; the coordinator's last lines:\n{protocol_log_tail(stack.workdir / 'coordinator.log')}"
             time.sleep(0.5)
-    for name in ("orders", "keyed", "flat"): create_topic(broker.bootstrap_servers, topic[name], partitions[name])
+    first_tables = ["orders", "keyed", "customers"]
+    for name in first_tables: create_topic(broker.bootstrap_servers, topic[name], partitions[name])
     stack.start()
     try:
-        for i, name in enumerate(("orders", "keyed", "flat")): produce(name, 1_000, first=i * 100_000)
-        wait_all(["orders", "keyed", "flat"])
-        for i, name in enumerate(("orders", "keyed", "flat")): produce(name, 1_000, first=i * 100_000 + 1_000)
+        for i, name in enumerate(first_tables): produce(name, 800, first=i * 100_000)
+        wait_all(first_tables)
+        for i, name in enumerate(first_tables): produce(name, 800, first=i * 100_000 + 800)
         stack.kill("participant-0"); stack.kill("coordinator")
-        create_topic(broker.bootstrap_servers, topic["late"], partitions["late"]); produce("late", 500, first=300_000)
+        create_topic(broker.bootstrap_servers, topic["suppliers"], partitions["suppliers"]); produce("suppliers", 400)
         stack.restart("coordinator"); stack.restart("participant-0")
+        produce("customers", 400)
         wait_all(list(partitions))
     finally:
         stack.stop()
-    for name in partitions:
-        report = verify_table(root / name, {tp: e for tp, e in ends.items() if tp[0] == topic[name]})
+    for name in ("orders", "keyed"):
+        report = verify_table(root / name, ends_of(name))
         assert verdict_ok(report), f"table {name}: {verdict(report)}"
-    assert read_snapshot(root / "keyed", ["order_id"]).num_rows == 2_000
+    assert read_snapshot(root / "keyed", ["order_id"]).num_rows == 1_600       # every order once: each was produced once
+    for name, source in sources.items():
+        check = compare_mirror(root / name, source.rows)
+        assert mirror_ok(check), f"table {name}: {check}"

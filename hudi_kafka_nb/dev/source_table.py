@@ -25,9 +25,9 @@ CDC_SETTINGS = {"value_format": "debezium", "write_operation": "upsert", "record
 BROKEN_EVENT = b'{"op": "u", "after": {"id": '           # not JSON: the sink dead-letters it, the table is unchanged
 
 class SourceTable:
-    "The customers table of a database, changed at random; `changes` also returns the events Debezium would write for them."
-    def __init__(self, seed: int = 7, broken_every: int = 0):
-        self.rng, self.broken_every = random.Random(seed), broken_every
+    "A customers table of a database (named `table`), changed at random; `changes` also returns the events Debezium would write for them."
+    def __init__(self, seed: int = 7, broken_every: int = 0, table: str = "customers"):
+        self.rng, self.broken_every, self.table = random.Random(seed), broken_every, table
         self.rows: dict[int, dict] = {}          # id → row: the table now
         self.deleted: list[int] = []             # ids deleted, some created again later
         self.lsn, self.next_id, self.tx, self.events = 1_000_000, 1, 700, 0
@@ -42,11 +42,11 @@ class SourceTable:
         self.lsn += self.rng.randrange(8, 200)
         key = (after or before or {})["id"]
         envelope = {"before": before, "after": after, "op": op, "ts_ms": 1_795_000_000_000 + self.lsn // 100,
-                    "source": {"connector": "postgresql", "name": "shop", "db": "shop", "schema": "public", "table": "customers",
+                    "source": {"connector": "postgresql", "name": "shop", "db": "shop", "schema": "public", "table": self.table,
                                "lsn": self.lsn, "ts_ms": 1_795_000_000_000 + self.lsn // 100, "snapshot": str(op == "r").lower()},
                     "transaction": tx and {**tx, "total_order": tx["count"]}}
         wrap = self.rng.random() < 0.3             # Kafka Connect's JsonConverter with schemas.enable=true
-        value = {"schema": {"type": "struct", "name": "shop.public.customers.Envelope"}, "payload": envelope} if wrap else envelope
+        value = {"schema": {"type": "struct", "name": f"shop.public.{self.table}.Envelope"}, "payload": envelope} if wrap else envelope
         events: list[tuple[bytes, bytes | None]] = [(msgspec.json.encode({"id": key}), msgspec.json.encode(value))]
         self.ops[op] += 1
         if op == "d": events.append((msgspec.json.encode({"id": key}), None)); self.ops["tombstone"] += 1   # for log compaction
