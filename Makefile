@@ -13,7 +13,7 @@ BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest chaos clean
+.PHONY: setup tools lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -72,8 +72,9 @@ demo: setup
 demo-upsert: setup
 	$(VENV)/bin/hudi-kafka-nb demo --upsert --records 200000 --rate 15000 --workdir runs/demo-upsert
 
-# Change data: Debezium's events of a customers table (a snapshot, then creates, updates, deletes with their tombstones,
-# some in Kafka transactions), mirrored into a merge-on-read table by upserts and deletes, and checked against the source.
+# Change data: Debezium's events of a database of three tables (a snapshot, then creates, updates, deletes with their
+# tombstones, some in Kafka transactions), a topic each, mirrored by one sink into a merge-on-read table each by upserts
+# and deletes, and each checked against its source table.
 demo-cdc: setup
 	$(VENV)/bin/hudi-kafka-nb demo --cdc --records 100000 --rate 10000 --workdir runs/demo-cdc
 
@@ -152,6 +153,10 @@ benchmark-failures: setup .jars/spark-kafka/.resolved
 # Which way into Spark is faster: confluent-kafka → Arrow, or Spark's own Kafka source (needs spark-sql-kafka).
 benchmark-ingest: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/ingest_paths.py $(ARGS)
+
+# One sink of 1, 5 and 20 tables against separate sinks of 1 and 5 (time to commit, commit cycle, memory of each role).
+benchmark-tables: setup
+	$(PYTHON) benchmarks/many_tables.py $(ARGS)
 
 # The long chaos run (pytest runs a 15-kill one): about 6 minutes on 2 cores.
 chaos: setup

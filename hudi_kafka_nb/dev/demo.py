@@ -5,7 +5,9 @@
 # %% ../../nbs/20_demo.ipynb #bf327be2
 from __future__ import annotations
 import argparse, collections, contextlib, logging, shutil, sys, time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 from ..avro import demo_avro_schema, value_subject
 from ..config import DEMO_VALUE_SCHEMA
 from .producers import (UPSERT_SETTINGS, latest_per_key, produce_avro_orders, produce_changes, produce_orders,
@@ -19,8 +21,8 @@ from ..timeline import commit_log, has_committed, rust_table, table_services_log
 from ..storage import Table, TableStorage, resolve_storage_options
 
 # %% auto #0
-__all__ = ['wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest', 'print_mirror_summary',
-           'print_avro_columns', 'print_upsert_summary', 'run_demo', 'main']
+__all__ = ['DEMO_DATABASE', 'wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest',
+           'print_mirror_summary', 'print_avro_columns', 'print_upsert_summary', 'mirror_database', 'run_demo', 'main']
 
 # %% ../../nbs/20_demo.ipynb #7e3ee09d
 def wait_until_committed(table_path: Table, ends: dict[tuple[str, int], int], roles: list[RoleProcess], timeout_s: float) -> float:
@@ -76,15 +78,15 @@ def print_mirror_summary(table_path: Table, source: SourceTable, workdir: Path, 
     "Print commits and compactions, what happened in the source table, and the table checked against the source table's rows."
     commits, services = commit_log(table_path), table_services_log(table_path)
     compactions = sum(s["action"] == "compaction" for s in services)
-    print(f"\nTable {table_path} (merge-on-read, mirroring shop.public.customers by id) — {len(commits)} delta commits, "
+    print(f"\nTable {table_path} (merge-on-read, mirroring shop.public.{source.table} by id) — {len(commits)} delta commits, "
           f"{compactions} compaction{'' if compactions == 1 else 's'} run by the coordinator")
     ops = source.ops
     print(f"Source: {ops['r']:,} snapshot reads, {ops['c']:,} creates, {ops['u']:,} updates, {ops['d']:,} deletes (each with its "
           f"tombstone), {ops['broken']:,} broken events (→ dead-letter topic)")
     tiers = collections.Counter(read_snapshot(table_path, ["tier"])["tier"].to_pylist())
-    print("Customers by tier:", ", ".join(f"{t} {n:,}" for t, n in sorted(tiers.items())))
+    print(f"{source.table.capitalize()} by tier:", ", ".join(f"{t} {n:,}" for t, n in sorted(tiers.items())))
     check = compare_mirror(table_path, source.rows)
-    print(f"\nthe source table holds {check['keys']:,} customers; the table {check['rows']:,} rows, {check['duplicate_keys']} duplicate keys, "
+    print(f"\nthe source table holds {check['keys']:,} rows; the table {check['rows']:,} rows, {check['duplicate_keys']} duplicate keys, "
           f"{check['missing_keys']} missing, {check['unexpected_keys']} deleted or unknown, {check['stale_rows']} stale: "
           f"{'OK' if mirror_ok(check) else 'MISMATCH'}")
     print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
@@ -115,13 +117,30 @@ def print_upsert_summary(table_path: Table, produced: int, bad: int, expected: d
     print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
     return ok
 
+# %% ../../nbs/20_demo.ipynb #b237c8c8
+DEMO_DATABASE = ("customers", "suppliers", "accounts")     # the change-data demo's source database: a topic and a table each
+
+def mirror_database(bootstrap_servers: str, database: dict[str, SourceTable], table_at: Callable[[str], Table], roles: list[RoleProcess],
+                    records: int, rate_per_s: float, timeout_s: float) -> float:
+    """Produce about `records` change events over the database's tables side by side (`shop.public.<table>`), then wait
+    until every table has committed its topic's; seconds waited after production ended."""
+    with ThreadPoolExecutor(len(database)) as pool:
+        produced = {name: pool.submit(produce_changes, bootstrap_servers, f"shop.public.{name}", source, records // len(database),
+                                      rate_per_s / len(database), progress=False) for name, source in database.items()}
+        ends = {name: future.result() for name, future in produced.items()}
+    print(f"produced about {records:,} change events to {len(database)} topics; waiting for every table to commit them …")
+    started = time.monotonic()
+    for name, table_ends in ends.items(): wait_until_committed(table_at(name), table_ends, roles, timeout_s)
+    return time.monotonic() - started
+
 # %% ../../nbs/20_demo.ipynb #97cda6aa
 def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8, commit_interval_s: float = 3.0,
              rate_per_s: float = 50_000, bad_every: int = 20_000,
              workdir: str | Path = "runs/demo", timeout_s: float = 900, orders: int = 0, object_store: bool = False, cdc: bool = False,
              avro: bool = False) -> bool:
     """Run broker, coordinator and participants locally, stream `records` orders through (`orders`: updates of that many,
-    upserted; `cdc`: the Debezium change events of a `SourceTable`, mirrored; `avro`: Avro orders with their schemas in an
+    upserted; `cdc`: the Debezium change events of a database of three tables (`SourceTable`s), each mirrored into a table
+    of its own by one sink (`00b_routing`); `avro`: Avro orders with their schemas in an
     embedded schema registry), print the summary. `object_store`: the table in the bucket of an embedded S3 server (MinIO), the roles'
     Spark on a local standalone cluster (master and two workers), as on machines that share no disk."""
     workdir = Path(workdir).resolve()
@@ -130,25 +149,31 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
     with contextlib.ExitStack() as running:
         broker = running.enter_context(EmbeddedBroker(workdir / "broker"))
         print(f"embedded broker on {broker.bootstrap_servers}; work folder {workdir}")
-        topic = "customers" if cdc else "orders"
-        where: dict = {"table_path": str(workdir / "table" / topic)}
+        topic = "orders"
+        # change data: a database of three tables, a topic each (named as Debezium names them), one sink mirroring them all
+        database = {name: SourceTable(seed=7 + i, broken_every=bad_every, table=name) for i, name in enumerate(DEMO_DATABASE)} if cdc else {}
+        table_name = "{table}" if cdc else topic
+        where: dict = {"table_path": str(workdir / "table" / ("{table_name}" if cdc else topic))}
         role_env: dict[str, str] = {}
         if object_store:
             s3 = running.enter_context(EmbeddedS3(workdir / "s3"))
             cluster = running.enter_context(LocalSparkCluster(workdir / "spark", workers=2))
             print(f"embedded S3 server (MinIO) on {s3.endpoint}; Spark standalone master {cluster.master_url} with 2 workers")
-            where = {"table_path": s3.url(topic), "storage_options": s3.storage_options, "spark_master": cluster.master_url}
+            where = {"table_path": s3.url("{table_name}" if cdc else topic), "storage_options": s3.storage_options, "spark_master": cluster.master_url}
             role_env = {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=1g,spark.executor.cores=1"}
-        # this process reads the table too (the summary), through a store with the roles' settings
-        table_path = TableStorage(where["table_path"], resolve_storage_options(where.get("storage_options", {})))
-        create_topic(broker.bootstrap_servers, topic, partitions)
+        # this process reads the tables too (the summary), through a store with the roles' settings
+        def table_at(name: str) -> TableStorage:
+            return TableStorage(where["table_path"].replace("{table_name}", name), resolve_storage_options(where.get("storage_options", {})))
+        table_path = table_at(next(iter(database), topic))
+        for name in [f"shop.public.{t}" for t in database] or [topic]: create_topic(broker.bootstrap_servers, name, partitions)
         registry = running.enter_context(EmbeddedRegistry(workdir / "registry")) if avro else None
         if registry:
             # the producers' schema is in the registry before the sink starts: the coordinator takes the table's fields from it
             register_schema(registry.url, value_subject(topic), demo_avro_schema(1))
             print(f"embedded schema registry (Apicurio) at {registry.url}")
-        params = {"bootstrap_servers": broker.bootstrap_servers, "topics": topic, **where,
-                  "table_name": topic, "partition_field": "region", "commit_interval_s": commit_interval_s,
+        params = {"bootstrap_servers": broker.bootstrap_servers, **where,
+                  **({"topics_regex": r"shop\.public\..*"} if cdc else {"topics": topic}),
+                  "table_name": table_name, "partition_field": "region", "commit_interval_s": commit_interval_s,
                   "write_timeout_s": 120.0, "min_participants": participants, "value_schema": DEMO_VALUE_SCHEMA,
                   "max_buffered_records": 60_000,    # small instants, so the stream shows as several commits
                   # keyed: smaller instants, so that orders update across many commits and compactions run
@@ -159,17 +184,18 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
             roles.append(RoleProcess("coordinator", params, workdir, env=role_env).start())
             roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}", env=role_env).start() for i in range(participants)]
             wait_until_ingesting(table_path, roles)
-            source = SourceTable(seed=7, broken_every=bad_every) if cdc else None
-            ends = (produce_changes(broker.bootstrap_servers, topic, source, records, rate_per_s) if source is not None else
-                    produce_avro_orders(broker.bootstrap_servers, registry.url, topic, records, rate_per_s, bad_every) if registry else
-                    produce_orders(broker.bootstrap_servers, topic, records, rate_per_s, bad_every, orders=orders))
-            print("waiting for the table to commit every record …")
-            seconds = wait_until_committed(table_path, ends, roles, timeout_s)
-            expected = latest_per_key(broker.bootstrap_servers, topic, ends) if orders else None
+            expected = None
+            if database: seconds = mirror_database(broker.bootstrap_servers, database, table_at, roles, records, rate_per_s, timeout_s)
+            else:
+                ends = (produce_avro_orders(broker.bootstrap_servers, registry.url, topic, records, rate_per_s, bad_every) if registry else
+                        produce_orders(broker.bootstrap_servers, topic, records, rate_per_s, bad_every, orders=orders))
+                print("waiting for the table to commit every record …")
+                seconds = wait_until_committed(table_path, ends, roles, timeout_s)
+                expected = latest_per_key(broker.bootstrap_servers, topic, ends) if orders else None
         finally:
             for role in roles: role.stop()            # the coordinator first: it closes the open instant
+        if database: return all([print_mirror_summary(table_at(name), source, workdir, seconds) for name, source in database.items()])
         bad = records // bad_every if bad_every else 0    # read back while the S3 server still runs
-        if source is not None: return print_mirror_summary(table_path, source, workdir, seconds)
         if expected is not None: return print_upsert_summary(table_path, records, bad, expected, workdir, seconds)
         if avro: print_avro_columns(table_path)
         return print_summary(table_path, records, bad, workdir, seconds)
@@ -188,7 +214,7 @@ def main(argv: list[str] | None = None):
     demo.add_argument("--upsert", action="store_true", help="keyed mode: events update --orders orders; the table keeps each one's latest state")
     demo.add_argument("--orders", type=int, default=20_000, help="with --upsert: how many orders the events update")
     demo.add_argument("--cdc", action="store_true",
-                      help="change data: Debezium's events of a customers table (--records of them), mirrored into the table")
+                      help="change data: Debezium's events of a database of three tables (--records of them), each mirrored into a table of its own by one sink")
     demo.add_argument("--avro", action="store_true",
                       help="Avro orders in Confluent's wire format, their schemas (two versions) in an embedded schema registry")
     demo.add_argument("--object-store", action="store_true",
