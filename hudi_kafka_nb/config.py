@@ -46,6 +46,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     table_name: str                             # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (00b_routing)
     tables: dict[str, dict] = msgspec.field(default_factory=dict)  # several tables in one sink: each table's own settings (over these) by table name (00b_routing)
     topic_refresh_s: float = 10.0               # a sink of several tables looks for new data topics, and so new tables, this often
+    route_field: str = ""                       # Iceberg's route-field: with route_regex, a table keeps only the records whose value of this field matches
+    route_regex: str = ""                       # a table's records by route_field: the whole value matches this pattern (RE2); "" keeps every record
     value_schema: dict[str, str] = msgspec.field(default_factory=dict)  # record fields and their Arrow types, e.g. {"order_id": "string"}; Avro: from the registry
     schema_evolution: str = "add_fields"        # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
     value_format: str = "json"                  # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their source table; "avro": Avro in Confluent's wire format, schemas from schema_registry
@@ -262,8 +264,13 @@ def _check_values(config: SinkConfig) -> SinkConfig:
              f"must name the column partition_time_field={config.partition_time_field!r} is bucketed into, and not a field of "
              f"value_schema (it is derived), e.g. 'event_date'")
         need("%" in config.partition_time_format, "partition_time_format", "needs strftime codes, e.g. %Y-%m-%d")
+    if config.route_regex:
+        need(config.route_field, "route_regex", "needs route_field: the field whose value it matches")
+        need(not config.mirrors_changes, "route_regex", "cannot split change data (a delete carries only the key): route change events by topic, with a table_name template")
+        try: re.compile(config.route_regex)
+        except re.error as e: need(False, "route_regex", f"is not a regular expression: {e}")
     named = [("record_key_field", f) for f in (config.record_key_fields if config.record_key_field else [])]
-    named += [(key, getattr(config, key)) for key in ("ordering_field",) + (() if config.partition_time_field else ("partition_field",))]
+    named += [(key, getattr(config, key)) for key in ("ordering_field", "route_field") + (() if config.partition_time_field else ("partition_field",))]
     for key, name in named:
         need(not name or name in config.value_schema or learns_fields, key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
     need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")

@@ -19,7 +19,7 @@ from .background_writes import BackgroundWrites
 from .participant_state import (Move, ParticipantInstant, ParticipantState, Progress, Situation, adopts, advance,
                                              fresh_records, is_full, next_move, over_share, set_aside_failed, skip_to,
                                              writes_early)
-from .records import Decode, Decoded, RawRecord, ServiceUnavailable, data_schema, decode_batch, wider_type
+from .records import Decode, Decoded, RawRecord, ServiceUnavailable, data_schema, decode_batch, routed_decoder, wider_type
 
 # %% auto #0
 __all__ = ['log', 'SERVICE_RETRY_S', 'Participant']
@@ -37,7 +37,7 @@ class Participant:
         self.config, self.channel, self.source, self.dead_letters, self.writer, self.clock = config, channel, source, dead_letters, writer, clock
         # how a batch of records becomes rows: JSON (02_records), Debezium's change events (02a_changes), or Avro with the
         # registry's schemas (02c_avro_records, whose decoder the runtime hands in with its registry)
-        self.decode = decode or (decode_changes if config.mirrors_changes else decode_batch)
+        self.decode = routed_decoder(decode or (decode_changes if config.mirrors_changes else decode_batch), config)   # route_regex: this table's records
         self.sleep = sleep                                  # pauses between tries of a service that is away
         self.waiting_since: float | None = None             # when a service the decoder needs (the schema registry) went away
         self.waiting_for = ""                               # which, and why, while it is away (said in every heartbeat)

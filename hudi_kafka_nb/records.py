@@ -17,7 +17,7 @@ from .setting_values import arrow_type
 # %% auto #0
 __all__ = ['KAFKA_COLUMNS', 'Decode', 'AVRO_NAME', 'data_schema', 'RawRecord', 'DeadLetter', 'value_schema', 'Decoded',
            'decode_batch', 'ServiceUnavailable', 'decode_records', 'wider_type', 'widen_value_schema',
-           'dead_letter_headers', 'dead_letter_message']
+           'dead_letter_headers', 'dead_letter_message', 'routed_decoder']
 
 # %% ../nbs/02_records.ipynb #b34579eb
 KAFKA_COLUMNS = pa.schema([("kafka_topic", pa.string()), ("kafka_partition", pa.int32()),
@@ -238,3 +238,17 @@ def dead_letter_message(dead: DeadLetter, participant_id: str, max_bytes: int) -
         value = value[:max(room, 0)]
         headers.append(("hudi_kafka_nb.value.truncated", f"first {len(value)} of {len(dead.record.value or b'')} bytes".encode()))
     return key, value, headers
+
+# %% ../nbs/02_records.ipynb #7b8bb22b
+def routed_decoder(decode: Decode, config: SinkConfig) -> Decode:
+    "`decode`, keeping only the rows whose `route_field` matches `route_regex` as a whole (every row without `route_regex`)."
+    if not config.route_regex: return decode
+    pattern, field = f"^(?:{config.route_regex})$", config.route_field
+    def routed(records, config_, discover=None) -> Decoded:
+        decoded = decode(records, config_, discover=discover)
+        rows = decoded.rows
+        if not rows.num_rows: return decoded
+        if field not in rows.column_names: return decoded._replace(rows=rows.slice(0, 0))
+        matches = pc.fill_null(pc.match_substring_regex(pc.cast(rows[field], pa.string()), pattern), False)
+        return decoded._replace(rows=rows.filter(matches))
+    return routed

@@ -52,7 +52,7 @@ def table_config(config: SinkConfig, name: str, topics: list[str] | None = None)
 
 def _route(config: SinkConfig, topics: Iterable[str], excluded: set[str]) -> dict[str, list[str] | None]:
     "Table name → the topics routed to it (None: a table that names its own)."
-    named = {name: own for name, own in config.tables.items() if any(key in own for key in TOPIC_KEYS)}
+    named = {name: own for name, own in config.tables.items() if any(key in own for key in (*TOPIC_KEYS, "route_regex"))}
     routed: dict[str, list[str] | None] = {name: None for name in named}
     if is_template(config.table_name):
         for topic in sorted(set(topics) - excluded):
@@ -68,8 +68,8 @@ def table_configs(config: SinkConfig, topics: Iterable[str]) -> dict[str, SinkCo
     if config.consumer_group and "{table_name}" not in config.consumer_group:
         raise ConfigError("setting 'consumer_group' must hold {table_name} in a sink of several tables (two tables reading one topic would share offsets)")
     unknown = [name for name, own in config.tables.items()
-               if not is_template(config.table_name) and name != config.table_name and not any(key in own for key in TOPIC_KEYS)]
-    if unknown: raise ConfigError(f"tables {unknown} name no topics (or topics_regex), and table_name is no template that could route any to them")
+               if not is_template(config.table_name) and name != config.table_name and not any(key in own for key in (*TOPIC_KEYS, "route_regex"))]
+    if unknown: raise ConfigError(f"tables {unknown} name no topics (or topics_regex) nor a route_regex, and table_name is no template that could route any to them")
     topics = list(topics)
     own_topics = {t for name, routed in _route(config, topics, set()).items()          # never data, whatever the pattern
                   for c in [table_config(config, name, routed)] for t in (c.control, c.dead_letters)}

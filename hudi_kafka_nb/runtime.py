@@ -118,9 +118,9 @@ def open_table_services(config: SinkConfig, role_id: str | None = None, spark=No
                          publish_status=status_writer(storage, TABLE_SERVICES_STATUS_KEY))
 
 # %% ../nbs/19_runtime.ipynb #e954d7f3
-def open_table_host(role: str, config: SinkConfig, role_id: str) -> TableHost:
-    "`role` for every table of a sink of several tables, in this process and one Spark."
-    openers: dict[str, Callable[..., Any]] = {"coordinator": open_coordinator, "participant": open_participant, "table_services": open_table_services}
+def open_table_host(role: str, config: SinkConfig, role_id: str, crash: CrashHook = no_crash) -> TableHost:
+    "`role` for every table of a sink of several tables, in this process and one Spark; `crash`: every coordinator's crash hook (tests)."
+    openers: dict[str, Callable[..., Any]] = {"coordinator": functools.partial(open_coordinator, crash=crash), "participant": open_participant, "table_services": open_table_services}
     if role not in openers: raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")
     open_role, admin = openers[role], admin_client(config)
     sessions: list = []
@@ -185,7 +185,7 @@ def run_job(role: str, params: dict, crash: CrashHook = no_crash) -> dict:
     # where this role's Spark runs (a local Spark's master; Databricks decides there): spark_session reads it
     if controls.spark_master: os.environ["HUDI_KAFKA_NB_SPARK_MASTER"] = controls.spark_master
     if is_multi_table(config):
-        host = open_table_host(role, config, controls.role_id or f"{role}-{socket.gethostname()}-{os.getpid()}")
+        host = open_table_host(role, config, controls.role_id or f"{role}-{socket.gethostname()}-{os.getpid()}", crash=crash)
         host.run(should_stop)
         return {"tables": host.status()}
     if role == "coordinator":

@@ -5,23 +5,28 @@ from hudi_kafka_nb.dev.chaos import LocalStack, protocol_log_tail, verdict, verd
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, produce_orders, send_events
 from hudi_kafka_nb.dev.servers import create_topic
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
-from hudi_kafka_nb.reading import read_snapshot
+from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot
 from hudi_kafka_nb.timeline import has_committed
 
 
 def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_through_kills(broker, tmp_path):
     """Topics named as Debezium names them, each into its own table with settings of its own: orders appended into a
-    partitioned table, orders upserted by key (copy-on-write), and a database table's change events mirrored into a merge-on-read table.
-    The coordinator and a participant are killed and restarted mid-stream, and the source database gains a table (its
-    topic created while the sink runs), which the sink mirrors too. Each table is judged on its own."""
+    partitioned table, orders upserted by key (copy-on-write), one topic's orders split between two tables by region, and a database table's change events mirrored into a merge-on-read table.
+    The coordinator and a participant are killed mid-stream; the coordinator comes back, and dies again as the first of its
+    tables decides a commit. Meanwhile the source database gains a table (its topic created while the sink runs), which
+    the sink mirrors too. Each table is judged on its own."""
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker)
     prefix, suffix, root = f"shop{uuid.uuid4().hex[:6]}", uuid.uuid4().hex[:6], stack.workdir / "tables"
     stack.params.update(topics="", topics_regex=re.escape(prefix) + r"\.public\..*", table_name="{table}",
                         table_path=str(root / "{table_name}"), control_topic=f"control-{suffix}-{{table_name}}",
                         dead_letter_topic=f"dead-{suffix}-{{table_name}}", topic_refresh_s=2.0,
-                        tables={"keyed": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}}, "customers": CDC_SETTINGS, "suppliers": CDC_SETTINGS})
-    partitions = {"orders": 4, "keyed": 2, "customers": 2, "suppliers": 2}
-    topic = {name: f"{prefix}.public.{name}" for name in partitions}
+                        tables={"keyed": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}}, "customers": CDC_SETTINGS, "suppliers": CDC_SETTINGS,
+                                # one more topic, split by a field of its records between two tables
+                                **{name: {"topics": f"{prefix}-web", "route_field": "region", "route_regex": regex}
+                                   for name, regex in (("web_eu", "eu-.*"), ("web_rest", "us-.*|ap-.*"))}})
+    partitions = {"orders": 4, "keyed": 2, "customers": 2, "suppliers": 2, "web": 2}
+    topic = {name: f"{prefix}.public.{name}" for name in partitions} | {"web": f"{prefix}-web"}
+    source_of = {name: name for name in partitions if name != "web"} | {"web_eu": "web", "web_rest": "web"}
     sources = {name: SourceTable(seed=i, table=name) for i, name in enumerate(("customers", "suppliers"))}
     ends: dict = {}
     def produce(name, count, first=0):
@@ -29,24 +34,29 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
             source = sources[name]
             ends.update(send_events(broker.bootstrap_servers, topic[name], (source.snapshot(count // 4) if not source.rows else []) + source.changes(count)))
         else: ends.update(produce_orders(broker.bootstrap_servers, topic[name], count, first=first, progress=False, quiet=True))
-    def ends_of(name): return {tp: end for tp, end in ends.items() if tp[0] == topic[name]}
+    def ends_of(name): return {tp: end for tp, end in ends.items() if tp[0] == topic[source_of.get(name, name)]}
     def wait_all(names, timeout_s=180):
         deadline = time.monotonic() + timeout_s
         while not all(has_committed(root / name, ends_of(name)) for name in names):
             assert time.monotonic() < deadline, f"not all of {names} committed; the coordinator's last lines:\n{protocol_log_tail(stack.workdir / 'coordinator.log')}"
             time.sleep(0.5)
-    first_tables = ["orders", "keyed", "customers"]
-    for name in first_tables: create_topic(broker.bootstrap_servers, topic[name], partitions[name])
+    first_topics = ["orders", "keyed", "customers", "web"]
+    for name in first_topics: create_topic(broker.bootstrap_servers, topic[name], partitions[name])
     stack.start()
     try:
-        for i, name in enumerate(first_tables): produce(name, 800, first=i * 100_000)
-        wait_all(first_tables)
-        for i, name in enumerate(first_tables): produce(name, 800, first=i * 100_000 + 800)
+        for i, name in enumerate(first_topics): produce(name, 800, first=i * 100_000)
+        wait_all(["orders", "keyed", "customers", "web_eu", "web_rest"])
+        for i, name in enumerate(first_topics): produce(name, 800, first=i * 100_000 + 800)
         stack.kill("participant-0"); stack.kill("coordinator")
         create_topic(broker.bootstrap_servers, topic["suppliers"], partitions["suppliers"]); produce("suppliers", 400)
-        stack.restart("coordinator"); stack.restart("participant-0")
+        # the coordinator comes back and dies again as the first of its tables decides a commit: the others are anywhere
+        # in theirs, some before their decision, some after (a crash between two tables' commits)
+        crashing = stack.restart("coordinator", env={"HUDI_KAFKA_NB_CRASH_AT": "after_decision"}); stack.restart("participant-0")
+        deadline = time.monotonic() + 120
+        while crashing.running(): assert time.monotonic() < deadline, "the coordinator never reached its crash point"; time.sleep(0.2)
+        stack.restart("coordinator")
         produce("customers", 400)
-        wait_all(list(partitions))
+        wait_all([*source_of])
     finally:
         stack.stop()
     for name in ("orders", "keyed"):
@@ -56,3 +66,9 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
     for name, source in sources.items():
         check = compare_mirror(root / name, source.rows)
         assert mirror_ok(check), f"table {name}: {check}"
+    # split by region: every record of the topic in exactly one of the two tables, each table's rows of its regions
+    eu, rest = coordinates(root / "web_eu"), coordinates(root / "web_rest")
+    assert eu | rest == produced_coordinates(ends_of("web")) and not eu & rest
+    for name, prefixes in (("web_eu", ("eu-",)), ("web_rest", ("us-", "ap-"))):
+        rows = read_snapshot(root / name, ["region"])
+        assert rows.num_rows == len(eu if name == "web_eu" else rest) and all(r.startswith(prefixes) for r in rows["region"].to_pylist()), name
