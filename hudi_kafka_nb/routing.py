@@ -46,7 +46,9 @@ def table_config(config: SinkConfig, name: str, topics: list[str] | None = None)
                     if k not in ("topics", "topics_regex") or not any(t in own for t in TOPIC_KEYS)}
         settings.update({**own, "table_name": name, "tables": {}})
         if topics is not None: settings.update(topics=topics, topics_regex="")
-        for key in PER_TABLE_NAMES: settings[key] = settings[key].replace("{table_name}", name)
+        for key in PER_TABLE_NAMES:      # {table_name}, or the sink's template itself (a path built from table_name, as the bundle's targets do)
+            settings[key] = settings[key].replace("{table_name}", name)
+            if is_template(config.table_name): settings[key] = settings[key].replace(config.table_name, name)
         return load_config(settings)
     except ConfigError as e: raise ConfigError(f"table {name!r}: {e}") from None
 
@@ -63,7 +65,7 @@ def _route(config: SinkConfig, topics: Iterable[str], excluded: set[str]) -> dic
 def table_configs(config: SinkConfig, topics: Iterable[str]) -> dict[str, SinkConfig]:
     "Every table of the sink, with its settings, given the names of the topics on the cluster."
     if not is_multi_table(config): return {config.table_name: config}
-    if "{table_name}" not in config.table_path:
+    if "{table_name}" not in config.table_path and not (is_template(config.table_name) and config.table_name in config.table_path):
         raise ConfigError(f"setting 'table_path' ({config.table_path!r}) must hold {{table_name}} in a sink of several tables: each table has a folder of its own")
     if config.consumer_group and "{table_name}" not in config.consumer_group:
         raise ConfigError("setting 'consumer_group' must hold {table_name} in a sink of several tables (two tables reading one topic would share offsets)")
