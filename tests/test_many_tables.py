@@ -10,8 +10,9 @@ from hudi_kafka_nb.timeline import has_committed
 
 
 def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_through_kills(broker, tmp_path):
-    """Topics named as Debezium names them, each into its own table with settings of its own: orders appended into a
-    partitioned table, orders upserted by key (copy-on-write), one topic's orders split between two tables by region, and a database table's change events mirrored into a merge-on-read table.
+    """Ten topics into eleven tables with settings of their own: orders appended into a partitioned table, orders upserted
+    by key (copy-on-write), one topic's orders split between two tables by region, a database table's change events
+    mirrored into a merge-on-read table, and five small tables of other shapes (unpartitioned, hive-style, keyed).
     The coordinator and a participant are killed mid-stream; the coordinator comes back, and dies again as the first of its
     tables decides a commit. Meanwhile the source database gains a table (its topic created while the sink runs), which
     the sink mirrors too. Each table is judged on its own."""
@@ -23,8 +24,12 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
                         tables={"keyed": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}}, "customers": CDC_SETTINGS, "suppliers": CDC_SETTINGS,
                                 # one more topic, split by a field of its records between two tables
                                 **{name: {"topics": f"{prefix}-web", "route_field": "region", "route_regex": regex}
-                                   for name, regex in (("web_eu", "eu-.*"), ("web_rest", "us-.*|ap-.*"))}})
-    partitions = {"orders": 4, "keyed": 2, "customers": 2, "suppliers": 2, "web": 2}
+                                   for name, regex in (("web_eu", "eu-.*"), ("web_rest", "us-.*|ap-.*"))},
+                                # and small tables of every other shape: unpartitioned, hive-style, keyed merge-on-read and copy-on-write
+                                "s1": {"partition_field": ""}, "s2": {"hive_style_partitioning": True}, "s3": UPSERT_SETTINGS,
+                                "s4": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}, "partition_field": ""}})
+    small = ["s0", "s1", "s2", "s3", "s4"]
+    partitions = {"orders": 4, "keyed": 2, "customers": 2, "suppliers": 2, "web": 2, **{name: 1 for name in small}}
     topic = {name: f"{prefix}.public.{name}" for name in partitions} | {"web": f"{prefix}-web"}
     source_of = {name: name for name in partitions if name != "web"} | {"web_eu": "web", "web_rest": "web"}
     sources = {name: SourceTable(seed=i, table=name) for i, name in enumerate(("customers", "suppliers"))}
@@ -40,13 +45,13 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
         while not all(has_committed(root / name, ends_of(name)) for name in names):
             assert time.monotonic() < deadline, f"not all of {names} committed; the coordinator's last lines:\n{protocol_log_tail(stack.workdir / 'coordinator.log')}"
             time.sleep(0.5)
-    first_topics = ["orders", "keyed", "customers", "web"]
+    first_topics = ["orders", "keyed", "customers", "web", *small]
     for name in first_topics: create_topic(broker.bootstrap_servers, topic[name], partitions[name])
     stack.start()
     try:
-        for i, name in enumerate(first_topics): produce(name, 800, first=i * 100_000)
-        wait_all(["orders", "keyed", "customers", "web_eu", "web_rest"])
-        for i, name in enumerate(first_topics): produce(name, 800, first=i * 100_000 + 800)
+        for i, name in enumerate(first_topics): produce(name, 150 if name in small else 800, first=i * 100_000)
+        wait_all(["orders", "keyed", "customers", "web_eu", "web_rest", *small])
+        for i, name in enumerate(first_topics): produce(name, 150 if name in small else 800, first=i * 100_000 + 800)
         stack.kill("participant-0"); stack.kill("coordinator")
         create_topic(broker.bootstrap_servers, topic["suppliers"], partitions["suppliers"]); produce("suppliers", 400)
         # the coordinator comes back and dies again as the first of its tables decides a commit: the others are anywhere
@@ -59,7 +64,7 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
         wait_all([*source_of])
     finally:
         stack.stop()
-    for name in ("orders", "keyed"):
+    for name in ("orders", "keyed", *small):
         report = verify_table(root / name, ends_of(name))
         assert verdict_ok(report), f"table {name}: {verdict(report)}"
     assert read_snapshot(root / "keyed", ["order_id"]).num_rows == 1_600       # every order once: each was produced once
