@@ -126,6 +126,8 @@ class HudiCommitter:
 
     def delete_instant_files(self, instant: str): delete_instant_files(self.hudi.storage, instant)
 
+    def rollback_pending(self, instant: str) -> bool: return self.hudi.rollback_pending(instant)
+
     def pending_instants(self) -> list[str]: return pending_writes(self.hudi.meta_client())
 
     def adopt(self, instant: str):

@@ -146,6 +146,12 @@ class FencedTable:
         for attempt, wait_s in enumerate([*waits_s, None]):
             try:
                 if self.committer.rollback(instant) is False and instant in self.committer.pending_instants():
+                    if wait_s is None and self.committer.rollback_pending(instant):
+                        # a rollback of it is pending, and Hudi leaves it to the process whose heartbeat holds it (one that
+                        # died mid-rollback holds it until the heartbeat expires: two minutes by default). The instant will
+                        # never commit (the chain is closed to it), and whoever completes that rollback removes its files
+                        # (the table-services job's cleaner, or the next start's): the takeover must not fail on it
+                        log.warning("the rollback of %s is pending in another process's hands; leaving it there", instant); return
                     raise RuntimeError(f"Hudi's rollback of {instant} returned false and the instant is still pending")
             except Exception as e:
                 if wait_s is None: raise

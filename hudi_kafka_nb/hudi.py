@@ -142,6 +142,18 @@ class HudiJava:
         timeline = self.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
         return any(i.requestedTime() == instant for i in timeline.getInstants())
 
+    def rollback_pending(self, instant: str, meta=None) -> bool:
+        "Whether a rollback of `instant` is on the timeline and not completed (another process may be running it)."
+        # the plan is in the rollback's requested file: an inflight rollback's own file is empty (Hudi's RollbackUtils
+        # reads the right one). Misread, any rollback left pending by another writer held every participant for a minute.
+        meta = meta or self.meta_client()
+        plan_of = self.H.table.action.rollback.RollbackUtils.getRollbackPlan
+        for rollback in meta.getActiveTimeline().filterPendingRollbackTimeline().getInstants():
+            try:
+                if plan_of(meta, rollback).getInstantToRollback().getCommitTime() == instant: return True
+            except Exception: return True           # a plan not readable yet (being written): assume it is this instant's
+        return False
+
     def java_map(self, values: dict[str, str]):
         result = self.jvm.java.util.HashMap()
         for key, value in values.items(): result.put(key, value)

@@ -4,9 +4,9 @@
 
 # %% ../nbs/16_kafka.ipynb #9e9747f0
 from __future__ import annotations
-import logging, time, uuid
+import logging, threading, time, uuid
 import msgspec
-from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_END, KafkaException, KafkaError, IsolationLevel
+from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_BEGINNING, OFFSET_END, KafkaException, KafkaError, IsolationLevel
 from confluent_kafka.admin import AdminClient, OffsetSpec
 from .config import SinkConfig, client_settings, consumer_settings
 from .messages import ControlEvent, Hello, PartitionStart, decode_event, encode_event
@@ -17,7 +17,7 @@ from .records import DeadLetter, RawRecord, dead_letter_message
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'ControlChannel', 'BrokerView', 'KafkaSource', 'DeadLetterQueue', 'read_dead_letters']
+__all__ = ['log', 'ControlChannel', 'BrokerView', 'KafkaSource', 'RouteValues', 'DeadLetterQueue', 'read_dead_letters']
 
 # %% ../nbs/16_kafka.ipynb #5781c831
 class ControlChannel:
@@ -147,6 +147,43 @@ class KafkaSource:
         if next_offsets: self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in next_offsets.items()], asynchronous=False)
 
     def close(self): self.consumer.close()
+
+# %% ../nbs/16_kafka.ipynb #fa5c1689
+class RouteValues:
+    "The values of `field` in the JSON records of some partitions, from their first record on, gathered on a thread."
+    def __init__(self, config: SinkConfig, field: str, partitions, reader: str, poll_s: float = 1.0):
+        self.field, self.partitions, self.reader = field, partitions, reader    # partitions: () → [(topic, n)]
+        self.values: set[str] = set()
+        self.consumer = Consumer(consumer_settings(config, f"{config.group_id}-routes", **{"client.id": reader}))
+        self.assigned: set[tuple[str, int]] = set()
+        self.stopping = False
+        self.thread = threading.Thread(target=self._run, args=(poll_s,), name=f"route-values {reader}", daemon=True)
+
+    def start(self) -> "RouteValues": self.thread.start(); return self
+
+    def __call__(self) -> set[str]: return set(self.values)
+
+    def scan(self, timeout_s: float = 1.0):
+        "Read what arrived since (new partitions from their first record), and note each record's value of the field."
+        wanted = set(self.partitions())
+        if new := wanted - self.assigned:
+            self.consumer.incremental_assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in sorted(new)]); self.assigned |= new
+        for m in self.consumer.consume(1000, timeout=timeout_s):
+            if m.error() is not None or not (raw := m.value()): continue
+            try: value = msgspec.json.decode(raw).get(self.field)
+            except (msgspec.DecodeError, AttributeError): continue         # not a JSON object: its table's participant dead-letters it
+            if value is not None and not isinstance(value, (dict, list)): self.values.add(str(value))
+
+    def _run(self, poll_s: float):
+        while not self.stopping:
+            try: self.scan(poll_s)
+            except Exception as e:       # the broker away: the values found so far stand, and the scan goes on when it is back
+                log.warning("%s: scanning for route values: %s", self.reader, e); time.sleep(poll_s)
+
+    def close(self):
+        self.stopping = True
+        self.thread.join(timeout=10)
+        self.consumer.close()
 
 # %% ../nbs/16_kafka.ipynb #d1e7a002
 class DeadLetterQueue:

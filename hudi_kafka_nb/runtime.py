@@ -15,12 +15,12 @@ from .setting_values import ConfigError, redacted
 from .coordinator import Coordinator
 from .fencing import FencedTable, decision_in_flight, keyed_write_in_flight
 from .hudi import HudiJava
-from .kafka import BrokerView, ControlChannel, DeadLetterQueue, KafkaSource
+from .kafka import BrokerView, ControlChannel, DeadLetterQueue, KafkaSource, RouteValues
 from .participant import Participant
 from .records import Decode
 from .ports import CrashHook, Fenced, no_crash
-from .preflight import admin_client, cluster_topics, matching_topics, preflight
-from .routing import is_multi_table
+from .preflight import admin_client, cluster_topics, data_partitions, matching_topics, preflight
+from .routing import families, is_multi_table, table_config
 from .table_host import TableHost
 from .spark import spark_session
 from .storage import (COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, Table, TableError, TableStorage, check_table,
@@ -129,8 +129,16 @@ def open_table_host(role: str, config: SinkConfig, role_id: str, crash: CrashHoo
         with lock:                       # tables start on threads of their own: the first creates the process's Spark
             if not sessions: sessions.append(spark_session(f"{role} {role_id}", table_path=storage_of(table)))
         return sessions[0]
+    # each family of tables (a name in `tables` holding {route}): its topics scanned for the values that name its tables
+    scans = {family: RouteValues(table := table_config(config, family, own=own), table.route_field,
+                                 functools.partial(data_partitions, table, admin), f"{role_id}-{family}").start()
+             for family, own in families(config).items()}
+    def close_scans():
+        for scan in scans.values(): scan.close()
     return TableHost(role, config, lambda table, table_role_id, session: open_role(table, table_role_id, spark=session),
-                     lambda: cluster_topics(config, admin), role_id, spark=spark)
+                     lambda: cluster_topics(config, admin), role_id, spark=spark,
+                     route_values=lambda: {family: scan() for family, scan in scans.items()},
+                     cleanup=close_scans)
 
 # %% ../nbs/19_runtime.ipynb #40cfac9d
 class JobControls(msgspec.Struct, kw_only=True):

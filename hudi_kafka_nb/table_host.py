@@ -5,7 +5,7 @@
 # %% ../nbs/16a_table_host.ipynb #0e3450c9
 from __future__ import annotations
 import logging, threading, time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 from .config import SinkConfig
 from .ports import error_summary
 from .routing import table_configs
@@ -33,8 +33,10 @@ class TableHost:
     "One role of a sink of several tables: that role for every table, each on a thread, in one process and its Spark."
     def __init__(self, role: str, config: SinkConfig, open_role: OpenRole, topic_names: Callable[[], list[str]],
                  role_id: str, spark: Callable[[SinkConfig], Any] = lambda config: None, clock=time.monotonic,
-                 retry_s: float = 30.0, max_retry_s: float = 600.0, start=start_thread):
+                 retry_s: float = 30.0, max_retry_s: float = 600.0, start=start_thread,
+                 route_values: Callable[[], Mapping[str, Iterable[str]]] = lambda: {}, cleanup: Callable[[], None] = lambda: None):
         self.role, self.config, self.open_role, self.topic_names, self.role_id = role, config, open_role, topic_names, role_id
+        self.route_values, self.cleanup = route_values, cleanup       # each family's values so far (00b_routing); what stop closes
         self.spark, self.clock, self.retry_s, self.max_retry_s, self.start = spark, clock, retry_s, max_retry_s, start
         self.tables: dict[str, TableRun] = {}
         self.stopping = threading.Event()
@@ -43,7 +45,7 @@ class TableHost:
 
     def refresh(self, strict: bool = False):
         "Start the role for every table not running yet; `strict` (at start): a table's wrong setting refuses the sink."
-        try: wanted = table_configs(self.config, self.topic_names())
+        try: wanted = table_configs(self.config, self.topic_names(), self.route_values())
         except ConfigError as e:
             if strict: raise
             if str(e) not in self.refused: log.error("%s: new tables not started: %s", self.role, e)
@@ -94,6 +96,7 @@ class TableHost:
         self.stopping.set()
         for run in self.tables.values():
             if run.thread is not None: run.thread.join(timeout=timeout_s)
+        self.cleanup()
 
     def status(self) -> dict:
         "Each table's state: running, or waiting to start again after a failure (which, and how often in a row)."

@@ -88,7 +88,7 @@ class HudiWriter:
         self._wait_until_spark_is_idle(deadline)
         while True:
             meta = self.hudi.meta_client()
-            if not self._rollback_under_way(meta, instant) or time.monotonic() >= deadline: break
+            if not self.hudi.rollback_pending(instant, meta) or time.monotonic() >= deadline: break
             time.sleep(0.2)
         return any(i.requestedTime() == instant for i in meta.getActiveTimeline().filterInflights().getInstants())
 
@@ -100,16 +100,6 @@ class HudiWriter:
             stages = [stage for job in jobs if (info := tracker.getJobInfo(job)) for stage in info.stageIds]
             return sum(info.numActiveTasks for stage in stages if (info := tracker.getStageInfo(stage)))
         while running() and time.monotonic() < deadline: time.sleep(0.2)
-
-    def _rollback_under_way(self, meta, instant: str) -> bool:
-        # the plan is in the rollback's requested file: an inflight rollback's own file is empty (Hudi's RollbackUtils
-        # reads the right one). Misread, any rollback left pending by another writer held every participant for a minute.
-        plan_of = self.hudi.H.table.action.rollback.RollbackUtils.getRollbackPlan
-        for rollback in meta.getActiveTimeline().filterPendingRollbackTimeline().getInstants():
-            try:
-                if plan_of(meta, rollback).getInstantToRollback().getCommitTime() == instant: return True
-            except Exception: return True           # a plan not readable yet (being written): assume it is this instant's
-        return False
 
     def is_completed(self, instant: str) -> bool: return self._table_ready() and self.hudi.is_completed(instant)
 

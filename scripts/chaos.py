@@ -1,4 +1,5 @@
-"""The long chaos run: `python scripts/chaos.py --kills 100` (the pytest suite runs a 15-kill one)."""
+"""The long chaos run: `python scripts/chaos.py --kills 100` (the pytest suite runs a 15-kill one); `--tables N`: N
+topics into N tables of one sink, each table judged on its own."""
 import argparse, logging, tempfile
 from hudi_kafka_nb.dev.chaos import print_report, run_chaos
 
@@ -6,11 +7,13 @@ parser = argparse.ArgumentParser(description=__doc__)
 parser.add_argument("--kills", type=int, default=100)
 parser.add_argument("--participants", type=int, default=3)
 parser.add_argument("--seed", type=int, default=1)
+parser.add_argument("--tables", type=int, default=1, help="topics into tables of one sink (JSON orders spread over them)")
 parser.add_argument("--workdir", default=None, help="default: a new temporary folder")
 args = parser.parse_args()
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 workdir = args.workdir or tempfile.mkdtemp(prefix="hudi-kafka-nb-chaos-")
-report = run_chaos(workdir, kills=args.kills, participants=args.participants, seed=args.seed, drain_timeout_s=600)
+report = run_chaos(workdir, kills=args.kills, participants=args.participants, seed=args.seed, drain_timeout_s=600,
+                   tables=args.tables)
 print_report(report)
 print(f"{'work folder':>20}: {workdir}")
 raise SystemExit(0 if report["ok"] else 1)

@@ -1,6 +1,7 @@
 """Many topics into many tables with one sink (nbs/00b_routing, nbs/16a_table_host): a coordinator and two
 participants, each one process for every table, on the real broker."""
 import re, time, uuid
+import msgspec
 from hudi_kafka_nb.dev.chaos import LocalStack, protocol_log_tail, verdict, verdict_ok, verify_table
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, produce_orders, send_events
 from hudi_kafka_nb.dev.servers import create_topic
@@ -10,12 +11,13 @@ from hudi_kafka_nb.timeline import has_committed
 
 
 def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_through_kills(broker, tmp_path):
-    """Ten topics into eleven tables with settings of their own: orders appended into a partitioned table, orders upserted
-    by key (copy-on-write), one topic's orders split between two tables by region, a database table's change events
-    mirrored into a merge-on-read table, and five small tables of other shapes (unpartitioned, hive-style, keyed).
-    The coordinator and a participant are killed mid-stream; the coordinator comes back, and dies again as the first of its
-    tables decides a commit. Meanwhile the source database gains a table (its topic created while the sink runs), which
-    the sink mirrors too. Each table is judged on its own."""
+    """Eight topics into ten tables with settings of their own: orders appended into a partitioned table, orders upserted
+    by key (copy-on-write), one topic's orders split between two tables by region, events into a table for each value
+    of their kind, a database table's change events mirrored into a merge-on-read table, and small tables of other
+    shapes (unpartitioned, keyed merge-on-read).
+    The coordinator dies as the first of its tables decides a commit (the others before or after theirs), then a
+    participant and the broker are killed mid-stream, and the source database gains a table (its topic created while
+    the sink runs), which the sink mirrors too. Each table is judged on its own."""
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker)
     prefix, suffix, root = f"shop{uuid.uuid4().hex[:6]}", uuid.uuid4().hex[:6], stack.workdir / "tables"
     stack.params.update(topics="", topics_regex=re.escape(prefix) + r"\.public\..*", table_name="{table}",
@@ -26,18 +28,25 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
                                 **{name: {"topics": f"{prefix}-web", "route_field": "region", "route_regex": regex}
                                    for name, regex in (("web_eu", "eu-.*"), ("web_rest", "us-.*|ap-.*"))},
                                 # and small tables of every other shape: unpartitioned, hive-style, keyed merge-on-read and copy-on-write
-                                "s1": {"partition_field": ""}, "s2": {"hive_style_partitioning": True}, "s3": UPSERT_SETTINGS,
-                                "s4": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}, "partition_field": ""}})
-    small = ["s0", "s1", "s2", "s3", "s4"]
-    partitions = {"orders": 4, "keyed": 2, "customers": 2, "suppliers": 2, "web": 2, **{name: 1 for name in small}}
-    topic = {name: f"{prefix}.public.{name}" for name in partitions} | {"web": f"{prefix}-web"}
-    source_of = {name: name for name in partitions if name != "web"} | {"web_eu": "web", "web_rest": "web"}
+                                "s1": {"partition_field": "", "hive_style_partitioning": True}, "s3": UPSERT_SETTINGS,
+                                # and a family: a table for each value of a field, made as the values appear
+                                "events_{route}": {"topics": f"{prefix}-events", "route_field": "kind", "partition_field": "",
+                                                   "value_schema": {"id": "string", "kind": "string"}}})
+    small = ["s1", "s3"]
+    partitions = {"orders": 4, "keyed": 2, "customers": 2, "suppliers": 2, "web": 2, "events": 1, **{name: 1 for name in small}}
+    topic = {name: f"{prefix}.public.{name}" for name in partitions} | {"web": f"{prefix}-web", "events": f"{prefix}-events"}
+    source_of = ({name: name for name in partitions if name not in ("web", "events")} |
+                 {"web_eu": "web", "web_rest": "web", "events_click": "events", "events_view": "events"})
     sources = {name: SourceTable(seed=i, table=name) for i, name in enumerate(("customers", "suppliers"))}
     ends: dict = {}
     def produce(name, count, first=0):
         if name in sources:
             source = sources[name]
             ends.update(send_events(broker.bootstrap_servers, topic[name], (source.snapshot(count // 4) if not source.rows else []) + source.changes(count)))
+        elif name == "events":        # two kinds, one of them in two spellings: a table each
+            kinds = [("click", "view", "VIEW")[i % 3] for i in range(count)]
+            ends.update(send_events(broker.bootstrap_servers, topic[name], [(None, msgspec.json.encode({"id": f"e{first + i}", "kind": k}))
+                                                                            for i, k in enumerate(kinds)]))
         else: ends.update(produce_orders(broker.bootstrap_servers, topic[name], count, first=first, progress=False, quiet=True))
     def ends_of(name): return {tp: end for tp, end in ends.items() if tp[0] == topic[source_of.get(name, name)]}
     def wait_all(names, timeout_s=180):
@@ -45,21 +54,22 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
         while not all(has_committed(root / name, ends_of(name)) for name in names):
             assert time.monotonic() < deadline, f"not all of {names} committed; the coordinator's last lines:\n{protocol_log_tail(stack.workdir / 'coordinator.log')}"
             time.sleep(0.5)
-    first_topics = ["orders", "keyed", "customers", "web", *small]
+    first_topics = ["orders", "keyed", "customers", "web", "events", *small]
     for name in first_topics: create_topic(broker.bootstrap_servers, topic[name], partitions[name])
+    # the coordinator starts to die at its first decision: its other tables are then anywhere in their first instants,
+    # some before their decision, some after (a crash between two tables' commits)
+    stack.role_env = {"HUDI_KAFKA_NB_CRASH_AT": "after_decision"}
     stack.start()
+    stack.role_env = {}
     try:
-        for i, name in enumerate(first_topics): produce(name, 150 if name in small else 800, first=i * 100_000)
-        wait_all(["orders", "keyed", "customers", "web_eu", "web_rest", *small])
-        for i, name in enumerate(first_topics): produce(name, 150 if name in small else 800, first=i * 100_000 + 800)
-        stack.kill("participant-0"); stack.kill("coordinator")
-        create_topic(broker.bootstrap_servers, topic["suppliers"], partitions["suppliers"]); produce("suppliers", 400)
-        # the coordinator comes back and dies again as the first of its tables decides a commit: the others are anywhere
-        # in theirs, some before their decision, some after (a crash between two tables' commits)
-        crashing = stack.restart("coordinator", env={"HUDI_KAFKA_NB_CRASH_AT": "after_decision"}); stack.restart("participant-0")
+        for i, name in enumerate(first_topics): produce(name, 150 if name in small or name == "events" else 500, first=i * 100_000)
         deadline = time.monotonic() + 120
-        while crashing.running(): assert time.monotonic() < deadline, "the coordinator never reached its crash point"; time.sleep(0.2)
-        stack.restart("coordinator")
+        while stack.roles["coordinator"].running(): assert time.monotonic() < deadline, "the coordinator never reached its crash point"; time.sleep(0.2)
+        for i, name in enumerate(first_topics): produce(name, 150 if name in small or name == "events" else 500, first=i * 100_000 + 500)
+        stack.kill("participant-0"); broker.kill()                                  # SIGKILL, both
+        time.sleep(1); broker.start()                                               # same log directory, same ports
+        create_topic(broker.bootstrap_servers, topic["suppliers"], partitions["suppliers"]); produce("suppliers", 400)
+        stack.restart("coordinator"); stack.restart("participant-0")
         produce("customers", 400)
         wait_all([*source_of])
     finally:
@@ -67,7 +77,7 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
     for name in ("orders", "keyed", *small):
         report = verify_table(root / name, ends_of(name))
         assert verdict_ok(report), f"table {name}: {verdict(report)}"
-    assert read_snapshot(root / "keyed", ["order_id"]).num_rows == 1_600       # every order once: each was produced once
+    assert read_snapshot(root / "keyed", ["order_id"]).num_rows == 1_000       # every order once: each was produced once
     for name, source in sources.items():
         check = compare_mirror(root / name, source.rows)
         assert mirror_ok(check), f"table {name}: {check}"
@@ -77,3 +87,8 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
     for name, prefixes in (("web_eu", ("eu-",)), ("web_rest", ("us-", "ap-"))):
         rows = read_snapshot(root / name, ["region"])
         assert rows.num_rows == len(eu if name == "web_eu" else rest) and all(r.startswith(prefixes) for r in rows["region"].to_pylist()), name
+    # by the field's value: a table for each kind, the two spellings of one in one table, every record once
+    clicks, views = coordinates(root / "events_click"), coordinates(root / "events_view")
+    assert clicks | views == produced_coordinates(ends_of("events")) and not clicks & views
+    assert {k.lower() for k in read_snapshot(root / "events_view", ["kind"])["kind"].to_pylist()} == {"view"}
+    assert sorted(p.name for p in root.iterdir() if p.name.startswith("events")) == ["events_click", "events_view"]

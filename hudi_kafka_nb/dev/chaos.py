@@ -4,7 +4,7 @@
 
 # %% ../../nbs/21_chaos.ipynb #59ba50d6
 from __future__ import annotations
-import collections, itertools, logging, random, threading, time, uuid
+import collections, itertools, logging, random, re, threading, time, uuid
 from typing import AbstractSet
 from pathlib import Path
 from ..config import DEMO_VALUE_SCHEMA
@@ -23,8 +23,8 @@ from ..storage import Table, TableStorage, resolve_storage_options, table_storag
 
 # %% auto #0
 __all__ = ['log', 'ROLES', 'AVRO_VERSION_2_FROM', 'LocalStack', 'protocol_log_tail', 'orphan_files', 'verify_table',
-           'verify_keyed', 'verify_mirror', 'broken_invariants', 'verdict_ok', 'verdict', 'run_chaos', 'print_report',
-           'plot_run']
+           'verify_tables', 'verify_keyed', 'verify_mirror', 'broken_invariants', 'verdict_ok', 'verdict', 'run_chaos',
+           'print_report', 'plot_run']
 
 # %% ../../nbs/21_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
@@ -33,13 +33,15 @@ class LocalStack:
     "Broker, coordinator and participants as processes, with a producer, for failure tests."
     def __init__(self, workdir: str | Path, participants: int = 2, partitions: int = 8, broker: EmbeddedBroker | None = None,
                  orders: int = 0, table_services: bool = False, s3: EmbeddedS3 | None = None,
-                 spark_cluster: LocalSparkCluster | None = None, cdc: bool = False, registry: EmbeddedRegistry | None = None, **settings):
+                 spark_cluster: LocalSparkCluster | None = None, cdc: bool = False, registry: EmbeddedRegistry | None = None,
+                 tables: int = 1, **settings):
         """`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by `settings`).
         `cdc`: the events are the Debezium change events of a `SourceTable` (`self.source`), which the table mirrors (`CDC_SETTINGS`).
         `table_services`: a table-services job runs beside the sink (every role then runs with `table_services="separate"`).
         `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in the stack's folder.
         `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core each.
-        `registry`: the orders are Avro (`produce_avro_orders`, two schema versions), their schemas in this registry."""
+        `registry`: the orders are Avro (`produce_avro_orders`, two schema versions), their schemas in this registry.
+        `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`00b_routing`), the orders spread over them."""
         self.workdir = Path(workdir); self.workdir.mkdir(parents=True, exist_ok=True)
         self.orders, self.produced = orders, 0
         self.source = SourceTable(seed=random.randrange(1 << 30), broken_every=500) if cdc else None
@@ -62,6 +64,13 @@ class LocalStack:
                        **({"spark_master": spark_cluster.master_url} if spark_cluster else {}),
                        **({"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None} if registry else {}),
                        **settings}
+        # several tables: a topic each, routed by the template {table}; each table in a folder of its own under tables/
+        self.topics = [f"{self.topic}.t{i}" for i in range(tables)] if tables > 1 else [self.topic]
+        if tables > 1:
+            assert not (s3 or registry or cdc or orders), "several tables: JSON orders appended into local tables"
+            self.params.update(topics="", topics_regex=re.escape(self.topic) + r"\.t\d+", table_name="{table}",
+                               table_path=str(self.workdir / "tables" / "{table_name}"), control_topic=f"control-{suffix}-{{table_name}}",
+                               dead_letter_topic=f"dead-{suffix}-{{table_name}}", topic_refresh_s=2.0)
         self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)] + (["table-services"] if table_services else [])
         self.roles: dict[str, RoleProcess] = {}
         self.ends: dict[tuple[str, int], int] = {}
@@ -71,7 +80,7 @@ class LocalStack:
 
     def start(self) -> "LocalStack":
         if self.own_broker: self.broker.start()
-        create_topic(self.broker.bootstrap_servers, self.topic, self.partitions)
+        for topic in self.topics: create_topic(self.broker.bootstrap_servers, topic, self.partitions)
         # Avro orders: the first version's schema is registered before the sink starts (its coordinator takes its columns from
         # it); the second's with the first order written with it, which widens the table while the roles are being killed
         if self.registry: self.avro_writers = avro_order_writers(self.registry.url, self.topic, register=(1,))
@@ -79,6 +88,13 @@ class LocalStack:
         return self
 
     def role_params(self) -> dict: return {"bootstrap_servers": self.broker.bootstrap_servers, **self.params}
+
+    def table_paths(self) -> dict[str, Table]:
+        "Each data topic's table: the stack's one table, or (`tables=N`) the table its name routes to."
+        if len(self.topics) == 1: return {self.topic: self.table_path}
+        return {topic: self.workdir / "tables" / topic.rsplit(".", 1)[-1] for topic in self.topics}
+
+    def ends_of(self, topic: str) -> dict[tuple[str, int], int]: return {tp: end for tp, end in self.ends.items() if tp[0] == topic}
 
 # %% ../../nbs/21_chaos.ipynb #1092471d
 from fastcore.basics import patch
@@ -139,8 +155,11 @@ def produce(self: LocalStack, count: int, seed: int | None = None, transaction: 
         self._add_ends(produce_avro_orders(self.broker.bootstrap_servers, self.avro_writers, self.topic, count, progress=False, first=first,
                                            version_2_from=AVRO_VERSION_2_FROM))
         return
-    self._add_ends(produce_orders(self.broker.bootstrap_servers, self.topic, count, progress=False, quiet=True, orders=self.orders,
-                                  first=first, seed=seed if seed is not None else random.randrange(1 << 30)))
+    for i, topic in enumerate(self.topics):        # several tables: the orders spread over their topics
+        share = count // len(self.topics) + (1 if i < count % len(self.topics) else 0)
+        self._add_ends(produce_orders(self.broker.bootstrap_servers, topic, share, progress=False, quiet=True, orders=self.orders,
+                                      first=first, seed=seed if seed is not None else random.randrange(1 << 30)))
+        first += share
 
 @patch
 def send(self: LocalStack, events: list[dict | bytes], key_field: str = "customer_id"):
@@ -173,13 +192,15 @@ def stop_producing(self: LocalStack):
 # %% ../../nbs/21_chaos.ipynb #04f610f6
 @patch
 def wait_committed(self: LocalStack, timeout_s: float = 120) -> float:
-    "Wait until the table has committed everything produced so far; seconds waited."
+    "Wait until the table (every table) has committed everything produced so far; seconds waited."
     started = time.monotonic()
     while time.monotonic() - started < timeout_s:
-        if has_committed(self.table_path, self.ends): return time.monotonic() - started
+        if all(has_committed(path, self.ends_of(topic)) for topic, path in self.table_paths().items()): return time.monotonic() - started
         time.sleep(0.25)
+    stopped = [name for name, role in self.roles.items() if not role.running()]
     raise TimeoutError(f"not committed after {timeout_s}s: committed {committed_offsets(self.table_path)} vs produced {self.ends}; "
-                       f"logs in {self.workdir}; the coordinator's last lines:\n{protocol_log_tail(self.workdir / 'coordinator.log')}")
+                       f"roles not running: {stopped or 'none'}; logs in {self.workdir}; the coordinator's last lines:\n"
+                       f"{protocol_log_tail(self.workdir / 'coordinator.log')}")
 
 def protocol_log_tail(path: Path, lines: int = 20) -> str:
     "The last `lines` lines our roles logged to `path` (Spark's and Kafka's own lines left out), for an error message a CI log shows."
@@ -227,6 +248,14 @@ def verify_table(table_path: Table, ends: dict[tuple[str, int], int], dead_lette
             "missing": len(produced - in_table), "unexpected": len(in_table - produced), "commits": len(commits),
             "broken_continuity": broken, "files_listed_twice": [p for p, n in listed.items() if n > 1],
             **_orphans(table_path)}
+
+def verify_tables(tables: dict) -> dict:
+    "`verify_table` of each table (path → its topics' ends), summed into one report; a table's broken invariants name it."
+    reports = {Path(str(path)).name: verify_table(path, ends) for path, ends in tables.items()}
+    if len(reports) == 1: return next(iter(reports.values()))
+    total = {k: sum(r[k] for r in reports.values()) for k in ("produced", "in_table", "duplicates", "missing", "unexpected", "commits", "orphans_left")}
+    lists = {k: [(name, item) for name, r in reports.items() for item in r[k]] for k in ("broken_continuity", "files_listed_twice")}
+    return {**total, **lists, "tables": {name: "ok" if verdict_ok(r) else broken_invariants(r) for name, r in reports.items()}}
 
 def _orphans(table_path) -> dict:
     "How many files were left behind, and the first few by name (a failed verdict then says which instants left them)."
@@ -301,7 +330,8 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
     finally:
         stack.stop()
     checked = (verify_keyed(stack.table_path, stack.ends, expected or {}) if orders else
-               verify_mirror(stack.table_path, stack.ends, stack.source.rows) if cdc and stack.source else verify_table(stack.table_path, stack.ends))
+               verify_mirror(stack.table_path, stack.ends, stack.source.rows) if cdc and stack.source else
+               verify_tables({path: stack.ends_of(topic) for topic, path in stack.table_paths().items()}))
     report = {"kills": dict(counts), **checked, "drain_s": round(drain, 1),
               "events": events, "table_path": stack.table_path}
     report["ok"] = verdict_ok(report) and not counts["exited_by_itself"]
@@ -311,8 +341,8 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
 def print_report(report: dict):
     "The chaos verdict, one line per figure."
     for key in ("kills", "produced", "in_table", "duplicates", "missing", "unexpected", "commits", "broken_continuity",
-                "files_listed_twice", "orphans_left", "drain_s", "ok"):
-        print(f"{key:>20}: {report[key]}")
+                "files_listed_twice", "orphans_left", "tables", "drain_s", "ok"):
+        if key in report: print(f"{key:>20}: {report[key]}")
 
 # %% ../../nbs/21_chaos.ipynb #5a369300
 def plot_run(report: dict, ax=None):
