@@ -11,10 +11,10 @@ from hudi_kafka_nb.timeline import has_committed
 
 
 def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_through_kills(broker, tmp_path):
-    """Eight topics into ten tables with settings of their own: orders appended into a partitioned table, orders upserted
+    """Ten topics into twelve tables with settings of their own: orders appended into a partitioned table, orders upserted
     by key (copy-on-write), one topic's orders split between two tables by region, events into a table for each value
     of their kind, a database table's change events mirrored into a merge-on-read table, and small tables of other
-    shapes (unpartitioned, keyed merge-on-read).
+    shapes (hive-style partitions, unpartitioned, keyed merge-on-read and copy-on-write).
     The coordinator dies as the first of its tables decides a commit (the others before or after theirs), then a
     participant and the broker are killed mid-stream, and the source database gains a table (its topic created while
     the sink runs), which the sink mirrors too. Each table is judged on its own."""
@@ -28,11 +28,12 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
                                 **{name: {"topics": f"{prefix}-web", "route_field": "region", "route_regex": regex}
                                    for name, regex in (("web_eu", "eu-.*"), ("web_rest", "us-.*|ap-.*"))},
                                 # and small tables of every other shape: unpartitioned, hive-style, keyed merge-on-read and copy-on-write
-                                "s1": {"partition_field": "", "hive_style_partitioning": True}, "s3": UPSERT_SETTINGS,
+                                "s0": {"hive_style_partitioning": True}, "s1": {"partition_field": ""}, "s3": UPSERT_SETTINGS,
+                                "s4": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}, "partition_field": ""},
                                 # and a family: a table for each value of a field, made as the values appear
                                 "events_{route}": {"topics": f"{prefix}-events", "route_field": "kind", "partition_field": "",
                                                    "value_schema": {"id": "string", "kind": "string"}}})
-    small = ["s1", "s3"]
+    small = ["s0", "s1", "s3", "s4"]
     partitions = {"orders": 4, "keyed": 2, "customers": 2, "suppliers": 2, "web": 2, "events": 1, **{name: 1 for name in small}}
     topic = {name: f"{prefix}.public.{name}" for name in partitions} | {"web": f"{prefix}-web", "events": f"{prefix}-events"}
     source_of = ({name: name for name in partitions if name not in ("web", "events")} |
