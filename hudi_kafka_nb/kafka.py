@@ -188,18 +188,18 @@ class RouteValues:
 # %% ../nbs/16_kafka.ipynb #d1e7a002
 class DeadLetterQueue:
     "Letters for records the sink cannot store, sent so that they always fit; `flush` says how many were not delivered."
-    def __init__(self, producer, topic: str, participant_id: str, max_bytes: int):
-        self.producer, self.topic, self.participant_id, self.max_bytes = producer, topic, participant_id, max_bytes
+    def __init__(self, producer, topic: str, participant_id: str, max_bytes: int, table: str = ""):
+        self.producer, self.topic, self.participant_id, self.max_bytes, self.table = producer, topic, participant_id, max_bytes, table
         self.failed = 0
 
     @classmethod
     def for_config(cls, config: SinkConfig, participant_id: str) -> "DeadLetterQueue":
         # one letter per batch: the broker judges each letter alone, so one that is too large never takes others down with it
         producer = Producer(client_settings(config, **{"acks": "all", "linger.ms": 5, "batch.num.messages": 1}))
-        return cls(producer, config.dead_letters, participant_id, config.dead_letter_max_bytes)
+        return cls(producer, config.dead_letters, participant_id, config.dead_letter_max_bytes, table=config.table_name)
 
     def send(self, letter: DeadLetter):
-        self._produce(*dead_letter_message(letter, self.participant_id, self.max_bytes))
+        self._produce(*dead_letter_message(letter, self.participant_id, self.max_bytes, self.table))
 
     def _produce(self, key, value, headers):
         delivered = lambda error, message: self._delivered(error, key, value, headers)   # reports do not carry the headers

@@ -220,16 +220,17 @@ def widen_value_schema(current: dict[str, str], proposals: Iterable[dict[str, st
     return widened
 
 # %% ../nbs/02_records.ipynb #71ca1123
-def dead_letter_headers(dead: DeadLetter, participant_id: str) -> list[tuple[str, bytes]]:
-    "Kafka headers saying why a record was set aside and where it came from."
+def dead_letter_headers(dead: DeadLetter, participant_id: str, table: str = "") -> list[tuple[str, bytes]]:
+    "Kafka headers saying why a record was set aside, where it came from and (a sink of several tables) which table's it was."
     r = dead.record
     return [("hudi_kafka_nb.error.reason", dead.reason.encode()), ("hudi_kafka_nb.source.topic", r.topic.encode()),
             ("hudi_kafka_nb.source.partition", str(r.partition).encode()), ("hudi_kafka_nb.source.offset", str(r.offset).encode()),
-            ("hudi_kafka_nb.source.value.bytes", str(len(r.value or b"")).encode()), ("hudi_kafka_nb.participant", participant_id.encode())]
+            ("hudi_kafka_nb.source.value.bytes", str(len(r.value or b"")).encode()), ("hudi_kafka_nb.participant", participant_id.encode()),
+            *([("hudi_kafka_nb.table", table.encode())] if table else [])]
 
-def dead_letter_message(dead: DeadLetter, participant_id: str, max_bytes: int) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]:
+def dead_letter_message(dead: DeadLetter, participant_id: str, max_bytes: int, table: str = "") -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]:
     "Key, value and headers of the letter for `dead`, cut so that together they stay within `max_bytes`."
-    headers = dead_letter_headers(dead, participant_id)
+    headers = dead_letter_headers(dead, participant_id, table)
     key, value = dead.record.key, dead.record.value
     room = max_bytes - sum(len(k) + len(v) for k, v in headers) - 64          # 64: the truncation header itself
     if key is not None and len(key) > room // 4: key = key[:room // 4]        # keys are small; never let one crowd out the value

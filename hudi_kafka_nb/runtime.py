@@ -137,8 +137,9 @@ def open_table_host(role: str, config: SinkConfig, role_id: str, crash: CrashHoo
         for scan in scans.values(): scan.close()
     return TableHost(role, config, lambda table, table_role_id, session: open_role(table, table_role_id, spark=session),
                      lambda: cluster_topics(config, admin), role_id, spark=spark,
-                     route_values=lambda: {family: scan() for family, scan in scans.items()},
-                     cleanup=close_scans)
+                     route_values=lambda: {family: scan() for family, scan in scans.items()}, cleanup=close_scans,
+                     # a table whose coordinator failed says so where its status is read (reading.coordinator_status)
+                     report=lambda table, status: status_writer(storage_of(table), COORDINATOR_STATUS_KEY)(status) if role == "coordinator" else None)
 
 # %% ../nbs/19_runtime.ipynb #40cfac9d
 class JobControls(msgspec.Struct, kw_only=True):

@@ -34,9 +34,11 @@ class TableHost:
     def __init__(self, role: str, config: SinkConfig, open_role: OpenRole, topic_names: Callable[[], list[str]],
                  role_id: str, spark: Callable[[SinkConfig], Any] = lambda config: None, clock=time.monotonic,
                  retry_s: float = 30.0, max_retry_s: float = 600.0, start=start_thread,
-                 route_values: Callable[[], Mapping[str, Iterable[str]]] = lambda: {}, cleanup: Callable[[], None] = lambda: None):
+                 route_values: Callable[[], Mapping[str, Iterable[str]]] = lambda: {}, cleanup: Callable[[], None] = lambda: None,
+                 report: Callable[[SinkConfig, dict], None] = lambda config, status: None):
         self.role, self.config, self.open_role, self.topic_names, self.role_id = role, config, open_role, topic_names, role_id
         self.route_values, self.cleanup = route_values, cleanup       # each family's values so far (00b_routing); what stop closes
+        self.report = report                                          # where a table's failure is published (its status file)
         self.spark, self.clock, self.retry_s, self.max_retry_s, self.start = spark, clock, retry_s, max_retry_s, start
         self.tables: dict[str, TableRun] = {}
         self.stopping = threading.Event()
@@ -77,6 +79,9 @@ class TableHost:
         run.retry_at = self.clock() + wait_s
         log.error("%s of table %s stopped (%d time(s) in a row): %s; the other tables go on, and this one starts again in %.0f s",
                   self.role, name, run.failures, failure, wait_s)
+        try: self.report(run.config, {"state": "WAITING_AFTER_FAILURE", "role": self.role, "role_id": self.role_id,
+                                      "failures_in_a_row": run.failures, "failure": failure, "retry_in_s": wait_s})
+        except Exception as e: log.warning("%s: the failure of table %s not published: %s", self.role, name, error_summary(e))
 
     def step(self):
         "Look for new tables when due; start again the tables whose wait after a failure is over."
