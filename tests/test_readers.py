@@ -146,7 +146,6 @@ def test_a_rollback_left_pending_by_another_writer_holds_back_only_participants_
     refused for two minutes by Hudi's rollback heartbeat) names its instant in its requested plan, not in its empty inflight
     file. Read from the wrong file, every participant took any pending rollback for its own instant's and waited a minute
     before each START_COMMIT, past the coordinator's write timeout, until both were quarantined."""
-    from hudi_kafka_nb.writer import HudiWriter
     _, table, instants = build_table(spark, tmp_path / "t", commits=2, per_commit=200, leave_last_pending=True)
     hudi, client = table.committer.hudi, table.committer.client
     meta = hudi.meta_client()
@@ -156,10 +155,10 @@ def test_a_rollback_left_pending_by_another_writer_holds_back_only_participants_
     requested = meta.reloadActiveTimeline().filterPendingRollbackTimeline().getInstants()[0]
     meta.getActiveTimeline().transitionRollbackRequestedToInflight(requested)
     meta = hudi.meta_client()
-    timeline, writer = meta.getActiveTimeline(), HudiWriter(hudi)
+    timeline = meta.getActiveTimeline()
     rollback = timeline.filterPendingRollbackTimeline().getInstants()[0]
     assert rollback.isInflight()
     with pytest.raises(Py4JJavaError): timeline.readRollbackPlan(rollback)      # the inflight file holds no plan
-    assert writer._rollback_under_way(meta, instants[-1])
-    assert not writer._rollback_under_way(meta, instants[0])
-    assert not writer._rollback_under_way(meta, "20991231235959000")
+    assert hudi.rollback_pending(instants[-1], meta)
+    assert not hudi.rollback_pending(instants[0], meta)
+    assert not hudi.rollback_pending("20991231235959000", meta)

@@ -65,7 +65,7 @@ class LocalStack:
                        **({"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None} if registry else {}),
                        **settings}
         # several tables: a topic each, routed by the template {table}; each table in a folder of its own under tables/
-        self.topics = [f"{self.topic}.t{i}" for i in range(tables)] if tables > 1 else [self.topic]
+        self.tables = tables
         if tables > 1:
             assert not (s3 or registry or cdc or orders), "several tables: JSON orders appended into local tables"
             self.params.update(topics="", topics_regex=re.escape(self.topic) + r"\.t\d+", table_name="{table}",
@@ -88,6 +88,11 @@ class LocalStack:
         return self
 
     def role_params(self) -> dict: return {"bootstrap_servers": self.broker.bootstrap_servers, **self.params}
+
+    @property
+    def topics(self) -> list[str]:
+        "The data topics: the stack's topic, or (`tables=N`) N named after it (a test may give the stack another's topic)."
+        return [f"{self.topic}.t{i}" for i in range(self.tables)] if self.tables > 1 else [self.topic]
 
     def table_paths(self) -> dict[str, Table]:
         "Each data topic's table: the stack's one table, or (`tables=N`) the table its name routes to."
