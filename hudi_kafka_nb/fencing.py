@@ -11,7 +11,7 @@ from .config import WriteMode
 from .messages import extra_metadata, latest_checkpoint
 from .ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
 from .storage import Table, TableError, aux_key, table_storage
-from .timeline import completed_commits, instant_of_file, pending_instants, timeline_instants, timeline_sizes
+from .timeline import completed_commits, instant_of_file, pending_instants, timeline_files, timeline_instants, timeline_sizes
 
 # %% auto #0
 __all__ = ['log', 'GENESIS', 'MARKERS', 'ABORTED_MARKERS_KEPT_S', 'latest_epoch', 'claim_epoch', 'check_epoch', 'Decision',
@@ -246,7 +246,8 @@ def sweep_aborted_writes(table: Table, seen: dict[str, float], kept_s: float = A
     storage = table_storage(table)
     markers = storage.list(MARKERS)              # before the timeline: see above
     if not markers: seen.clear(); return 0
-    aborted, finished = aborted_writes(markers, timeline_instants(storage), pending_instants(storage))
+    timeline = timeline_files(storage)                 # one listing for both questions
+    aborted, finished = aborted_writes(markers, timeline_instants(storage, timeline), pending_instants(storage, timeline))
     for instant in finished: storage.delete_all(MARKERS + instant)
     now = clock()
     for instant in set(seen) - set(aborted): del seen[instant]

@@ -12,7 +12,7 @@ from .routing import table_configs
 from .setting_values import ConfigError
 
 # %% auto #0
-__all__ = ['log', 'OpenRole', 'TableRun', 'start_thread', 'TableHost']
+__all__ = ['log', 'OpenRole', 'TableRun', 'TableHost']
 
 # %% ../nbs/16a_table_host.ipynb #2b3ec717
 log = logging.getLogger(__name__)
@@ -25,21 +25,19 @@ class TableRun:
         self.config, self.running, self.failures, self.failure, self.retry_at = config, False, 0, "", 0.0
         self.thread: threading.Thread | None = None
 
-def start_thread(name: str, target: Callable[[], None]) -> threading.Thread:
-    thread = threading.Thread(target=target, name=name, daemon=True); thread.start(); return thread
 
 # %% ../nbs/16a_table_host.ipynb #feb6eeb6
 class TableHost:
     "One role of a sink of several tables: that role for every table, each on a thread, in one process and its Spark."
     def __init__(self, role: str, config: SinkConfig, open_role: OpenRole, topic_names: Callable[[], list[str]],
                  role_id: str, spark: Callable[[SinkConfig], Any] = lambda config: None, clock=time.monotonic,
-                 retry_s: float = 30.0, max_retry_s: float = 600.0, start=start_thread,
+                 retry_s: float = 30.0, max_retry_s: float = 600.0,
                  route_values: Callable[[], Mapping[str, Iterable[str]]] = lambda: {}, cleanup: Callable[[], None] = lambda: None,
                  report: Callable[[SinkConfig, dict], None] = lambda config, status: None):
         self.role, self.config, self.open_role, self.topic_names, self.role_id = role, config, open_role, topic_names, role_id
         self.route_values, self.cleanup = route_values, cleanup       # each family's values so far (00b_routing); what stop closes
         self.report = report                                          # where a table's failure is published (its status file)
-        self.spark, self.clock, self.retry_s, self.max_retry_s, self.start = spark, clock, retry_s, max_retry_s, start
+        self.spark, self.clock, self.retry_s, self.max_retry_s = spark, clock, retry_s, max_retry_s
         self.tables: dict[str, TableRun] = {}
         self.stopping = threading.Event()
         self.refused: dict[str, str] = {}                # a refresh's refusal, logged once
@@ -61,7 +59,8 @@ class TableHost:
     def _start(self, name: str):
         run = self.tables[name]
         run.running = True
-        run.thread = self.start(f"{self.role}-{name}", lambda: self._run_table(name))
+        run.thread = threading.Thread(target=self._run_table, args=(name,), name=f"{self.role}-{name}", daemon=True)
+        run.thread.start()
 
     def _run_table(self, name: str):
         "The table's role until the host stops, or it fails (then its retry is due later)."

@@ -90,13 +90,13 @@ def write_stats(metadata: dict) -> list[dict]:
     return [s for group in (metadata.get("partitionToWriteStats") or {}).values() for s in group]
 
 # %% ../nbs/10_timeline.ipynb #5e978c1e
-def timeline_instants(table_path: Table) -> set[str]:
-    "Every instant with a file on the active timeline: requested, inflight or completed (a rollback deletes the files of the instant it rolls back)."
-    return {f.instant for f in timeline_files(table_path)}
+def timeline_instants(table_path: Table, files: list[InstantFile] | None = None) -> set[str]:
+    "Every instant with a file on the active timeline (`files`, if already listed): requested, inflight or completed (a rollback deletes the files of the instant it rolls back)."
+    return {f.instant for f in (timeline_files(table_path) if files is None else files)}
 
-def pending_instants(table_path: Table) -> set[str]:
+def pending_instants(table_path: Table, files: list[InstantFile] | None = None) -> set[str]:
     "Instants requested or inflight and not completed (a completed instant keeps its requested and inflight files beside `<instant>_<completion>.<action>`)."
-    files = timeline_files(table_path)
+    files = timeline_files(table_path) if files is None else files
     return {f.instant for f in files if f.state != "completed"} - {f.instant for f in files if f.state == "completed"}
 
 def instant_of_file(name: str) -> str | None:
