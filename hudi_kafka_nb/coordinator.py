@@ -17,8 +17,8 @@ from .ports import Broker, Channel, Clock, CommitConflict, CrashHook, Fenced, Re
 from .records import widen_value_schema
 
 # %% auto #0
-__all__ = ['log', 'CRASH_POINTS', 'WRITE_FAILURES_BEFORE_STOP', 'ParticipantHealth', 'CoordinatorState', 'table_value_schema',
-           'Coordinator']
+__all__ = ['log', 'CRASH_POINTS', 'IDLE_REPORT_S', 'WRITE_FAILURES_BEFORE_STOP', 'ParticipantHealth', 'CoordinatorState',
+           'table_value_schema', 'Coordinator']
 
 # %% ../nbs/06_coordinator.ipynb #ffc472dc
 log = logging.getLogger(__name__)
@@ -70,6 +70,7 @@ class Coordinator:
         self.last_committed: OpenInstant | None = None     # the instant before it, if this coordinator committed it
         self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0}   # write_failures: in a row
         self.failure: str | None = None                     # why the coordinator stopped itself, if it did
+        self.opened_at = self.idle_reported_at = clock()    # when the open instant started; when `_report_idle` last spoke
         self.health = ParticipantHealth(self.config.participant_quarantine_s, clock)
         self.epoch = self.table.take_over(self.id)
         self.last_committed_instant, checkpoint = self.table.latest()
@@ -113,7 +114,9 @@ def step(self: Coordinator):
         elif self.state is CoordinatorState.WRITING and self.opened.all_full(): self.end_instant(ended="participants_full")
         elif self.state is CoordinatorState.WRITING and now >= self.opened.end_at:
             if self._worth_ending(): self.end_instant()
-            else: self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
+            else:
+                self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
+                self._report_idle(now)
         elif self.state is CoordinatorState.COLLECTING and now >= self.opened.collect_until:
             missing = self.opened.missing()
             for participant in missing: self._participant_failed(participant, f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}")
@@ -139,6 +142,22 @@ def _lost_participants(self: Coordinator) -> list[str]:
     if self.state not in (CoordinatorState.WRITING, CoordinatorState.COLLECTING): return []
     live = set(self.live_participants())
     return [p for p in self.opened.missing() if p not in live]
+
+IDLE_REPORT_S = 60.0
+
+@patch
+def _report_idle(self: Coordinator, now: float):
+    "Once a minute while an instant stays open with nothing new to read: publish the status; name partitions open transactions hold back."
+    if now - self.idle_reported_at < IDLE_REPORT_S: return
+    self.idle_reported_at = now
+    status = self.status()
+    if self.publish_status: self.publish_status(status)
+    held = {name: p["in_open_transactions"] for name, p in status["partitions"].items() if p["in_open_transactions"]}
+    if held:
+        log.warning("coordinator %s: nothing new to read for %.0fs in instant %s, but records wait in open Kafka transactions (partition: records) %s. "
+                    "Read-committed readers wait for each to commit or abort; one open longer than its producer's "
+                    "transaction.timeout.ms is a hanging transaction (kafka-transactions.sh find-hanging, then abort)",
+                    self.id, now - self.opened_at, self.opened.instant, held)
 
 @patch
 def _worth_ending(self: Coordinator) -> bool:
@@ -212,6 +231,7 @@ def start_instant(self: Coordinator):
     since = last.ended_at if last and last.ended_at is not None and last.followed_by(assignment, self.value_schema) else self.clock()
     self.open = OpenInstant(instant=instant, epoch=self.epoch, assignment=assignment, value_schema=self.value_schema,
                             end_at=since + self.config.commit_interval_s)
+    self.opened_at = self.idle_reported_at = self.clock()
     self.channel.send(StartCommit(epoch=self.epoch, instant=instant, assignments=assignment, value_schema=self.value_schema))
     self.crash("after_start_commit")
     self._transition(CoordinatorState.WRITING, participants=",".join(assignment))

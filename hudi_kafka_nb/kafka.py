@@ -84,13 +84,16 @@ class BrokerView:
 
     def _list_offsets(self, partitions, spec: OffsetSpec, isolation: IsolationLevel) -> dict:
         "Each partition's offset for `spec`, or the exception that its look-up raised."
-        try: futures = self.admin.list_offsets({TopicPartition(t, p): spec for t, p in partitions}, request_timeout=5,
+        request_timeout_s = 5
+        try: futures = self.admin.list_offsets({TopicPartition(t, p): spec for t, p in partitions}, request_timeout=request_timeout_s,
                                                isolation_level=isolation)
         except Exception as e: return {tp: e for tp in partitions}
         answers = {}
         for tp, future in futures.items():
-            try: answers[(tp.topic, tp.partition)] = future.result().offset
-            except Exception as e: answers[(tp.topic, tp.partition)] = e
+            # bounded although the request is: a look-up that never answered would stop the coordinator's loop
+            try: offset = future.result(timeout=request_timeout_s + 5).offset
+            except Exception as e: answers[(tp.topic, tp.partition)] = e; continue
+            answers[(tp.topic, tp.partition)] = offset if offset >= 0 else RuntimeError(f"the broker gave no offset ({offset})")
         return answers
 
     def _watermarks(self, partitions, spec: OffsetSpec, cache: dict,

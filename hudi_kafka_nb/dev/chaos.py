@@ -22,9 +22,9 @@ from .spark_cluster import LocalSparkCluster
 from ..storage import Table, TableStorage, resolve_storage_options, table_storage
 
 # %% auto #0
-__all__ = ['log', 'ROLES', 'AVRO_VERSION_2_FROM', 'LocalStack', 'protocol_log_tail', 'orphan_files', 'verify_table',
-           'verify_tables', 'verify_keyed', 'verify_mirror', 'broken_invariants', 'verdict_ok', 'verdict', 'run_chaos',
-           'print_report', 'plot_run']
+__all__ = ['log', 'ROLES', 'AVRO_VERSION_2_FROM', 'LocalStack', 'python_stack_tail', 'protocol_log_tail', 'orphan_files',
+           'verify_table', 'verify_tables', 'verify_keyed', 'verify_mirror', 'broken_invariants', 'verdict_ok',
+           'verdict', 'run_chaos', 'print_report', 'plot_run']
 
 # %% ../../nbs/21_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
@@ -203,9 +203,36 @@ def wait_committed(self: LocalStack, timeout_s: float = 120) -> float:
         if all(has_committed(path, self.ends_of(topic)) for topic, path in self.table_paths().items()): return time.monotonic() - started
         time.sleep(0.25)
     stopped = [name for name, role in self.roles.items() if not role.running()]
+    for role in self.roles.values():
+        if role.running(): role.dump_stacks()        # into each role's log: where a role that stopped making progress waits
+    time.sleep(2)
     raise TimeoutError(f"not committed after {timeout_s}s: committed {committed_offsets(self.table_path)} vs produced {self.ends}; "
-                       f"roles not running: {stopped or 'none'}; logs in {self.workdir}; the coordinator's last lines:\n"
-                       f"{protocol_log_tail(self.workdir / 'coordinator.log')}")
+                       f"roles not running: {stopped or 'none'}; the broker: {self.open_transactions()}; logs in {self.workdir}; "
+                       f"the coordinator's last lines:\n{protocol_log_tail(self.workdir / 'coordinator.log')}\n"
+                       f"where its main thread was:\n{python_stack_tail(self.workdir / 'coordinator.log')}")
+
+@patch
+def open_transactions(self: LocalStack) -> str:
+    "Partitions whose read-committed end is behind their high watermark, as the broker says now: what read-committed readers wait for."
+    from ..config import load_config
+    from ..kafka import BrokerView
+    try:
+        view = BrokerView(load_config(self.role_params()))
+        partitions = view.partitions()
+        ends, highs = view.end_offsets(partitions), view.high_watermarks(partitions)
+    except Exception as e: return f"(could not ask it: {e})"
+    held = {f"{t}[{p}]": f"{ends[(t, p)]}<{highs[(t, p)]}" for t, p in partitions if (t, p) in ends and ends[(t, p)] < highs.get((t, p), 0)}
+    return f"records in open transactions (read-committed end<high watermark) {held}" if held else "no partition has an open transaction"
+
+def python_stack_tail(path: Path, lines: int = 40) -> str:
+    "The main thread's stack in the last Python stack dump in the log at `path` (`RoleProcess.dump_stacks`), innermost call first."
+    text = path.read_text(errors="replace").splitlines() if path.exists() else []
+    starts = [i for i, line in enumerate(text) if line.startswith(("Current thread 0x", "Thread 0x"))]
+    blocks = [text[i:next((j for j in starts if j > i), len(text))] for i in starts[-50:]]
+    main = [b for b in blocks if any("run_job" in line or "<module>" in line for line in b)]
+    if not main: return "(no stack dump in the log)"
+    frames = [line for line in main[-1] if line.startswith(("Current", "Thread", "  File"))]
+    return "\n".join(frames[:lines])
 
 def protocol_log_tail(path: Path, lines: int = 20) -> str:
     "The last `lines` lines our roles logged to `path` (Spark's and Kafka's own lines left out), for an error message a CI log shows."

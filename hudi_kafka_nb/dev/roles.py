@@ -4,7 +4,7 @@
 
 # %% ../../nbs/19b_roles.ipynb #086346d6
 from __future__ import annotations
-import logging, os, subprocess, sys, time
+import logging, os, signal, subprocess, sys, time
 from pathlib import Path
 import yaml
 from .servers import owner_only
@@ -110,6 +110,19 @@ class RoleProcess:
         forks (Hadoop runs `chmod` for every file it creates on a local disk) shares the JVM's pages for a moment, and
         resident sizes summed would count them twice."""
         return tree_memory(self.tree())
+
+    def dump_stacks(self):
+        """Have the role write where each of its threads is into its log, and go on: its Python threads (`run_job` has
+        `faulthandler` print them on SIGUSR1) and its Spark JVM's (a JVM prints its threads on SIGQUIT). For a role that
+        stopped making progress, what a test prints before it fails."""
+        import psutil
+        for proc in self.tree():
+            try:
+                command = " ".join(proc.cmdline())
+                if proc.name() == "java": proc.send_signal(signal.SIGQUIT)
+                # the process that runs `run_job`: the plain Python role, or papermill's kernel (papermill itself would die of it)
+                elif "run_role" in command or "ipykernel" in command: proc.send_signal(signal.SIGUSR1)
+            except psutil.Error: pass
 
     def kill(self):
         "SIGKILL the role and everything it started (kernel, Spark JVM), which may not share its process group."
