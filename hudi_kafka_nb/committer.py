@@ -120,7 +120,14 @@ class HudiCommitter:
 
     def rollback(self, instant: str) -> bool:
         "Roll back a pending instant with Hudi (its files deleted through their markers), and what was staged for it."
-        rolled_back = bool(self.client.rollback(instant))
+        # With the eager policy (one writer) Hudi refuses to roll back an instant that a completed commit follows, unless
+        # the instant's heartbeat says its writer is alive. A coordinator whose clock is behind the table's (its JVM in
+        # another time zone, say) starts such instants; it holds them by its epoch, so it says so with their heartbeat
+        heartbeat = None if self.hudi.config.multi_writer or not self.hudi.completed_after(instant) else self.client.getHeartbeatClient()
+        if heartbeat is not None: heartbeat.start(instant)
+        try: rolled_back = bool(self.client.rollback(instant))
+        finally:
+            if heartbeat is not None: heartbeat.stop(instant)
         self.hudi.storage.delete_all(staging_key(instant))
         return rolled_back
 

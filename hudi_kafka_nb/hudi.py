@@ -142,6 +142,11 @@ class HudiJava:
         timeline = self.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
         return any(i.requestedTime() == instant for i in timeline.getInstants())
 
+    def completed_after(self, instant: str) -> bool:
+        "Whether a completed commit of the table has a later instant time than `instant` (one written with a clock ahead of it)."
+        timeline = self.meta_client().getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+        return not timeline.findInstantsAfter(instant, 2**31 - 1).empty()
+
     def rollback_pending(self, instant: str, meta=None) -> bool:
         "Whether a rollback of `instant` is on the timeline and not completed (another process may be running it)."
         # the plan is in the rollback's requested file: an inflight rollback's own file is empty (Hudi's RollbackUtils

@@ -124,5 +124,8 @@ def test_a_coordinator_restarted_an_hour_behind_the_table_resumes_from_the_lates
         stack.stop()
     instants = [c["instant"] for c in commit_log(stack.table_path)]
     assert len(instants) >= 3 and min(instants[1:]) < instants[0], f"the restarted coordinator's instants are behind the first: {instants}"
+    # its last instant, open when it stopped, is behind a completed commit: Hudi rolls it back all the same, at once
+    assert stack.roles["coordinator"].process.returncode == 0, "the coordinator did not stop by itself"
+    assert "failed while its writers may still be at work" not in coordinator_log(stack)
     report = verify_table(stack.table_path, stack.ends)
     assert verdict_ok(report), verdict(report)
