@@ -13,7 +13,7 @@ from .commit_state import OpenInstant, Outcome, Verdict, assign_partitions, star
 from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, Checkpoint, ControlEvent, EndCommit, Heartbeat, PartitionStart,
                                     StartCommit, WriteStatus, transition_line)
-from .ports import Broker, Channel, Clock, CommitConflict, CrashHook, Fenced, RecordsFailed, Table, WriteFailed, no_crash
+from .ports import Broker, Channel, Clock, CommitConflict, CrashHook, Fenced, Observe, RecordsFailed, Table, WriteFailed, no_crash
 from .records import widen_value_schema
 
 # %% auto #0
@@ -60,9 +60,11 @@ def table_value_schema(config: SinkConfig, checkpoint: Checkpoint | None) -> dic
 class Coordinator:
     "The coordinator role: drive START_COMMIT → END_COMMIT → WRITE_STATUS → commit → ACK_COMMIT."
     def __init__(self, config: SinkConfig, channel: Channel, table: Table, broker: Broker, clock: Clock = time.monotonic,
-                 coordinator_id: str | None = None, publish_status: Callable[[dict], None] | None = None, crash: CrashHook = no_crash):
+                 coordinator_id: str | None = None, publish_status: Callable[[dict], None] | None = None, crash: CrashHook = no_crash,
+                 observe: Observe | None = None):
         self.config, self.channel, self.table, self.broker, self.clock, self.crash = config, channel, table, broker, clock, crash
         self.publish_status = publish_status
+        self.observe = observe                              # each transition as data (state, fields): the role's metrics
         self.id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
         self.participants: dict[str, float] = {}            # participant id → when last heard
         self.waiting: dict[str, str] = {}                   # participant id → the service it says it waits for (the status shows it)
@@ -93,6 +95,7 @@ class Coordinator:
     def _transition(self, state: CoordinatorState, **fields):
         self.state = state
         log.info(transition_line("coordinator", self.id, state.value, instant=self.instant, epoch=self.epoch, **fields))
+        if self.observe: self.observe(state.value, fields)
         if self.publish_status: self.publish_status(self.status())
 
 # %% ../nbs/06_coordinator.ipynb #8295e682
@@ -110,7 +113,7 @@ def step(self: Coordinator):
             joined = len(live) + len(self.health.quarantined())
             if live and (joined >= self.config.min_participants or self.counts["commits"]): self.start_instant()
         elif self.open and (lost := self._lost_participants()):
-            self.abort(f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s")
+            self.abort(f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s", cause="participant_lost")
         elif self.state is CoordinatorState.WRITING and self.opened.all_full(): self.end_instant(ended="participants_full")
         elif self.state is CoordinatorState.WRITING and now >= self.opened.end_at:
             if self._worth_ending(): self.end_instant()
@@ -120,7 +123,7 @@ def step(self: Coordinator):
         elif self.state is CoordinatorState.COLLECTING and now >= self.opened.collect_until:
             missing = self.opened.missing()
             for participant in missing: self._participant_failed(participant, f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}")
-            self.abort(f"write timeout: no WRITE_STATUS from {missing}")
+            self.abort(f"write timeout: no WRITE_STATUS from {missing}", cause="write_timeout")
     except Fenced as e: self.step_down(str(e))
 
 @patch
@@ -195,7 +198,7 @@ def on_write_status(self: Coordinator, event: WriteStatus):
     self.open = self.opened.with_status(event)
     if event.error:
         self._participant_failed(event.participant_id, event.error)
-        return self.abort(f"participant {event.participant_id} could not write: {event.error}")
+        return self.abort(f"participant {event.participant_id} could not write: {event.error}", cause="participant_failed")
     if self.state is CoordinatorState.COLLECTING: self.try_commit()
 
 @patch
@@ -252,7 +255,7 @@ def try_commit(self: Coordinator):
     decided = verdict(self.opened, self.config, self.table.hudi_version)
     if decided.outcome is Outcome.NOT_READY: return                     # wait for the rest
     for participant in decided.blame: self._participant_failed(participant, decided.blame_reason)
-    if decided.outcome in (Outcome.INVALID, Outcome.ABORT): return self.abort(decided.reason)
+    if decided.outcome in (Outcome.INVALID, Outcome.ABORT): return self.abort(decided.reason, cause=f"{decided.outcome.name.lower()}_write_status")
     self._add_fields(decided.value_schema)
     if decided.outcome is Outcome.EMPTY: return self.on_empty()
     self.commit(decided)
@@ -288,7 +291,7 @@ def on_empty(self: Coordinator):
 def on_conflict(self: Coordinator, error: CommitConflict):
     "The table moved on under the instant: roll it back and resume from the table's offsets."
     log.warning("coordinator %s: %s; resuming from the table's offsets", self.id, error)
-    self.abort(f"commit conflict: {error}")
+    self.abort(f"commit conflict: {error}", cause="commit_conflict")
     self.last_committed_instant, checkpoint = self.table.latest()
     self.committed = checkpoint.next_offsets() if checkpoint else {}
     self.value_schema = widen_value_schema(table_value_schema(self.config, checkpoint), [self.value_schema])
@@ -303,7 +306,7 @@ def on_write_failed(self: Coordinator, error: WriteFailed):
     # records Hudi named, all of them: the participants dead-letter them with Hudi's reason as they read them again, and
     # the next instant commits the rest; records it could not name make the next instant fail the same way (and stop us)
     named = error.failed if isinstance(error, RecordsFailed) and len(error.failed) == error.total else []
-    self.abort(f"Hudi could not write records of the instant: {error}", failed_records=named)
+    self.abort(f"Hudi could not write records of the instant: {error}", cause="write_failed", failed_records=named)
     if self.counts["write_failures"] >= WRITE_FAILURES_BEFORE_STOP:
         # the next instant would read the same records and fail the same way: stop rather than loop, with the cause named
         log.error("coordinator %s stops: %d writes in a row failed, the last with %s", self.id, self.counts["write_failures"], error)
@@ -322,12 +325,12 @@ def on_committed(self: Coordinator, checkpoint: Checkpoint):
     self._next(carried_on_from=self.opened, committed=self.opened.instant, records=sum(p.records_written for p in checkpoint.partitions))
 
 @patch
-def abort(self: Coordinator, reason: str, failed_records: Sequence = ()):
+def abort(self: Coordinator, reason: str, cause: str, failed_records: Sequence = ()):
     "Roll the instant back with Hudi, tell the participants (and which records Hudi could not write), start the next one."
     self.counts["aborts"] += 1
     self.table.rollback(self.opened.instant)
     self.channel.send(AbortCommit(epoch=self.epoch, instant=self.opened.instant, reason=reason, failed_records=list(failed_records)))
-    self._next(aborted=self.opened.instant, reason=reason.replace(" ", "_"))
+    self._next(aborted=self.opened.instant, cause=cause, reason=reason.replace(" ", "_"))
 
 @patch
 def _next(self: Coordinator, carried_on_from: OpenInstant | None = None, **outcome):

@@ -14,7 +14,7 @@ from fastcore.basics import patch
 from .changes import decode_changes, latest_changes
 from .config import SinkConfig
 from .messages import AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, StartCommit, WriteStatus, transition_line
-from .ports import Channel, Clock, DataSource, DeadLetters, Writer
+from .ports import Channel, Clock, DataSource, DeadLetters, Observe, Writer
 from .background_writes import BackgroundWrites
 from .participant_state import (Move, ParticipantInstant, ParticipantState, Progress, Situation, adopts, advance,
                                              fresh_records, is_full, next_move, over_share, set_aside_failed, skip_to,
@@ -33,12 +33,13 @@ class Participant:
     "The participant role: write assigned partitions into the instant the coordinator opened."
     def __init__(self, config: SinkConfig, channel: Channel, source: DataSource, dead_letters: DeadLetters, writer: Writer,
                  clock: Clock = time.monotonic, participant_id: str | None = None, background: Executor | None = None,
-                 decode: Decode | None = None, sleep: Callable[[float], None] = time.sleep):
+                 decode: Decode | None = None, sleep: Callable[[float], None] = time.sleep, observe: Observe | None = None):
         self.config, self.channel, self.source, self.dead_letters, self.writer, self.clock = config, channel, source, dead_letters, writer, clock
         # how a batch of records becomes rows: JSON (02_records), Debezium's change events (02a_changes), or Avro with the
         # registry's schemas (02c_avro_records, whose decoder the runtime hands in with its registry)
         self.decode = routed_decoder(decode or (decode_changes if config.mirrors_changes else decode_batch), config)   # route_regex: this table's records
         self.sleep = sleep                                  # pauses between tries of a service that is away
+        self.observe = observe                              # each transition as data (state, fields): the role's metrics
         self.waiting_since: float | None = None             # when a service the decoder needs (the schema registry) went away
         self.waiting_for = ""                               # which, and why, while it is away (said in every heartbeat)
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
@@ -70,6 +71,7 @@ class Participant:
         self.state = state
         partitions = ",".join(f"{t}[{p}]" for t, p in sorted(self.current.progress)) if self.current else None
         log.info(transition_line("participant", self.id, state.value, instant=self.instant, epoch=self.epoch, partitions=partitions or None, **fields))
+        if self.observe: self.observe(state.value, fields)
 
 # %% ../nbs/04_participant.ipynb #c3433e08
 @patch

@@ -11,9 +11,9 @@ from .messages import Checkpoint, ControlEvent, PartitionStart
 from .records import DeadLetter, RawRecord
 
 # %% auto #0
-__all__ = ['log', 'Clock', 'CrashHook', 'Channel', 'ForeignEvents', 'Fenced', 'CommitConflict', 'WriteFailed', 'RecordsFailed',
-           'Broker', 'Table', 'DataSource', 'DeadLetters', 'Written', 'Writer', 'TableServicesClient', 'no_crash',
-           'error_summary']
+__all__ = ['log', 'Clock', 'CrashHook', 'Observe', 'Channel', 'ForeignEvents', 'Fenced', 'CommitConflict', 'WriteFailed',
+           'RecordsFailed', 'Broker', 'Table', 'DataSource', 'DeadLetters', 'Written', 'Writer', 'TableServicesClient',
+           'no_crash', 'error_summary']
 
 # %% ../nbs/03_ports.ipynb #731da43a
 log = logging.getLogger(__name__)
@@ -133,6 +133,7 @@ class TableServicesClient(Protocol):
 # %% ../nbs/03_ports.ipynb #2cfdf871
 Clock = Callable[[], float]                 # seconds, monotonic
 CrashHook = Callable[[str], None]           # called with the name of each crash point the coordinator passes
+Observe = Callable[[str, dict], None]       # called with each state a role enters and the fields of its log line (the metrics)
 
 def no_crash(point: str): "The production crash hook: nothing happens."
 

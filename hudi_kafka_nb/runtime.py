@@ -16,6 +16,7 @@ from .coordinator import Coordinator
 from .fencing import FencedTable, decision_in_flight, keyed_write_in_flight
 from .hudi import HudiJava
 from .kafka import BrokerView, ControlChannel, DeadLetterQueue, KafkaSource, RouteValues
+from .metrics import MetricsPusher, SinkMetrics, serve_metrics
 from .participant import Participant
 from .records import Decode
 from .ports import CrashHook, Fenced, no_crash
@@ -63,8 +64,9 @@ def avro_decoder(config: SinkConfig) -> Decode | None:
     return functools.partial(decode_avro, schemas=SchemaCache(ConfluentRegistry(config), envelope=config.mirrors_changes))
 
 # %% ../nbs/19_runtime.ipynb #758a00f6
-def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spark=None, crash: CrashHook = no_crash) -> Coordinator:
-    "A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing."
+def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spark=None, crash: CrashHook = no_crash,
+                     metrics: SinkMetrics | None = None) -> Coordinator:
+    "A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing; `metrics`: it reports there."
     coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
     admin = preflight(config, "coordinator")          # credentials, topics, rights: refused before anything starts
     config = with_registry_fields(config, matching_topics(config, admin))   # an Avro sink's fields: the registry's schemas of its topics
@@ -72,20 +74,28 @@ def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spar
     check_table_folder(config, storage)               # a file, a read-only folder, another table, a store without fences: refused before Spark starts
     broker = BrokerView(config, admin)
     table = FencedTable(storage, HudiCommitter(HudiJava(spark or spark_session(coordinator_id, table_path=storage), config, storage)))
+    observed = metrics.role("coordinator", config.table_name, coordinator_id) if metrics else None
+    write_status = status_writer(storage, COORDINATOR_STATUS_KEY)
+    def publish(status: dict):
+        write_status(status)
+        if observed: observed.on_status(status)
     return Coordinator(config, ControlChannel(config, coordinator_id), table, broker, coordinator_id=coordinator_id,
-                       publish_status=status_writer(storage, COORDINATOR_STATUS_KEY), crash=crash)
+                       publish_status=publish, crash=crash, observe=observed)
 
 # %% ../nbs/19_runtime.ipynb #5b4e34da
-def open_participant(config: SinkConfig, participant_id: str | None = None, spark=None) -> Participant:
-    "A participant on the real broker and table: Kafka channel and data source, dead-letter producer, Hudi writer in Spark."
+def open_participant(config: SinkConfig, participant_id: str | None = None, spark=None, metrics: SinkMetrics | None = None) -> Participant:
+    "A participant on the real broker and table: Kafka channel and data source, dead-letter producer, Hudi writer in Spark; `metrics`: it reports there."
     participant_id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
     storage = storage_of(config)        # the table's store, with its settings: handed to every part that reaches it
     check_table_folder(config, storage) # a participant of the wrong table would stall every commit of the right one
     preflight(config, "participant")    # credentials, topics (created if missing: it may start first), every right
     writer = HudiWriter(HudiJava(spark or spark_session(f"participant {participant_id}", table_path=storage), config, storage))
+    observed = metrics.role("participant", config.table_name, participant_id) if metrics else None
+    dead_letters = DeadLetterQueue.for_config(config, participant_id)
     participant = Participant(config, ControlChannel(config, participant_id), KafkaSource(config, participant_id),
-                              DeadLetterQueue.for_config(config, participant_id), writer, participant_id=participant_id,
-                              decode=avro_decoder(config))   # Hudi writes on a thread of its own (03c_background_writes)
+                              observed.dead_letters(dead_letters) if observed else dead_letters, writer, participant_id=participant_id,
+                              decode=avro_decoder(config), observe=observed)   # Hudi writes on a thread of its own (03c_background_writes)
+    if observed: observed.holds(lambda: participant.current.buffered if participant.current else 0)
     participant.heartbeat_in_background()
     return participant
 
@@ -103,8 +113,8 @@ def wait_for_table(config: SinkConfig, storage: TableStorage | None = None, time
     check_table(config, props)
     return props
 
-def open_table_services(config: SinkConfig, role_id: str | None = None, spark=None) -> TableServices:
-    "The table-services role on the real table: Hudi's write client with the lock, in this process's Spark."
+def open_table_services(config: SinkConfig, role_id: str | None = None, spark=None, metrics: SinkMetrics | None = None) -> TableServices:
+    "The table-services role on the real table: Hudi's write client with the lock, in this process's Spark; `metrics`: it reports there."
     if not config.multi_writer:
         raise ConfigError("setting 'table_services' is 'inline': the coordinator runs the table services itself; set "
                           "table_services='separate' on every job of this table to run them in this job")
@@ -115,12 +125,15 @@ def open_table_services(config: SinkConfig, role_id: str | None = None, spark=No
     services = HudiTableServices(HudiJava(spark or spark_session(role_id, table_path=storage), config, storage))
     return TableServices(config, services, in_doubt=lambda: decision_in_flight(storage), role_id=role_id,
                          writing=lambda: keyed_write_in_flight(storage, services.pending_writes),
-                         publish_status=status_writer(storage, TABLE_SERVICES_STATUS_KEY))
+                         publish_status=status_writer(storage, TABLE_SERVICES_STATUS_KEY),
+                         observe=metrics.role("table_services", config.table_name, role_id) if metrics else None)
 
 # %% ../nbs/19_runtime.ipynb #e954d7f3
-def open_table_host(role: str, config: SinkConfig, role_id: str, crash: CrashHook = no_crash) -> TableHost:
+def open_table_host(role: str, config: SinkConfig, role_id: str, crash: CrashHook = no_crash, metrics: SinkMetrics | None = None) -> TableHost:
     "`role` for every table of a sink of several tables, in this process and one Spark; `crash`: every coordinator's crash hook (tests)."
-    openers: dict[str, Callable[..., Any]] = {"coordinator": functools.partial(open_coordinator, crash=crash), "participant": open_participant, "table_services": open_table_services}
+    openers: dict[str, Callable[..., Any]] = {"coordinator": functools.partial(open_coordinator, crash=crash, metrics=metrics),
+                                              "participant": functools.partial(open_participant, metrics=metrics),
+                                              "table_services": functools.partial(open_table_services, metrics=metrics)}
     if role not in openers: raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")
     open_role, admin = openers[role], admin_client(config)
     sessions: list = []
@@ -149,6 +162,8 @@ class JobControls(msgspec.Struct, kw_only=True):
     max_runtime_s: float = 0.0          # the job stops after this long; 0 runs until stopped
     log_level: str = "INFO"             # Python's logging level for the role's log
     spark_master: str = ""              # a local Spark's master: spark://host:7077 runs the role's Spark on a standalone cluster; "" is local[2]
+    metrics_port: int = -1              # Prometheus metrics (16b_metrics) served on this port; 0: a free port (logged); -1: not served
+    metrics_pushgateway: str = ""       # a Prometheus Pushgateway (host:port) the metrics are pushed to every 15 s, where no port can be reached
 
 JOB_CONTROLS = JobControls.__struct_fields__
 NOTEBOOK_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}   # what IPython itself puts in a notebook's namespace
@@ -193,12 +208,22 @@ def run_job(role: str, params: dict, crash: CrashHook = no_crash) -> dict:
     should_stop = _stop_condition(controls.stop_file, controls.max_runtime_s)
     # where this role's Spark runs (a local Spark's master; Databricks decides there): spark_session reads it
     if controls.spark_master: os.environ["HUDI_KAFKA_NB_SPARK_MASTER"] = controls.spark_master
+    metrics = SinkMetrics() if controls.metrics_port >= 0 or controls.metrics_pushgateway else None
+    if metrics and controls.metrics_port >= 0: serve_metrics(metrics, controls.metrics_port)
+    pusher = (MetricsPusher(metrics, controls.metrics_pushgateway, controls.role_id or f"{role}-{socket.gethostname()}-{os.getpid()}").start()
+              if metrics and controls.metrics_pushgateway else None)
+    try: return _run_role(role, config, controls, should_stop, crash, metrics)
+    finally:
+        if pusher: pusher.stop()                  # the last figures, as the role stops
+
+def _run_role(role: str, config: SinkConfig, controls: JobControls, should_stop: Callable[[], bool], crash: CrashHook,
+              metrics: SinkMetrics | None) -> dict:
     if is_multi_table(config):
-        host = open_table_host(role, config, controls.role_id or f"{role}-{socket.gethostname()}-{os.getpid()}", crash=crash)
+        host = open_table_host(role, config, controls.role_id or f"{role}-{socket.gethostname()}-{os.getpid()}", crash=crash, metrics=metrics)
         host.run(should_stop)
         return {"tables": host.status()}
     if role == "coordinator":
-        try: worker = open_coordinator(config, controls.role_id or None, crash=crash)
+        try: worker = open_coordinator(config, controls.role_id or None, crash=crash, metrics=metrics)
         except Fenced as e:                  # another coordinator started at the same time and won: nothing to do
             log.warning("coordinator %s steps down at start: %s", controls.role_id, e)
             return {"state": "STOPPED", "reason": str(e)}
@@ -207,11 +232,11 @@ def run_job(role: str, params: dict, crash: CrashHook = no_crash) -> dict:
         if worker.failure: raise RuntimeError(f"coordinator {worker.id} stopped: {worker.failure}")
         return worker.status()
     if role == "participant":
-        participant = open_participant(config, controls.role_id or None)
+        participant = open_participant(config, controls.role_id or None, metrics=metrics)
         participant.run(should_stop)
         return {"participant": participant.id, **participant.stats}
     if role == "table_services":
-        services = open_table_services(config, controls.role_id or None)
+        services = open_table_services(config, controls.role_id or None, metrics=metrics)
         services.run(should_stop)
         return services.status()
     raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")

@@ -8,7 +8,7 @@ import collections, logging, os, socket, time
 from typing import Callable
 from .config import SinkConfig
 from .messages import transition_line
-from .ports import Clock, TableServicesClient, error_summary
+from .ports import Clock, Observe, TableServicesClient, error_summary
 
 # %% auto #0
 __all__ = ['log', 'ROUNDS_FAILED_BEFORE_STOP', 'TableServices']
@@ -21,14 +21,20 @@ class TableServices:
     "The table-services role: every `table_services_interval_s`, run Hudi's table services beside the sink."
     def __init__(self, config: SinkConfig, services: TableServicesClient, in_doubt: Callable[[], str | None], clock: Clock = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep, role_id: str | None = None, publish_status: Callable[[dict], None] | None = None,
-                 writing: Callable[[], str | None] = lambda: None):
+                 writing: Callable[[], str | None] = lambda: None, observe: Observe | None = None):
         self.config, self.services, self.in_doubt, self.writing, self.clock, self.sleep = config, services, in_doubt, writing, clock, sleep
         self.id = role_id or f"table-services-{socket.gethostname()}-{os.getpid()}"
         self.publish_status = publish_status
+        self.observe = observe                              # each transition as data (state, fields): the role's metrics
         self.counts: collections.Counter[str] = collections.Counter()
         self.last_round: dict = {}
         self.next_round, self.failed_rounds = clock(), 0
-        log.info(transition_line("table_services", self.id, "STARTED", interval_s=config.table_services_interval_s))
+        self._say(logging.INFO, "STARTED", interval_s=config.table_services_interval_s)
+
+    def _say(self, level: int, state: str, **fields):
+        "Log a transition line and hand the transition to `observe`."
+        log.log(level, transition_line("table_services", self.id, state, **fields))
+        if self.observe: self.observe(state, fields)
 
     def step(self):
         "Run a round if one is due, else wait a little."
@@ -39,7 +45,7 @@ class TableServices:
             # a passing failure (a fresh-clone run once met Hudi's TableNotFoundException for a table the sink was committing
             # to): try again next round; a failure that every round meets (the table gone, no access) stops the job, saying why
             self.failed_rounds += 1
-            log.warning(transition_line("table_services", self.id, "ROUND_FAILED", error=error_summary(e).replace(" ", "_"), in_a_row=self.failed_rounds))
+            self._say(logging.WARNING, "ROUND_FAILED", error=error_summary(e).replace(" ", "_"), in_a_row=self.failed_rounds)
             if self.failed_rounds >= ROUNDS_FAILED_BEFORE_STOP: raise
         self.next_round = self.clock() + self.config.table_services_interval_s
         if self.publish_status: self.publish_status(self.status())
@@ -61,15 +67,15 @@ def run_round(self: TableServices) -> dict:
         ran[f"compaction {instant}"] = self._run("compaction", lambda instant=instant: self.services.compact(instant), instant=instant)
     if self.config.clustering_sort_columns:
         adding = self.services.fields_in_flight()     # see HudiTableServices.fields_in_flight: clustering now would drop them
-        if adding: log.info(transition_line("table_services", self.id, "CLUSTERING_SKIPPED", reason="fields_being_added", fields=",".join(adding)))
+        if adding: self._say(logging.INFO, "CLUSTERING_SKIPPED", reason="fields_being_added", fields=",".join(adding))
         else: ran["clustering"] = self._run("clustering", self.services.cluster)
     # checked after this round's compactions and clusterings completed: see fencing.keyed_write_in_flight
     doubt = self.in_doubt()
     writing = None if doubt else self._keyed_write_after_waiting()
     if doubt:
-        log.info(transition_line("table_services", self.id, "CLEAN_SKIPPED", reason="commit_decided_not_completed", instant=doubt))
+        self._say(logging.INFO, "CLEAN_SKIPPED", reason="commit_decided_not_completed", instant=doubt)
     elif writing:
-        log.info(transition_line("table_services", self.id, "CLEAN_SKIPPED", reason="write_by_key_in_flight", instant=writing))
+        self._say(logging.INFO, "CLEAN_SKIPPED", reason="write_by_key_in_flight", instant=writing)
     else: ran["clean"] = self._run("clean", self.services.clean)
     # archival keeps nothing newer than the metadata table's last compaction: while the sink runs, its coordinator compacts
     # the metadata table between instants; once it stops, only this job can, and archival waits for it (False: an instant
@@ -85,10 +91,10 @@ def _run(self: TableServices, service: str, call: Callable, **fields):
     try: result = call()
     except Exception as e:
         self.counts[f"{service}_failed"] += 1
-        log.warning(transition_line("table_services", self.id, "SERVICE_FAILED", service=service, error=error_summary(e).replace(" ", "_"), **fields))
+        self._say(logging.WARNING, "SERVICE_FAILED", service=service, error=error_summary(e).replace(" ", "_"), **fields)
         return f"failed: {error_summary(e)}"
     self.counts[service] += 1
-    log.info(transition_line("table_services", self.id, "SERVICE_RAN", service=service, result=result, seconds=round(self.clock() - started, 2), **fields))
+    self._say(logging.INFO, "SERVICE_RAN", service=service, result=result, seconds=round(self.clock() - started, 2), **fields)
     return result
 
 @patch
@@ -99,7 +105,7 @@ def status(self: TableServices) -> dict:
 @patch
 def close(self: TableServices):
     self.services.close()
-    log.info(transition_line("table_services", self.id, "STOPPED", **self.counts))
+    self._say(logging.INFO, "STOPPED", **self.counts)
 
 @patch
 def _keyed_write_after_waiting(self: TableServices) -> str | None:

@@ -7,7 +7,8 @@ from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.reading import commit_history, coordinate_check, coordinates, coordinator_status
 from hudi_kafka_nb.timeline import commit_log
 from hudi_kafka_nb.dev.roles import RoleProcess
-from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
+from hudi_kafka_nb.dev.servers import free_port
+from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters, scrape, wait_for
 
 
 @pytest.mark.xdist_group("papermill")     # Jupyter kernels started at once by two workers can pick one port
@@ -15,8 +16,10 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
     workdir = tmp_path / "jobs"
     # a small memory budget: a participant's rows go into the open instant in several writes, reported as one
     sink_params = {**sink_params, "max_buffered_bytes": 65_536, "max_batch_records": 1_000}
-    roles = [RoleProcess("coordinator", sink_params, workdir)]
-    roles += [RoleProcess("participant", sink_params, workdir, name=f"participant-{i}") for i in range(2)]
+    ports = {name: free_port() for name in ("coordinator", "participant-0", "participant-1")}   # each role serves its metrics
+    roles = [RoleProcess("coordinator", {**sink_params, "metrics_port": ports["coordinator"]}, workdir)]
+    roles += [RoleProcess("participant", {**sink_params, "metrics_port": ports[f"participant-{i}"]}, workdir, name=f"participant-{i}")
+              for i in range(2)]
     table_path = Path(sink_params["table_path"])
     try:
         for role in roles: role.start()
@@ -27,6 +30,10 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
                                         seed=burst, progress=False)
             ends.update(burst_ends)
             wait_until_committed(table_path, ends, roles, timeout_s=120)
+        # what Prometheus reads from the running roles (16b_metrics); lag once the status after the last commit is out
+        lag = lambda: [v for (name, _), v in scrape(ports["coordinator"]).items() if name == "hudi_kafka_nb_consumer_lag"]
+        wait_for(lambda: len(lag()) == len(ends) and not any(lag()), 30, "no lag in the coordinator's metrics")
+        figures = {name: scrape(port) for name, port in ports.items()}
     finally:
         for role in roles: role.stop()
 
@@ -42,6 +49,15 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
     assert assert_offsets_continue(table_path) == {f"{t}[{p}]": end for (t, p), end in ends.items()}
     assert all(h["hudi_kafka_nb.error.reason"] for h, _ in letters)
     assert any("written_early=" in role.log_path.read_text() for role in roles[1:]), "rows past max_buffered_bytes were written early"
+    # the metrics say what the table says
+    coordinator, participants = figures["coordinator"], [figures["participant-0"], figures["participant-1"]]
+    commits = len(commit_log(table_path))
+    assert coordinator[("hudi_kafka_nb_records_committed_total", ())] == check["rows"]
+    assert coordinator[("hudi_kafka_nb_instants_ended_total", (("outcome", "committed"),))] == commits
+    assert coordinator[("hudi_kafka_nb_commit_duration_seconds_count", ())] == commits
+    assert coordinator[("hudi_kafka_nb_coordinator_epoch", ())] == 1
+    assert sum(v for p in participants for (name, _), v in p.items() if name == "hudi_kafka_nb_records_dead_lettered_total") == 18
+    assert sum(p[("hudi_kafka_nb_records_written_total", ())] for p in participants) >= check["rows"]
     # what observers see: the coordinator's published status and a plottable commit history
     status = coordinator_status(table_path)
     assert status["state"] == "STOPPED" and status["last_committed_instant"] == commit_log(table_path)[-1]["instant"]

@@ -54,11 +54,18 @@ def parameters_cell() -> str:
     return "\n".join(lines)
 
 
+# the job controls (JobControls) a Databricks deployment sets for every task; the others (stop file, Spark master,
+# metrics port) belong to local runs
+BUNDLE_CONTROLS = ("log_level", "metrics_pushgateway")
+
+
 def bundle_parameters(variables: dict) -> list[dict]:
     """The job's parameters: every setting of the sink, whose value is the bundle variable of that name where
     databricks.yml declares one (what a deployment chooses), else empty (the sink's default)."""
     from hudi_kafka_nb.config import SinkConfig
-    return [{"name": name, "default": f"${{var.{name}}}" if name in variables else ""} for name in SinkConfig.__struct_fields__]
+    names = [*SinkConfig.__struct_fields__, *BUNDLE_CONTROLS]
+    return [{"name": name, "default": f"${{var.{name}}}" if name in variables else ""} for name in names]
+
 
 
 def bundle_variables() -> dict:
