@@ -12,7 +12,7 @@ import msgspec
 from .demo import compare_latest
 from .producers import (UPSERT_SETTINGS, avro_order_writers, latest_per_key, produce_avro_orders, produce_orders,
                                 send_events, send_in_transaction)
-from .source_table import CDC_SETTINGS, SourceTable, compare_mirror
+from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_of
 from ..reading import commit_history, coordinates, produced_coordinates, read_snapshot
 from ..timeline import (commit_log, committed_offsets, completed_commits, has_committed, instant_of_file,
                                     rust_table, timeline_instants, write_stats)
@@ -22,9 +22,9 @@ from .spark_cluster import LocalSparkCluster
 from ..storage import Table, TableStorage, resolve_storage_options, table_storage
 
 # %% auto #0
-__all__ = ['log', 'ROLES', 'AVRO_VERSION_2_FROM', 'LocalStack', 'python_stack_tail', 'protocol_log_tail', 'orphan_files',
-           'verify_table', 'verify_tables', 'verify_keyed', 'verify_mirror', 'broken_invariants', 'verdict_ok',
-           'verdict', 'run_chaos', 'print_report', 'plot_run']
+__all__ = ['log', 'ROLES', 'AVRO_VERSION_2_FROM', 'LocalStack', 'committed_events', 'python_stack_tail', 'protocol_log_tail',
+           'orphan_files', 'verify_table', 'verify_tables', 'verify_keyed', 'verify_mirror', 'broken_invariants',
+           'verdict_ok', 'verdict', 'run_chaos', 'print_report', 'plot_run']
 
 # %% ../../nbs/21_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
@@ -74,6 +74,7 @@ class LocalStack:
         self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)] + (["table-services"] if table_services else [])
         self.roles: dict[str, RoleProcess] = {}
         self.ends: dict[tuple[str, int], int] = {}
+        self.hanging_aborted: list[dict] = []   # transactions Kafka left hanging, aborted as an operator would (wait_committed)
         self._producing = threading.Event(); self._lock = threading.Lock()
         self._producer_thread: threading.Thread | None = None
         self._changing = threading.Lock()      # one key's changes reach Kafka in the order they happened, as Debezium keeps them
@@ -197,10 +198,18 @@ def stop_producing(self: LocalStack):
 # %% ../../nbs/21_chaos.ipynb #04f610f6
 @patch
 def wait_committed(self: LocalStack, timeout_s: float = 120) -> float:
-    "Wait until the table (every table) has committed everything produced so far; seconds waited."
+    """Wait until the table (every table) has committed everything produced so far; seconds waited. A transaction the
+    broker's kills left hanging stops every read-committed reader, the sink too: after a minute it is aborted, as an
+    operator would (`EmbeddedBroker.abort_hanging_transactions`), and `expected_mirror` then goes by what Kafka kept."""
     started = time.monotonic()
+    look_for_hanging_at = started + 60
     while time.monotonic() - started < timeout_s:
         if all(has_committed(path, self.ends_of(topic)) for topic, path in self.table_paths().items()): return time.monotonic() - started
+        if time.monotonic() >= look_for_hanging_at and self.broker_alive():
+            look_for_hanging_at += 30
+            if aborted := self.broker.abort_hanging_transactions():
+                log.warning("chaos: Kafka left %d partition(s) of a transaction hanging; aborted them as an operator would: %s", len(aborted), aborted)
+                self.hanging_aborted += aborted
         time.sleep(0.25)
     stopped = [name for name, role in self.roles.items() if not role.running()]
     for role in self.roles.values():
@@ -210,6 +219,32 @@ def wait_committed(self: LocalStack, timeout_s: float = 120) -> float:
                        f"roles not running: {stopped or 'none'}; the broker: {self.open_transactions()}; logs in {self.workdir}; "
                        f"the coordinator's last lines:\n{protocol_log_tail(self.workdir / 'coordinator.log')}\n"
                        f"where its main thread was:\n{python_stack_tail(self.workdir / 'coordinator.log')}")
+
+@patch
+def expected_mirror(self: LocalStack) -> dict[int, dict]:
+    "What the table of a change-event stack must hold: the source's rows, or, if Kafka lost some events (a hanging transaction aborted), the mirror of those it kept."
+    assert self.source is not None, "a stack of change events (cdc=True)"
+    if not self.hanging_aborted: return self.source.rows
+    return mirror_of(committed_events(self.broker.bootstrap_servers, self.topic, self.ends))
+
+def committed_events(bootstrap_servers: str, topic: str, ends: dict[tuple[str, int], int]) -> list[tuple[bytes | None, bytes | None]]:
+    "The (key, value) pairs a read-committed reader finds in `topic` before `ends`, in each partition's order."
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"committed-{topic}", "enable.auto.commit": False,
+                         "isolation.level": "read_committed", "enable.partition.eof": True})
+    consumer.assign([TopicPartition(t, p, 0) for (t, p), end in ends.items() if end])
+    events, remaining, deadline = [], {tp for tp, end in ends.items() if end}, time.monotonic() + 120
+    while remaining and time.monotonic() < deadline:
+        for m in consumer.consume(10_000, timeout=2):
+            where = (m.topic() or "", m.partition() or 0)
+            error = m.error()
+            if error is not None:      # the end a read-committed reader may reach: done once it is past what was produced
+                if error.code() == KafkaError._PARTITION_EOF and (m.offset() or 0) >= ends.get(where, 0): remaining.discard(where)
+                continue
+            if (m.offset() or 0) < ends.get(where, 0): events.append((m.key(), m.value()))
+    consumer.close()
+    if remaining: raise TimeoutError(f"could not read {topic} to its ends {ends}: {sorted(remaining)} not reached in 120 s")
+    return events
 
 @patch
 def open_transactions(self: LocalStack) -> str:
@@ -358,13 +393,15 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
         stack.stop_producing()
         for _, name in sorted(pending_restarts, key=lambda r: r[1] != "broker"): stack.restart(name)
         drain = stack.wait_committed(drain_timeout_s)
-        expected = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends) if orders else None
+        # what the table must hold, read from Kafka while the broker runs
+        latest_orders = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends) if orders else {}
+        mirrored_rows = stack.expected_mirror() if cdc and stack.source else {}
     finally:
         stack.stop()
-    checked = (verify_keyed(stack.table_path, stack.ends, expected or {}) if orders else
-               verify_mirror(stack.table_path, stack.ends, stack.source.rows) if cdc and stack.source else
+    checked = (verify_keyed(stack.table_path, stack.ends, latest_orders) if orders else
+               verify_mirror(stack.table_path, stack.ends, mirrored_rows) if cdc and stack.source else
                verify_tables({path: stack.ends_of(topic) for topic, path in stack.table_paths().items()}))
-    report = {"kills": dict(counts), **checked, "drain_s": round(drain, 1),
+    report = {"kills": dict(counts), **checked, "drain_s": round(drain, 1), "hanging_transactions_aborted": len(stack.hanging_aborted),
               "events": events, "table_path": stack.table_path}
     report["ok"] = verdict_ok(report) and not counts["exited_by_itself"]
     return report
@@ -373,7 +410,7 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
 def print_report(report: dict):
     "The chaos verdict, one line per figure."
     for key in ("kills", "produced", "in_table", "duplicates", "missing", "unexpected", "commits", "broken_continuity",
-                "files_listed_twice", "orphans_left", "tables", "drain_s", "ok"):
+                "files_listed_twice", "orphans_left", "tables", "drain_s", "hanging_transactions_aborted", "ok"):
         if key in report: print(f"{key:>20}: {report[key]}")
 
 # %% ../../nbs/21_chaos.ipynb #5a369300

@@ -175,6 +175,25 @@ class EmbeddedBroker(EmbeddedServer):
         return {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": user,
                 "sasl.password": password, "ssl.ca.location": str(self.ca_file)}
 
+    def abort_hanging_transactions(self, older_than_min: int = 1) -> list[dict]:
+        """Abort the transactions this broker holds open that their coordinator no longer knows (hanging ones), as an
+        operator does with Kafka's `kafka-transactions` tool (`find-hanging`, then `abort`); those aborted.
+
+        A single-node Kafka restarted while a transaction's markers were being written can leave one: its transaction
+        coordinator looks up each partition's leader before the restarted node leads them again, takes the partitions
+        for deleted, and completes the transaction without their markers. Read-committed readers then wait at its first
+        record forever. (A cluster of several brokers has a leader elsewhere.)"""
+        tool = lambda *args: subprocess.run(self._java("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
+                                                       self.bootstrap_servers, *args), capture_output=True, text=True, timeout=120)
+        found = tool("find-hanging", "--broker-id", "1", "--max-transaction-timeout", str(older_than_min))
+        if found.returncode: raise RuntimeError(f"kafka-transactions find-hanging failed: {found.stderr[-1000:]}")
+        rows = [line.split() for line in found.stdout.splitlines()[1:] if line.strip()]
+        hanging = [{"topic": r[0], "partition": int(r[1]), "producer_id": int(r[2]), "start_offset": int(r[5])} for r in rows]
+        for h in hanging:
+            aborted = tool("abort", "--topic", h["topic"], "--partition", str(h["partition"]), "--start-offset", str(h["start_offset"]))
+            if aborted.returncode: raise RuntimeError(f"kafka-transactions abort {h} failed: {aborted.stderr[-1000:]}")
+        return hanging
+
     def _java(self, *args) -> list[str]:
         return ["java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:ActiveProcessorCount=2",
                 "-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", kafka_classpath(), *args]

@@ -13,7 +13,7 @@ from ..storage import Table
 
 # %% auto #0
 __all__ = ['CUSTOMERS_SCHEMA', 'TIERS', 'CDC_SETTINGS', 'BROKEN_EVENT', 'CUSTOMER_ROW', 'CUSTOMER_KEY', 'SourceTable',
-           'as_avro_events', 'compare_mirror', 'mirror_ok']
+           'as_avro_events', 'compare_mirror', 'mirror_ok', 'mirror_of']
 
 # %% ../../nbs/19a_source_table.ipynb #184c9d22
 CUSTOMERS_SCHEMA = {"id": "int64", "name": "string", "email": "string", "tier": "string", "balance": "double"}
@@ -131,3 +131,17 @@ def compare_mirror(table_path: Table, expected: dict[int, dict], schema: dict[st
 
 def mirror_ok(check: dict) -> bool:
     return check["rows"] == check["keys"] and not any(check[k] for k in ("duplicate_keys", "missing_keys", "unexpected_keys", "stale_rows"))
+
+# %% ../../nbs/19a_source_table.ipynb #5c256ad8
+def mirror_of(events) -> dict[int, dict]:
+    "The rows a mirror of these (key, value) change events holds, by id: each id's latest event by `source.lsn`, unless a delete."
+    latest: dict[int, tuple[int, dict | None]] = {}
+    for _, value in events:
+        try: envelope = msgspec.json.decode(value) if value is not None else None
+        except msgspec.DecodeError: continue
+        if not isinstance(envelope, dict): continue
+        envelope = envelope.get("payload", envelope)
+        row = envelope.get("after") if envelope.get("op") != "d" else None
+        id, lsn = (envelope.get("after") or envelope.get("before") or {}).get("id"), envelope.get("source", {}).get("lsn")
+        if id is not None and lsn is not None and (id not in latest or lsn > latest[id][0]): latest[id] = (lsn, row)
+    return {id: row for id, (_, row) in latest.items() if row is not None}
