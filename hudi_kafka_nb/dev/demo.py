@@ -14,6 +14,7 @@ from .producers import (UPSERT_SETTINGS, latest_per_key, produce_avro_orders, pr
                                          register_schema)
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from .roles import RoleProcess
+from ..supervisor import add_commands, run_command
 from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from .spark_cluster import LocalSparkCluster
 from ..reading import coordinate_check, read_snapshot
@@ -202,7 +203,7 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
 
 # %% ../../nbs/20_demo.ipynb #e0db800d
 def main(argv: list[str] | None = None):
-    "Command line: `hudi-kafka-nb demo [options]`."
+    "Command line: `hudi-kafka-nb demo [options]`, and the sink's own `run` and `role` (`supervisor`)."
     parser = argparse.ArgumentParser(prog="hudi-kafka-nb", description="Exactly-once Kafka → Hudi sink")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the local demo on the embedded broker")
@@ -219,7 +220,9 @@ def main(argv: list[str] | None = None):
                       help="Avro orders in Confluent's wire format, their schemas (two versions) in an embedded schema registry")
     demo.add_argument("--object-store", action="store_true",
                       help="the table on an embedded S3 server (MinIO) and the roles' Spark on a local standalone cluster")
+    add_commands(sub)
     args = parser.parse_args(argv)
+    if args.command != "demo": sys.exit(run_command(args))
     logging.basicConfig(level=logging.WARNING)
     ok = run_demo(args.records, args.participants, commit_interval_s=args.commit_interval,
                   rate_per_s=args.rate, workdir=args.workdir, orders=args.orders if args.upsert else 0, object_store=args.object_store,

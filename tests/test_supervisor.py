@@ -1,0 +1,43 @@
+"""A sink run by `hudi-kafka-nb run` on this machine: the supervisor starts its roles again when they die."""
+import os, signal, subprocess, sys
+import msgspec
+import yaml
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok, verify_table
+from hudi_kafka_nb.dev.servers import create_topic
+from hudi_kafka_nb.timeline import has_committed
+from helpers import wait_for
+
+CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.dev.demo import main; main(sys.argv[1:])"]
+
+
+def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(broker, tmp_path):
+    """About 40 s: the coordinator and the participant of a sink run by `hudi-kafka-nb run` are SIGKILLed; the supervisor
+    starts each again and the table holds every record once. A misspelt setting is refused before any role starts."""
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker)      # its settings and producer only
+    settings = tmp_path / "sink.yaml"
+    settings.write_text(yaml.safe_dump({**stack.role_params(), "comit_interval_s": 1}))
+    refused = subprocess.run([*CLI, "run", str(settings), "--workdir", str(tmp_path / "refused")], capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and "comit_interval_s" in refused.stderr and not (tmp_path / "refused" / "coordinator.log").exists()
+
+    settings.write_text(yaml.safe_dump(stack.role_params()))
+    create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
+    workdir = tmp_path / "sink"
+    supervisor = subprocess.Popen([*CLI, "run", str(settings), "--workdir", str(workdir)], stdout=open(tmp_path / "supervisor.log", "wb"),
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+    status = lambda: msgspec.json.decode((workdir / "supervisor.json").read_bytes()) if (workdir / "supervisor.json").exists() else {}
+    try:
+        stack.produce(2_000)
+        wait_for(lambda: has_committed(stack.table_path, stack.ends), 120, "the first records committed", poll_s=0.5)
+        for name in ("coordinator", "participant-0"):
+            os.kill(status()["roles"][name]["pid"], signal.SIGKILL)
+        stack.produce(2_000)
+        wait_for(lambda: has_committed(stack.table_path, stack.ends), 120, "the rest committed after the restarts", poll_s=0.5)
+        roles = status()["roles"]
+        assert all(roles[name]["starts"] == 2 and roles[name]["last_exit"]["cause"] == "killed by SIGKILL"
+                   for name in ("coordinator", "participant-0")), roles
+    finally:
+        supervisor.send_signal(signal.SIGTERM)
+        assert supervisor.wait(90) == 0
+    assert all(role["state"] == "stopped" and role["pid"] is None for role in status()["roles"].values()), "every role stopped"
+    report = verify_table(stack.table_path, stack.ends)
+    assert verdict_ok(report), verdict(report)
