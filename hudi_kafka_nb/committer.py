@@ -20,11 +20,13 @@ __all__ = ['log', 'metadata_table_services', 'pending_writes', 'HudiCommitter', 
 log = logging.getLogger(__name__)
 
 # %% ../nbs/14_committer.ipynb #238b56f9
-def metadata_table_services(hudi: HudiJava, client) -> bool:
-    "Run the metadata table's services through `client`, as a Hudi writer does when a write begins, if no data instant is pending; whether they ran."
-    if not hudi.meta_client().getActiveTimeline().filterInflightsAndRequested().empty(): return False
+def metadata_table_services(hudi: HudiJava, client) -> str:
+    """Run the metadata table's services through `client`, as a Hudi writer does when a write begins, if no data instant is
+    pending: "ran", or the pending instants it waits for (archival waits with it: the table-services job logs which)."""
+    pending = list(hudi.meta_client().getActiveTimeline().filterInflightsAndRequested().getInstants())
+    if pending: return "waits_for_" + ",".join(f"{i.requestedTime()}.{i.getAction()}.{i.getState()}" for i in pending[:3])
     client.initTable(hudi.write_operation(), hudi.H.common.util.Option.empty())
-    return True
+    return "ran"
 
 def pending_writes(meta_client) -> list[str]:
     "Commit instants requested or inflight (data writes: not a pending compaction or clustering of the table-services job)."
@@ -109,8 +111,8 @@ class HudiCommitter:
         if committed: self.metadata_table_services()
         return committed
 
-    def metadata_table_services(self) -> bool:
-        """Compact, clean and archive the metadata table, while no instant of the data table is pending; whether they ran.
+    def metadata_table_services(self) -> str:
+        """Compact, clean and archive the metadata table, while no instant of the data table is pending: "ran", or what it waits for.
         Hudi's own writers run them as each write begins; our participants write without a write client and our commit
         does not run them, so without this the metadata table never compacts while the sink runs, and the data table's
         archival, which waits for that compaction, never archives. Between instants, with nothing pending, no delta
@@ -190,7 +192,7 @@ class HudiTableServices:
         metadata = self.client.clean()
         return int(metadata.getTotalFilesDeleted()) if metadata is not None else 0
 
-    def metadata_table_services(self) -> bool:
+    def metadata_table_services(self) -> str:
         """The metadata table's services (`HudiCommitter.metadata_table_services`), run by this job too: once the sink stops,
         nobody else would, and the data table's archival waits for the metadata table's compaction."""
         return metadata_table_services(self.hudi, self.client)

@@ -34,7 +34,10 @@ def stop_sink_and_wait_for_archival(stack):
     2026-11-24: two minutes of an idle sink and no archival, then archival in the job's first round after the stop;
     with more commits it archives while the sink runs). The suites always asserted archival after the stop."""
     for name in [n for n in stack.roles if n != "table-services"]: stack.roles[name].stop(timeout_s=30)
-    wait_for(lambda: timeline_sizes(stack.table_path)["archived"] >= 1, 60, "the job to archive once the sink stopped", poll_s=0.5)
+    try: wait_for(lambda: timeline_sizes(stack.table_path)["archived"] >= 1, 60, "the job to archive once the sink stopped", poll_s=0.5)
+    except TimeoutError as e:           # the job says what the metadata table's services (and so archival) wait for
+        said = [line for line in job_log(stack).splitlines() if "service=metadata_table" in line]
+        raise TimeoutError(f"{e}; the job's last word on the metadata table: {said[-1:] or 'none'}") from None
 
 
 def keyed_stack(tmp_path, broker, **settings):
