@@ -6,8 +6,24 @@ copy-on-write and on merge-on-read; hudi-rs and Spark's reader agree; the broken
 import pytest
 from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
 from hudi_kafka_nb.reading import read_snapshot, spark_read
+from hudi_kafka_nb.timeline import commit_log, table_services_log
 from hudi_kafka_nb.dev.source_table import CUSTOMERS_SCHEMA, compare_mirror, mirror_ok
 from helpers import read_dead_letters
+
+
+def logs_since_base(table_path) -> dict[str, int]:
+    "Per file group, its log files written since its latest base file (names: `<id>_<token>_<instant>.parquet`, `.<id>_<instant>.log.<n>_<token>`)."
+    bases: dict[str, str] = {}
+    for base in table_path.rglob("*.parquet"):
+        if base.name.startswith("."): continue
+        file_id, instant = base.name.split("_")[0], base.stem.split("_")[-1]
+        bases[file_id] = max(bases.get(file_id, ""), instant)
+    logs: dict[str, int] = {}
+    for log in table_path.rglob(".*.log.*"):
+        if log.name.endswith(".crc") or ".hoodie" in log.parts: continue
+        file_id, instant = log.name[1:].split(".log.")[0].rsplit("_", 1)
+        if instant >= bases.get(file_id, ""): logs[file_id] = logs.get(file_id, 0) + 1
+    return logs
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
@@ -15,11 +31,12 @@ def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spar
     stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, cdc=True, table_type=table_type,
                        cdc_metadata=table_type == "MERGE_ON_READ").start()
     try:
-        stack.produce(800)                                     # a snapshot of 200 customers, then about 800 changes
-        stack.produce(400, transaction="commit")
-        stack.produce(400, transaction="abort_then_commit")    # what an exactly-once producer leaves after a failure
-        stack.produce(400)
-        stack.wait_committed(180)
+        # each batch committed before the next: four delta commits or more, so that a merge-on-read table, compacted
+        # every three (CDC_SETTINGS), compacts while the changes stream
+        stack.produce(800); stack.wait_committed(180)          # a snapshot of 200 customers, then about 800 changes
+        stack.produce(400, transaction="commit"); stack.wait_committed(180)
+        stack.produce(400, transaction="abort_then_commit"); stack.wait_committed(180)    # what an exactly-once producer leaves after a failure
+        stack.produce(400); stack.wait_committed(180)
     finally:
         stack.stop()
     source = stack.source
@@ -30,6 +47,10 @@ def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spar
     by_hudi_rs = {tuple(r[c] for c in columns) for r in read_snapshot(stack.table_path, columns).to_pylist()}
     assert by_spark == by_hudi_rs == {tuple(row[c] for c in columns) for row in source.rows.values()}
     if table_type == "MERGE_ON_READ":
+        # compacted on schedule: no reader merges more log files than the three delta commits between compactions
+        # (file groups this small are rewritten whole, with no log file: Hudi has nothing to compact then)
+        assert len(commit_log(stack.table_path)) >= 4
+        assert max(logs_since_base(stack.table_path).values(), default=0) <= 3, (logs_since_base(stack.table_path), table_services_log(stack.table_path))
         kept = read_snapshot(stack.table_path, ["id", "cdc_operation", "cdc_position", "cdc_transaction_id"]).to_pylist()
         assert {r["cdc_operation"] for r in kept} <= {"r", "c", "u"} and all(r["cdc_position"] > 0 and r["cdc_transaction_id"] for r in kept
                                                                           if r["cdc_operation"] != "r")
