@@ -345,7 +345,7 @@ def _next(self: Coordinator, carried_on_from: OpenInstant | None = None, **outco
 def status(self: Coordinator) -> dict:
     "The coordinator's state for observers: state, last commit, committed and end offsets, lag, counters."
     try: ends, highs = self.broker.end_offsets(self.partitions), self.broker.high_watermarks(self.partitions)
-    except Exception: ends, highs = {}, {}
+    except Exception: ends, highs = {}, {}       # the broker away: the status says the ends are unknown (None), nothing more
     partitions = {f"{t}[{p}]": {"committed": self.committed.get((t, p)), "end": ends.get((t, p)),
                                 "lag": max(0, ends[(t, p)] - self.committed.get((t, p), 0)) if (t, p) in ends else None,
                                 "in_open_transactions": max(0, highs[(t, p)] - ends[(t, p)]) if (t, p) in ends and (t, p) in highs else None}

@@ -233,7 +233,7 @@ def aborted_writes(marker_keys: Iterable[str], on_timeline: set[str], pending: s
     finished: set[str] = set()
     for key in marker_keys:
         instant, _, marker = key.removeprefix(MARKERS).partition("/")
-        if instant in pending: continue                                   # still being written
+        if not instant.isdigit() or instant in pending: continue          # not an instant's folder (a store's own key); still being written
         if instant in on_timeline or instant < start: finished.add(instant); continue
         data_file = marker.rsplit(".marker.", 1)[0]                        # <partition>/<file>.marker.<CREATE|MERGE|APPEND>
         files = aborted.setdefault(instant, [])

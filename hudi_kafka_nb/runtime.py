@@ -179,7 +179,7 @@ def job_parameters(namespace: dict) -> dict:
         from databricks.sdk.runtime import dbutils          # only on Databricks
         for name in params:
             try: params[name] = dbutils.widgets.get(name)
-            except Exception: pass
+            except Exception: pass                  # no widget of that name in this task: the notebook's value stands
     except ImportError: pass
     return params
 

@@ -14,11 +14,12 @@ from .config import SinkConfig
 from .setting_values import ConfigError, resolve_secret
 
 # %% auto #0
-__all__ = ['log', 'AUX', 'COORDINATOR_STATUS_KEY', 'TABLE_SERVICES_STATUS_KEY', 'TABLE_CREATION_KEY', 'CLIENT_OPTIONS', 'RETRY',
-           'Table', 'PROBE_PREFIX', 'CREATION_SETTLE_S', 'StorageError', 'scheme_of', 'is_object_store', 'aux_key',
-           'staging_key', 'resolve_storage_options', 'resolved_storage_options', 'hadoop_options', 'TableStorage',
-           'table_storage', 'storage_of', 'check_conditional_writes', 'TableError', 'table_properties', 'check_table',
-           'creation_never_finished', 'table_folder_names', 'check_table_folder', 'create_table_once']
+__all__ = ['log', 'AUX', 'COORDINATOR_STATUS_KEY', 'TABLE_SERVICES_STATUS_KEY', 'TABLE_CREATION_KEY', 'CLIENT_OPTIONS',
+           'S3A_TIMEOUTS', 'RETRY', 'Table', 'PROBE_PREFIX', 'CREATION_SETTLE_S', 'StorageError', 'scheme_of',
+           'is_object_store', 'aux_key', 'staging_key', 'resolve_storage_options', 'resolved_storage_options',
+           'hadoop_options', 'TableStorage', 'table_storage', 'storage_of', 'check_conditional_writes', 'TableError',
+           'table_properties', 'check_table', 'creation_never_finished', 'table_folder_names', 'check_table_folder',
+           'create_table_once']
 
 # %% ../nbs/09_storage.ipynb #0bf8c634
 log = logging.getLogger(__name__)
@@ -77,6 +78,15 @@ _S3A_NAMES = {"aws_access_key_id": "fs.s3a.access.key", "access_key_id": "fs.s3a
               "aws_region": "fs.s3a.endpoint.region", "region": "fs.s3a.endpoint.region",
               "aws_endpoint": "fs.s3a.endpoint", "aws_endpoint_url": "fs.s3a.endpoint", "endpoint": "fs.s3a.endpoint"}
 
+# A store that hangs (a network partition, a stuck server) rather than refuses: S3A's defaults wait 200 s for a byte
+# and try 20 times, so a request on a paused store hung for minutes, and the requests that queued behind it filled the
+# connection pool ("Timeout waiting for connection from pool") until long after the store was back. A request that
+# hears nothing for 20 s is given up and tried again on a new connection; a few tries ride out a pause of about a minute.
+S3A_TIMEOUTS = {"fs.s3a.connection.timeout": "20000",            # ms without a byte from the store: give up, try again
+                "fs.s3a.connection.establish.timeout": "5000",   # ms to open a connection
+                "fs.s3a.attempts.maximum": "4",                  # the AWS SDK's own tries of one request
+                "fs.s3a.retry.limit": "7", "fs.s3a.retry.interval": "1000ms"}   # S3A's tries of an operation, apart
+
 def hadoop_options(table_path: Table, options: dict[str, str]) -> dict[str, str]:
     "Hadoop settings (S3A's names) that let Hudi reach the table `options` describe; {} where Hadoop needs none from us."
     if scheme_of(table_path) not in ("s3", "s3a"): return {}
@@ -86,6 +96,7 @@ def hadoop_options(table_path: Table, options: dict[str, str]) -> dict[str, str]
     if "fs.s3a.endpoint" in hadoop:
         hadoop["fs.s3a.path.style.access"] = str(options.get("aws_virtual_hosted_style_request", "false").lower() != "true").lower()
         hadoop["fs.s3a.connection.ssl.enabled"] = str(not hadoop["fs.s3a.endpoint"].startswith("http://")).lower()
+    for name, value in S3A_TIMEOUTS.items(): hadoop.setdefault(name, value)
     if "fs.s3a.session.token" in hadoop:
         hadoop["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
     elif "fs.s3a.access.key" in hadoop:
@@ -232,7 +243,7 @@ def check_conditional_writes(storage: TableStorage):
                            f"({cause}); check the bucket, the endpoint and the credentials") from None
     finally:
         try: storage.delete_all(folder)
-        except Exception: pass
+        except Exception: pass                      # the check's own files: the verdict above is what counts, a leftover is harmless
     if not first or second or kept != b"first":
         if storage.local:
             raise StorageError(f"table_path={storage.location}: the folder does not refuse a second create of one file (a mounted file "

@@ -115,6 +115,10 @@ class EmbeddedServer:
         "SIGKILL the server, as a crash would; `start()` brings it back on the same data."
         self.stop(kill=True)
     def stop(self, kill: bool = False): stop_process(self.process, kill)
+    def pause(self):
+        "SIGSTOP the server: it keeps its connections and accepts new ones but answers nothing, as a hung store or a network partition."
+        os.kill(self.running_process.pid, signal.SIGSTOP)
+    def resume(self): os.kill(self.running_process.pid, signal.SIGCONT)
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
 
