@@ -15,7 +15,7 @@ SECONDS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)    # from a quic
 
 # %% auto #0
 __all__ = ['log', 'SECONDS', 'COORDINATOR_STATES', 'reason_kind', 'SinkMetrics', 'RoleMetrics', 'CountedDeadLetters',
-           'serve_metrics', 'MetricsPusher']
+           'serve_metrics', 'MetricsPusher', 'read_metrics']
 
 # %% ../nbs/16b_metrics.ipynb #1d22484b
 def reason_kind(reason: str) -> str:
@@ -155,3 +155,13 @@ class MetricsPusher:
 
     def stop(self):
         self._stop.set(); self.push()
+
+# %% ../nbs/16b_metrics.ipynb #aea16f45
+def read_metrics(url: str, timeout_s: float = 10) -> dict[tuple[str, tuple], float]:
+    "The metrics a role serves at `url` (`http://host:port/metrics`): {(name, ((label, value), …)): value}, without table, role and role_id."
+    import urllib.request
+    from prometheus_client.parser import text_string_to_metric_families
+    with urllib.request.urlopen(url, timeout=timeout_s) as answer: text = answer.read().decode()
+    mine = {"table", "role", "role_id"}
+    return {(s.name, tuple(sorted((k, v) for k, v in s.labels.items() if k not in mine))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}

@@ -48,10 +48,6 @@ def finish(stack, timeout_s=120):
 
 
 def scrape(port: int) -> dict:
-    "A role's Prometheus metrics at 127.0.0.1:`port`, as {(name, labels other than table, role and role_id): value}."
-    import urllib.request
-    from prometheus_client.parser import text_string_to_metric_families
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    mine = {"table", "role", "role_id"}
-    return {(s.name, tuple(sorted((k, v) for k, v in s.labels.items() if k not in mine))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    "A role's Prometheus metrics at 127.0.0.1:`port` (`metrics.read_metrics`)."
+    from hudi_kafka_nb.metrics import read_metrics
+    return read_metrics(f"http://127.0.0.1:{port}/metrics")

@@ -17,7 +17,8 @@ from ..reading import commit_history, coordinates, produced_coordinates, read_sn
 from ..timeline import (commit_log, committed_offsets, completed_commits, has_committed, instant_of_file,
                                     rust_table, timeline_instants, write_stats)
 from .roles import RoleProcess
-from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
+from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic, free_port
+from ..metrics import read_metrics
 from .spark_cluster import LocalSparkCluster
 from ..storage import Table, TableStorage, resolve_storage_options, table_storage
 
@@ -34,14 +35,15 @@ class LocalStack:
     def __init__(self, workdir: str | Path, participants: int = 2, partitions: int = 8, broker: EmbeddedBroker | None = None,
                  orders: int = 0, table_services: bool = False, s3: EmbeddedS3 | None = None,
                  spark_cluster: LocalSparkCluster | None = None, cdc: bool = False, registry: EmbeddedRegistry | None = None,
-                 tables: int = 1, **settings):
+                 tables: int = 1, metrics: bool = False, **settings):
         """`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by `settings`).
         `cdc`: the events are the Debezium change events of a `SourceTable` (`self.source`), which the table mirrors (`CDC_SETTINGS`).
         `table_services`: a table-services job runs beside the sink (every role then runs with `table_services="separate"`).
         `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in the stack's folder.
         `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core each.
         `registry`: the orders are Avro (`produce_avro_orders`, two schema versions), their schemas in this registry.
-        `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`00b_routing`), the orders spread over them."""
+        `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`00b_routing`), the orders spread over them.
+        `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`)."""
         self.workdir = Path(workdir); self.workdir.mkdir(parents=True, exist_ok=True)
         self.orders, self.produced = orders, 0
         self.source = SourceTable(seed=random.randrange(1 << 30), broken_every=500) if cdc else None
@@ -74,6 +76,7 @@ class LocalStack:
         self.names = ["coordinator"] + [f"participant-{i}" for i in range(participants)] + (["table-services"] if table_services else [])
         self.roles: dict[str, RoleProcess] = {}
         self.ends: dict[tuple[str, int], int] = {}
+        self.metrics_ports: dict[str, int] | None = {} if metrics else None    # role name → its metrics port, once started
         self.hanging_aborted: list[dict] = []   # transactions Kafka left hanging, aborted as an operator would (wait_committed)
         self._producing = threading.Event(); self._lock = threading.Lock()
         self._producer_thread: threading.Thread | None = None
@@ -114,8 +117,16 @@ def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess
     if name == "broker": self.broker.start(); return None
     if name == "registry": self._registry().start(); return None
     role = next(r for prefix, r in ROLES if name.startswith(prefix))
-    self.roles[name] = RoleProcess(role, self.role_params(), self.workdir, name=name, direct=True, env={**self.role_env, **(env or {})}).start()
+    params = self.role_params()
+    if self.metrics_ports is not None: params["metrics_port"] = self.metrics_ports.setdefault(name, free_port())   # the same across restarts
+    self.roles[name] = RoleProcess(role, params, self.workdir, name=name, direct=True, env={**self.role_env, **(env or {})}).start()
     return self.roles[name]
+
+@patch
+def metrics_of(self: LocalStack, name: str) -> dict[tuple[str, tuple], float]:
+    "The Prometheus metrics role `name` serves now (a stack made with `metrics=True`): `metrics.read_metrics`."
+    if not self.metrics_ports: raise ValueError("this stack serves no metrics: give LocalStack(metrics=True)")
+    return read_metrics(f"http://127.0.0.1:{self.metrics_ports[name]}/metrics")
 
 @patch
 def _registry(self: LocalStack) -> EmbeddedRegistry:
