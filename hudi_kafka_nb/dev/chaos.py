@@ -4,7 +4,7 @@
 
 # %% ../../nbs/21_chaos.ipynb #59ba50d6
 from __future__ import annotations
-import collections, itertools, logging, random, re, threading, time, uuid
+import collections, itertools, logging, random, re, subprocess, threading, time, uuid
 from typing import AbstractSet
 from pathlib import Path
 from ..config import DEMO_VALUE_SCHEMA
@@ -218,7 +218,10 @@ def wait_committed(self: LocalStack, timeout_s: float = 120) -> float:
         if all(has_committed(path, self.ends_of(topic)) for topic, path in self.table_paths().items()): return time.monotonic() - started
         if time.monotonic() >= look_for_hanging_at and self.broker_alive():
             look_for_hanging_at += 30
-            if aborted := self.broker.abort_hanging_transactions():
+            try: aborted = self.broker.abort_hanging_transactions()
+            except (RuntimeError, subprocess.TimeoutExpired) as e:      # the broker not answering yet: look again later
+                log.warning("chaos: could not look for hanging transactions: %s", e); aborted = []
+            if aborted:
                 log.warning("chaos: Kafka left %d partition(s) of a transaction hanging; aborted them as an operator would: %s", len(aborted), aborted)
                 self.hanging_aborted += aborted
         time.sleep(0.25)
