@@ -236,7 +236,7 @@ def test_chaos_fifteen_random_kills(tmp_path, broker, registry):
     mid-way, which a shorter run cannot show. The orders are Avro of two schema versions written side by side (the table
     gains the second's column under the kills); the other chaos runs (keyed, change data) stream JSON."""
     from hudi_kafka_nb.dev.chaos import run_chaos
-    report = run_chaos(tmp_path / "chaos", kills=15, participants=2, broker=broker, seed=2, registry=registry)   # two: a third JVM only slows every restart on two cores
+    report = run_chaos(tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2, registry=registry)
     assert report["ok"], str(report)
     assert sum(v for k, v in report["kills"].items() if k.endswith("_killed")) >= 15
 
