@@ -268,7 +268,7 @@ def open_transactions(self: LocalStack) -> str:
     try:
         view = BrokerView(load_config(self.role_params()))
         partitions = view.partitions()
-        ends, highs = view.end_offsets(partitions), view.high_watermarks(partitions)
+        highs = view.high_watermarks(partitions); ends = view.end_offsets(partitions)       # highs first: see Coordinator.status
     except Exception as e: return f"(could not ask it: {e})"
     held = {f"{t}[{p}]": f"{ends[(t, p)]}<{highs[(t, p)]}" for t, p in partitions if (t, p) in ends and ends[(t, p)] < highs.get((t, p), 0)}
     return f"records in open transactions (read-committed end<high watermark) {held}" if held else "no partition has an open transaction"
