@@ -97,8 +97,10 @@ class Supervisor:
         stop_file.unlink(missing_ok=True)
         command = [sys.executable, "-c", "import sys; from hudi_kafka_nb.supervisor import main; main(sys.argv[1:])", "role", role.role, str(self.settings_file), "--role-id", role.name,
                    "--stop-file", str(stop_file)] + (["--metrics-port", str(self.metrics_port + index)] if self.metrics_port >= 0 else [])
-        with open(self.workdir / f"{role.name}.log", "ab") as out:
-            role.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        # the log is its owner's only, as a job's is: a role logs its settings (secrets redacted, but a topology all the same)
+        log_file = os.open(self.workdir / f"{role.name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try: role.process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
+        finally: os.close(log_file)
         role.started, role.starts = self.clock(), role.starts + 1
         log.info("supervisor: started %s (pid %d, start %d)", role.name, role.process.pid, role.starts)
 

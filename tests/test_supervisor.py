@@ -39,5 +39,6 @@ def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(b
         supervisor.send_signal(signal.SIGTERM)
         assert supervisor.wait(90) == 0
     assert all(role["state"] == "stopped" and role["pid"] is None for role in status()["roles"].values()), "every role stopped"
+    assert {oct(log.stat().st_mode & 0o777) for log in workdir.glob("*.log")} == {"0o600"}, "the roles' logs are their owner's only"
     report = verify_table(stack.table_path, stack.ends)
     assert verdict_ok(report), verdict(report)
