@@ -13,7 +13,7 @@ BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables clean
+.PHONY: setup tools lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables soak clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -165,6 +165,12 @@ chaos: setup
 # The chaos run over one sink of four tables (a topic each), every table judged exactly once on its own.
 chaos-tables: setup
 	$(PYTHON) scripts/chaos.py --kills 40 --tables 4
+
+# An hour under the supervisor (hudi_kafka_nb/dev/soak.py): the roles, the broker, the S3 server and Spark workers killed
+# at random, 500 times or more, while orders stream at half the rate the stack drains; then the table judged. On demand,
+# never in CI; e.g. make soak ARGS="--seconds 600 --kills 60" for a short one.
+soak: setup
+	$(PYTHON) scripts/soak.py $(ARGS)
 
 clean:
 	rm -rf runs _docs _proc .jars .tools

@@ -87,7 +87,11 @@ class Supervisor:
                  policy: RestartPolicy = RestartPolicy(), clock: Callable[[], float] = time.monotonic):
         self.settings_file, self.workdir = Path(settings_file).resolve(), Path(workdir)
         settings = yaml.safe_load(self.settings_file.read_text()) or {}
-        config = load_config(settings)              # a wrong setting is refused here, once, not by every role in a loop
+        from hudi_kafka_nb.runtime import JOB_CONTROLS, JobControls
+        # the file may hold job controls too (spark_master, log_level, …): checked as such, the rest as the sink's settings;
+        # a wrong one is refused here, once, not by every role in a loop
+        msgspec.convert({k: settings.pop(k) for k in list(settings) if k in JOB_CONTROLS}, JobControls, strict=False)
+        config = load_config(settings)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.policy, self.clock, self.metrics_port = policy, clock, metrics_port
         self.roles = [SupervisedRole(name, role) for name, role in role_names(participants, config.multi_writer)]
@@ -183,7 +187,7 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try: supervisor = Supervisor(args.settings, args.workdir, args.participants, args.metrics_port)
-    except (ConfigError, OSError, yaml.YAMLError) as e:         # said once, before any role starts
+    except (ConfigError, OSError, yaml.YAMLError, msgspec.ValidationError) as e:         # said once, before any role starts
         print(f"hudi-kafka-nb run: {e}", file=sys.stderr); return 2
     stopping: list[int] = []
     for sig in (signal.SIGINT, signal.SIGTERM): signal.signal(sig, lambda number, _frame: stopping.append(number))
