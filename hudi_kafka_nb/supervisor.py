@@ -15,8 +15,8 @@ from .setting_values import ConfigError
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'ERROR_LINE', 'RestartPolicy', 'Exit', 'next_start', 'exit_cause', 'SupervisedRole', 'role_names', 'Supervisor',
-           'run_role', 'add_commands', 'run_command', 'main']
+__all__ = ['log', 'ERROR_LINE', 'RestartPolicy', 'Exit', 'next_start', 'exit_cause', 'SupervisedRole', 'role_names',
+           'check_one_machine', 'Supervisor', 'run_role', 'add_commands', 'run_command', 'main']
 
 # %% ../nbs/19d_supervisor.ipynb #51db0930
 @dataclass(frozen=True)
@@ -81,6 +81,17 @@ def role_names(participants: int, table_services: bool) -> list[tuple[str, str]]
             + ([("table-services", "table_services")] if table_services else []))
 
 # %% ../nbs/19d_supervisor.ipynb #b042dfbc
+def check_one_machine(config) -> None:
+    """Refuse settings that cannot work with every role on one machine: Hudi's Prometheus reporter
+    (`hoodie.metrics.reporter.type: PROMETHEUS`) binds `hoodie.metrics.prometheus.port` in each role's JVM, and the
+    second role's write fails on it, again on every restart."""
+    reporter = str(config.hudi_options.get("hoodie.metrics.reporter.type", "")).upper()
+    if reporter == "PROMETHEUS" and str(config.hudi_options.get("hoodie.metrics.on", "false")).lower() == "true":
+        raise ConfigError("hudi_options asks for Hudi's Prometheus reporter, which serves one port per role (hoodie.metrics.prometheus.port): "
+                          "every role here runs on this machine, and the second to bind it would fail its writes. Use the sink's own "
+                          "metrics (--metrics-port: a port per role), or Hudi's PROMETHEUS_PUSHGATEWAY, CONSOLE or JMX reporter "
+                          "(hoodie.metrics.jmx.port as a range, e.g. 9889-9899: each role takes the first free one)")
+
 class Supervisor:
     "Run the roles of one sink as child processes, each started again when it exits (`next_start`)."
     def __init__(self, settings_file: str | Path, workdir: str | Path, participants: int = 1, metrics_port: int = -1,
@@ -92,6 +103,7 @@ class Supervisor:
         # a wrong one is refused here, once, not by every role in a loop
         msgspec.convert({k: settings.pop(k) for k in list(settings) if k in JOB_CONTROLS}, JobControls, strict=False)
         config = load_config(settings)
+        check_one_machine(config)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.policy, self.clock, self.metrics_port = policy, clock, metrics_port
         self.roles = [SupervisedRole(name, role) for name, role in role_names(participants, config.multi_writer)]

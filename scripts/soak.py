@@ -1,6 +1,6 @@
 """The soak: one sink under the supervisor for an hour (`--seconds`), its roles, the broker, the S3 server and Spark
 workers killed at random (at least `--kills` in all), then the table judged (`hudi_kafka_nb/dev/soak.py`)."""
-import argparse, logging, time
+import argparse, logging, signal, time
 from pathlib import Path
 from hudi_kafka_nb.dev.soak import print_soak, run_soak
 
@@ -12,6 +12,8 @@ parser.add_argument("--rate", type=float, default=None, help="records/s (default
 parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--workdir", default=None, help="default: runs/soak-<time>")
 args = parser.parse_args()
+# SIGTERM stops it as Ctrl-C does: the servers and roles it started are stopped on the way out
+signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
 workdir = Path(args.workdir or f"runs/soak-{time.strftime('%Y%m%d-%H%M%S')}")
 report = run_soak(workdir, seconds=args.seconds, min_kills=args.kills, seed=args.seed, kill_every_s=tuple(args.kill_every), rate=args.rate)

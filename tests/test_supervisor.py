@@ -12,14 +12,17 @@ CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.dev.demo import mai
 
 def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(broker, tmp_path):
     """About 40 s: the coordinator and the participant of a sink run by `hudi-kafka-nb run` are SIGKILLed; the supervisor
-    starts each again and the table holds every record once. A misspelt setting is refused before any role starts."""
+    starts each again and the table holds every record once. A misspelt setting is refused before any role starts; Hudi's
+    own metrics are on where the settings ask."""
     stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker)      # its settings and producer only
     settings = tmp_path / "sink.yaml"
     settings.write_text(yaml.safe_dump({**stack.role_params(), "comit_interval_s": 1}))
     refused = subprocess.run([*CLI, "run", str(settings), "--workdir", str(tmp_path / "refused")], capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0 and "comit_interval_s" in refused.stderr and not (tmp_path / "refused" / "coordinator.log").exists()
 
-    settings.write_text(yaml.safe_dump(stack.role_params()))
+    # Hudi's own metrics where the user asks for them (hoodie.metrics.*, handed to Hudi as they are): its console reporter
+    # prints the commit's figures into the coordinator's log
+    settings.write_text(yaml.safe_dump({**stack.role_params(), "hudi_options": {"hoodie.metrics.on": "true", "hoodie.metrics.reporter.type": "CONSOLE"}}))
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     workdir = tmp_path / "sink"
     supervisor = subprocess.Popen([*CLI, "run", str(settings), "--workdir", str(workdir)], stdout=open(tmp_path / "supervisor.log", "wb"),
@@ -39,6 +42,7 @@ def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(b
         supervisor.send_signal(signal.SIGTERM)
         assert supervisor.wait(90) == 0
     assert all(role["state"] == "stopped" and role["pid"] is None for role in status()["roles"].values()), "every role stopped"
+    assert "orders.commit.totalRecordsWritten" in (workdir / "coordinator.log").read_text(errors="replace"), "Hudi's metrics, as asked"
     assert {oct(log.stat().st_mode & 0o777) for log in workdir.glob("*.log")} == {"0o600"}, "the roles' logs are their owner's only"
     report = verify_table(stack.table_path, stack.ends)
     assert verdict_ok(report), verdict(report)

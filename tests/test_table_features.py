@@ -132,7 +132,8 @@ def test_table_services_job_beside_an_appending_sink_clusters_cleans_and_archive
     # retention small enough that a couple of minutes show cleaning and archival at work
     retention = {"hoodie.clean.commits.retained": "2", "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "6",
                  "hoodie.clustering.plan.strategy.small.file.limit": "10485760"}
-    stack = LocalStack(tmp_path / "stack", participants=2, partitions=6, broker=broker, table_services=True,
+    # one participant: the services beside the sink are the subject, and a JVM fewer on two cores is a quicker test
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=6, broker=broker, table_services=True,
                        table_services_interval_s=3.0, clustering_sort_columns="event_time", hudi_options=retention).start()
     # a field that appears mid-stream: clustering and compaction rewrite files with the table's widened schema, not the
     # one the job started with, so its values survive them
@@ -169,7 +170,7 @@ def test_coordinator_crash_beside_table_services_resumes_exactly_once(tmp_path, 
     crash had a stack of its own; one start and cold first commit for both saves half a minute of CPU.)"""
     # the coordinator dies before deciding a commit, or after deciding it (rolled forward by its successor, whose client
     # must adopt the instant under Hudi's lazy policy, while the table-services job's cleaner must leave it alone)
-    stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, table_services=True,
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker, table_services=True,
                        table_services_interval_s=2.0).start()
     log = stack.workdir / "coordinator.log"
     try:
@@ -204,7 +205,7 @@ def test_table_services_job_beside_an_upserting_sink_compacts_cleans_and_archive
     # retention as tight as above: cleans run right after the compactions the coordinator schedules every 2 delta commits
     retention = {"hoodie.compact.inline.max.delta.commits": "2", "hoodie.clean.commits.retained": "2",
                  "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "6"}
-    stack = LocalStack(tmp_path / "stack", participants=2, partitions=6, broker=broker, orders=1_500, table_services=True,
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=6, broker=broker, orders=1_500, table_services=True,
                        table_services_interval_s=3.0, hudi_options=retention).start()
     try:
         for _ in range(10):

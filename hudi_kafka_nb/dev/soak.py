@@ -142,7 +142,9 @@ def run(self: Soak, seconds: float, min_kills: int = 500, kill_every_s: tuple = 
     log.info("soak: the stack drains %.0f records/s; producing %.0f/s for %.0f s with a kill every %s s", drain_rate, rate, seconds, kill_every_s)
     started, samples = time.monotonic(), []
     produced_before = sum(self.stack.ends.values())
-    self.stack.start_producing(int(rate), chunk=max(500, int(rate) // 4), catch_up=True)   # the rate holds through broker kills
+    # a second's worth per producer call (each call connects and flushes: smaller ones cost more than they send on a busy
+    # machine); what a broker kill held back is caught up after it, so the rate holds on average
+    self.stack.start_producing(int(rate), chunk=max(500, int(rate)), catch_up=True)
     next_sample = started + 60
     while time.monotonic() - started < seconds or self.total_kills < min_kills:
         time.sleep(self.rng.uniform(*kill_every_s))
