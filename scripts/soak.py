@@ -12,8 +12,13 @@ parser.add_argument("--rate", type=float, default=None, help="records/s (default
 parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--workdir", default=None, help="default: runs/soak-<time>")
 args = parser.parse_args()
-# SIGTERM stops it as Ctrl-C does: the servers and roles it started are stopped on the way out
-signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+
+def interrupted(*_):
+    raise KeyboardInterrupt     # SIGTERM stops the soak as Ctrl-C does: the servers and roles it started are stopped on the way out
+
+
+signal.signal(signal.SIGTERM, interrupted)
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
 workdir = Path(args.workdir or f"runs/soak-{time.strftime('%Y%m%d-%H%M%S')}")
 report = run_soak(workdir, seconds=args.seconds, min_kills=args.kills, seed=args.seed, kill_every_s=tuple(args.kill_every), rate=args.rate)
