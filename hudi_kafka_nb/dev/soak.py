@@ -22,7 +22,10 @@ __all__ = ['log', 'SOAK_POLICY', 'SERVERS', 'SOAK_SETTINGS', 'ACTIVE_TIMELINE_BO
 # %% ../../nbs/21a_soak.ipynb #d8b85251
 SOAK_POLICY = RestartPolicy(first_s=1.0, max_s=15.0, healthy_s=15.0, same_failures=5, hold_s=60.0)
 SERVERS = ("broker", "s3", "spark-worker-0", "spark-worker-1")     # brought back by the soak, as their platform would
-SOAK_SETTINGS: dict = {"commit_interval_s": 3.0, "write_timeout_s": 60.0}  # executors on a busy cluster: as in the worker-kill test
+# executors on a busy cluster, as in the worker-kill test; small instants (a participant reads 20,000 records at most
+# before its write): with a role killed every quarter minute, an instant of a backlog's 100,000 records writes for as
+# long as its participants live and is rolled back again and again
+SOAK_SETTINGS: dict = {"commit_interval_s": 3.0, "write_timeout_s": 60.0, "max_buffered_records": 20_000, "max_batch_records": 5_000}
 
 def kill_tree(pid: int) -> bool:
     "SIGKILL a process and every process it started; False if it had exited already."
@@ -135,7 +138,7 @@ def progress(self: Soak) -> dict:
 # %% ../../nbs/21a_soak.ipynb #f3ab525a
 @patch
 def run(self: Soak, seconds: float, min_kills: int = 500, kill_every_s: tuple = (2.0, 10.0), rate: float | None = None,
-        drain_timeout_s: float = 1800) -> dict:
+        drain_timeout_s: float = 3600) -> dict:
     "The soak: measure the drain rate, produce at half of it (or `rate`) with a kill every `kill_every_s` for `seconds` and at least `min_kills`, drain, judge."
     drain_rate = self.drain_rate()
     rate = rate or drain_rate / 2
