@@ -165,7 +165,10 @@ def run(self: Soak, seconds: float, min_kills: int = 500, kill_every_s: tuple = 
             "final_drain_s": round(drained_s), "samples": samples}
 
 # %% ../../nbs/21a_soak.ipynb #c06c87ab
-ACTIVE_TIMELINE_BOUND = 150     # completed instants: Hudi keeps 20 to 30 commits and their cleans, rollbacks and replacements
+# completed instants once drained: Hudi keeps 20 to 30 commits and their cleans, rollbacks and replacements. Archival
+# runs after a commit, so while failures leave nothing committed the rollbacks pile up (the report gives the largest
+# count seen); the commits of the drain must bring it back down
+ACTIVE_TIMELINE_BOUND = 150
 
 @patch
 def verdict(self: Soak, figures: dict, min_kills: int = 500) -> dict:
@@ -182,7 +185,7 @@ def verdict(self: Soak, figures: dict, min_kills: int = 500) -> dict:
     report["broken"] = {**broken_invariants(table),
                         **({"kills": f"{self.total_kills} < {min_kills}"} if self.total_kills < min_kills else {}),
                         **({"archival": f"nothing archived: {sizes}"} if not sizes["archived"] else {}),
-                        **({"timeline": f"{largest_active} active instants > {ACTIVE_TIMELINE_BOUND}"} if largest_active > ACTIVE_TIMELINE_BOUND else {})}
+                        **({"timeline": f"{sizes['active']} active instants > {ACTIVE_TIMELINE_BOUND}"} if sizes["active"] > ACTIVE_TIMELINE_BOUND else {})}
     report["ok"] = not report["broken"]
     return report
 
