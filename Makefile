@@ -91,7 +91,7 @@ demo-object-store: setup
 # The budget: about 20 minutes of tests on a 2-core machine (setup excluded); the total is printed at the end, and
 # pytest prints its ten slowest tests.
 test: setup
-	@started=$$(date +%s); $(MAKE) --no-print-directory lint test-notebooks test-pytest; status=$$?; \
+	@started=$$(date +%s); $(MAKE) --no-print-directory lint test-notebooks test-pytest test-examples; status=$$?; \
 	  $(PYTHON) tools/suite_time.py || true; \
 	  echo "make test: $$(( $$(date +%s) - started )) s of tests (setup excluded), exit $$status"; exit $$status
 
@@ -116,18 +116,17 @@ test-notebooks: setup
 # uses that CPU. Each worker has its own broker; the suites that start Jupyter kernels share one worker
 # (xdist_group "papermill"), as kernels started at once may pick one port. The tests' folders (their roles' logs) stay in
 # runs/tests and pytest's report in runs/tests.xml until the next run: `tools/suite_time.py --per-test` says where the time went.
-# The tour (test-examples) runs in the same pytest, beside the suites, its cells together on one worker.
 TEST_WORKERS ?= 2
-TOUR_OPTIONS := --nbval --nbval-current-env --nbval-sanitize-with nbs/nbval_sanitize.cfg --nbval-cell-timeout 900
 test-pytest: setup
 	mkdir -p runs
-	$(PYTHON) -m pytest tests nbs/23_tour.ipynb $(TOUR_OPTIONS) -q -p no:cacheprovider --timeout 900 -m "slow or not slow" --durations 10 \
-	  -n $(TEST_WORKERS) --dist loadgroup --basetemp runs/tests --junitxml runs/tests.xml
+	$(PYTHON) -m pytest tests -q -p no:cacheprovider --timeout 900 -m "slow or not slow" --durations 10 -n $(TEST_WORKERS) --dist loadgroup \
+	  --basetemp runs/tests --junitxml runs/tests.xml
 
 # The tour's outputs are documentation: nbval runs it on the real stack and compares every output with the one kept
 # in the notebook (instant times and paths sanitized). After changing it: run it in Jupyter, nbdev_clean, commit.
 test-examples: setup
-	$(PYTHON) -m pytest nbs/23_tour.ipynb $(TOUR_OPTIONS) -q -p no:cacheprovider
+	$(PYTHON) -m pytest nbs/23_tour.ipynb --nbval --nbval-current-env --nbval-sanitize-with nbs/nbval_sanitize.cfg \
+	  --nbval-cell-timeout 900 -q -p no:cacheprovider
 
 readme: setup
 	$(PYTHON) tools/render_readme.py > README.md

@@ -133,7 +133,8 @@ def progress(self: Soak) -> dict:
     try: committed, sizes = sum(committed_offsets(self.stack.table_path).values()), timeline_sizes(self.stack.table_path)
     except Exception as e:          # the S3 server is down or a file is being written: this sample is skipped, said why
         return {"error": str(e)[:200]}
-    return {"produced": sum(self.stack.ends.values()), "committed": committed, **sizes, "kills": self.total_kills}
+    spark_mb = sum(f.stat().st_size for f in self.cluster.workdir.rglob("*") if f.is_file()) // 2**20    # executors' copies of the jars
+    return {"produced": sum(self.stack.ends.values()), "committed": committed, **sizes, "kills": self.total_kills, "spark_folder_mb": spark_mb}
 
 # %% ../../nbs/21a_soak.ipynb #f3ab525a
 @patch

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/18a_spark_cluster.ipynb #54361789
 from __future__ import annotations
-import os, subprocess, time
+import os, shutil, subprocess, time
 from pathlib import Path
 from .servers import free_port, stop_process
 
@@ -30,11 +30,17 @@ class LocalSparkCluster:
     @property
     def master_url(self) -> str: return f"spark://127.0.0.1:{self.port}"
 
+    def scratch(self, name: str) -> Path:
+        "The scratch folder of the master or a worker (`worker-<i>`) and of the executors that worker starts."
+        return self.workdir / "local" / name
+
     def _spawn(self, name: str, *args) -> subprocess.Popen:
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1",
                "SPARK_DAEMON_MEMORY": "256m", "SPARK_WORKER_DIR": str(self.workdir / "work"),
-               # executors keep their scratch in the cluster's folder: one killed mid-write leaves its copy of the jars there, not in /tmp
-               "SPARK_LOCAL_DIRS": str(self.workdir / "local")}
+               # executors keep their scratch in their worker's folder of the cluster's, not in /tmp: see kill_worker
+               "SPARK_LOCAL_DIRS": str(self.scratch(name)),
+               # finished applications' work folders (each executor's copy of the jars) go a minute after they end
+               "SPARK_WORKER_OPTS": "-Dspark.worker.cleanup.enabled=true -Dspark.worker.cleanup.interval=60 -Dspark.worker.cleanup.appDataTtl=60"}
         return subprocess.Popen([str(spark_home() / "bin" / "spark-class"), *args], env=env, stdout=open(self.workdir / f"{name}.log", "ab"),
                                 stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -74,10 +80,17 @@ class LocalSparkCluster:
         worker = self.workers[index]
         if worker is None or worker.poll() is not None: return
         children = psutil.Process(worker.pid).children(recursive=True)
+        work_folders = []                           # an executor works in work/<application>/<executor id>
+        for child in children:
+            try: work_folders.append(Path(child.cwd()))
+            except psutil.Error: pass               # exited already: its folder is Spark's clean-up's
         worker.kill(); worker.wait()
         for child in children:
             try: child.kill()
             except psutil.Error: pass
+        # what the lost machine's executors left: their copies of the jars, hundreds of MB each
+        for folder in [self.scratch(f"worker-{index}")] + [f for f in work_folders if (self.workdir / "work") in f.parents]:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def stop(self):
         for index in range(len(self.workers)): self.kill_worker(index)
