@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'SOAK_POLICY', 'SERVERS', 'SOAK_SETTINGS', 'ACTIVE_TIMELINE_BOUND', 'kill_tree', 'held_backs', 'exits_by_cause',
-           'Soak', 'run_soak', 'print_soak']
+           'Soak', 'folder_bytes', 'run_soak', 'print_soak']
 
 # %% ../../nbs/21a_soak.ipynb #d8b85251
 SOAK_POLICY = RestartPolicy(first_s=1.0, max_s=15.0, healthy_s=15.0, same_failures=5, hold_s=60.0)
@@ -105,7 +105,7 @@ def kill(self: Soak, name: str, back_after_s: float = 1.0):
 
 @patch
 def _bring_back(self: Soak, name: str, after_s: float):
-    "Start a killed server again, as its platform would; a start that fails is tried again (and noted) until it serves."
+    "Start a killed server again, as its platform would; a start that fails is noted and tried again, ten times at most."
     time.sleep(after_s)
     def start():
         if name == "broker": self.broker.start()
@@ -129,12 +129,21 @@ def drain_rate(self: Soak, records: int = 100_000) -> float:
 
 @patch
 def progress(self: Soak) -> dict:
-    "What is committed against what is produced, and the timeline's sizes, now (None where the store does not answer)."
+    "What is committed against what is produced, the timeline's sizes and the Spark folder's, now (an error where the store does not answer)."
     try: committed, sizes = sum(committed_offsets(self.stack.table_path).values()), timeline_sizes(self.stack.table_path)
     except Exception as e:          # the S3 server is down or a file is being written: this sample is skipped, said why
         return {"error": str(e)[:200]}
-    spark_mb = sum(f.stat().st_size for f in self.cluster.workdir.rglob("*") if f.is_file()) // 2**20    # executors' copies of the jars
-    return {"produced": sum(self.stack.ends.values()), "committed": committed, **sizes, "kills": self.total_kills, "spark_folder_mb": spark_mb}
+    return {"produced": sum(self.stack.ends.values()), "committed": committed, **sizes, "kills": self.total_kills,
+            "spark_folder_mb": folder_bytes(self.cluster.workdir) // 2**20}     # executors' copies of the jars: see 18a_spark_cluster
+
+def folder_bytes(folder: Path) -> int:
+    "The bytes of the files under `folder`; files removed while it counts (Spark cleaning up) are left out."
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try: total += os.stat(os.path.join(root, name)).st_size
+            except FileNotFoundError: pass      # removed since the listing: nothing to count
+    return total
 
 # %% ../../nbs/21a_soak.ipynb #f3ab525a
 @patch
