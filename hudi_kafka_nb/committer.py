@@ -14,7 +14,7 @@ from .timeline import latest_checkpoint_of, latest_schema_fields
 from .writer import delete_instant_files
 
 # %% auto #0
-__all__ = ['log', 'metadata_table_services', 'pending_writes', 'HudiCommitter', 'HudiTableServices']
+__all__ = ['log', 'metadata_table_services', 'pending_writes', 'java_reason', 'HudiCommitter', 'HudiTableServices']
 
 # %% ../nbs/14_committer.ipynb #9da9c126
 log = logging.getLogger(__name__)
@@ -32,6 +32,10 @@ def pending_writes(meta_client) -> list[str]:
     "Commit instants requested or inflight (data writes: not a pending compaction or clustering of the table-services job)."
     timeline = meta_client.getActiveTimeline().getCommitsTimeline().filterPendingExcludingCompaction()
     return [i.requestedTime() for i in timeline.getInstants() if i.getAction() in ("commit", "deltacommit")]
+
+def java_reason(error: Exception) -> str:
+    "The first line of what Java said, for an error raised through py4j (whose own message only names the call), else of the error."
+    return str(getattr(error, "java_exception", error)).strip().splitlines()[0][:300]
 
 class HudiCommitter:
     "The coordinator's Hudi write client: start, write staged records into, commit and roll back instants; table services inline."
@@ -113,14 +117,14 @@ class HudiCommitter:
             # after the next commit. Anything else is the commit's own failure.
             if not self.hudi.is_completed(instant): raise
             log.warning("committed %s; Hudi's table services after it failed and run again after the next commit: %s",
-                        instant, str(e).strip().splitlines()[0][:300])
+                        instant, java_reason(e))
             committed = True
         self.hudi.storage.delete_all(staging_key(instant))
         if committed:
             try: self.metadata_table_services()
             except Exception as e:      # as above: the commit stands, and the metadata table's services run after the next one
                 log.warning("committed %s; the metadata table's services after it failed and run again after the next commit: %s",
-                            instant, str(e).strip().splitlines()[0][:300])
+                            instant, java_reason(e))
         return committed
 
     def metadata_table_services(self) -> str:
