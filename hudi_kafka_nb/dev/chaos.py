@@ -148,11 +148,11 @@ def alive(self: LocalStack) -> list[str]:
 
 @patch
 def broker_alive(self: LocalStack) -> bool:
-    return self.broker.process is not None and self.broker.process.poll() is None
+    return self.broker.running()
 
 @patch
 def registry_alive(self: LocalStack) -> bool:
-    return self.registry is not None and self.registry.process is not None and self.registry.process.poll() is None
+    return self.registry is not None and self.registry.running()
 
 # %% ../../nbs/21_chaos.ipynb #efef8137
 @patch

@@ -111,6 +111,9 @@ class EmbeddedServer:
         "The server's process, once `start` launched it."
         if self.process is None: raise RuntimeError(f"{type(self).__name__} was never started")
         return self.process
+    def running(self) -> bool:
+        "Whether the server's process runs now (started and neither killed nor exited)."
+        return self.process is not None and self.process.poll() is None
     def kill(self):
         "SIGKILL the server, as a crash would; `start()` brings it back on the same data."
         self.stop(kill=True)

@@ -82,11 +82,8 @@ from fastcore.basics import patch
 def victims(self: Soak) -> list[str]:
     roles = [role.name for role in self.supervisor.roles if role.process is not None]
     workers = [f"spark-worker-{i}" for i, w in enumerate(self.cluster.workers) if w is not None and w.poll() is None]
-    servers = [name for name, alive in (("broker", self.stack.broker_alive()), ("s3", self._s3_alive())) if alive] + workers
+    servers = [name for name, server in (("broker", self.broker), ("s3", self.s3)) if server.running()] + workers
     return roles + [name for name in servers if name not in self.coming_back]
-
-@patch
-def _s3_alive(self: Soak) -> bool: return self.s3.process is not None and self.s3.process.poll() is None
 
 @patch
 def kill(self: Soak, name: str, back_after_s: float = 1.0):
