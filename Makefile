@@ -11,6 +11,8 @@ MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO   := .tools/minio/$(MINIO_VERSION)/minio
 BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
+# Our replacements of classes of Hudi's bundle (java/hudi-fixes/, why in nbs/11_spark.ipynb), first on every local Spark's classpath.
+HUDI_FIXES := .jars/hudi-fixes/hudi-fixes.jar
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup tools lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables soak clean
@@ -20,12 +22,12 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # one after another). Each part's output
 # is printed whole when it ends.
 setup:
-	@$(MAKE) --no-print-directory -j4 --output-sync=target $(INSTALLED) $(JARS) $(BUNDLE_SCHEMA) $(SPARK_CDS) $(MINIO)
+	@$(MAKE) --no-print-directory -j4 --output-sync=target $(INSTALLED) $(JARS) $(HUDI_FIXES) $(BUNDLE_SCHEMA) $(SPARK_CDS) $(MINIO)
 
 tools:
-	@command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { echo "installing Java 17 and Maven from Debian's packages"; \
+	@command -v javac >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { echo "installing Java 17 and Maven from Debian's packages"; \
 	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-	  openjdk-17-jre-headless maven; }
+	  openjdk-17-jdk-headless maven; }
 	@command -v go >/dev/null 2>&1 || { echo "installing Go from Debian's packages (it fetches the toolchain MinIO's module asks for)"; \
 	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go; }
 
@@ -54,9 +56,16 @@ $(MINIO): | tools
 $(BUNDLE_SCHEMA): tools/bundle_schema.py
 	python3 tools/bundle_schema.py $@
 
+# Compiled against the Hadoop that pyspark ships (the classes it replaces are Hadoop streams), for Java 8 and later.
+$(HUDI_FIXES): $(shell find java/hudi-fixes -name '*.java') | $(INSTALLED)
+	rm -rf $(dir $@) && mkdir -p $(dir $@)classes
+	javac --release 8 -nowarn -d $(dir $@)classes \
+	  -cp "$$($(PYTHON) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars/*" $^
+	jar cf $@ -C $(dir $@)classes .
+
 # The classes every local Spark loads, kept parsed and verified for the next JVMs (see tools/spark_cds.py): written
-# again whenever the venv (pyspark) or the Hudi bundle change.
-$(SPARK_CDS): $(INSTALLED) .jars/hudi/.resolved tools/spark_cds.py
+# again whenever the venv (pyspark), the Hudi bundle or our fixes of it change.
+$(SPARK_CDS): $(INSTALLED) .jars/hudi/.resolved $(HUDI_FIXES) tools/spark_cds.py
 	$(PYTHON) tools/spark_cds.py $@ > .jars/spark-cds.log 2>&1 || { tail -30 .jars/spark-cds.log; exit 1; }
 
 $(INSTALLED): settings.ini setup.py | tools

@@ -12,8 +12,8 @@ from fastcore.xtras import modified_env
 from .storage import Table, hadoop_options, scheme_of, table_storage
 
 # %% auto #0
-__all__ = ['scratch_dir', 'bundle_jars', 'on_databricks', 'object_store_jars', 'class_data_archive', 'spark_java_options',
-           'spark_session', 'hudi_version', 'arrow_frame']
+__all__ = ['scratch_dir', 'bundle_jars', 'hudi_fix_jars', 'on_databricks', 'object_store_jars', 'class_data_archive',
+           'spark_java_options', 'spark_session', 'hudi_version', 'arrow_frame']
 
 # %% ../nbs/11_spark.ipynb #6d8b0f12
 _scratch: dict[Path, tuple[Path, int]] = {}           # base → (this process's folder, the descriptor that holds its lock)
@@ -59,18 +59,25 @@ def _release(base: Path):
     os.close(held[1])
 
 # %% ../nbs/11_spark.ipynb #a1955270
-def _resolved_jars(variable: str, folder_name: str, missing: str) -> list[str]:
-    "The jars in `$variable`, else in the repository's `.jars/<folder_name>/` (what Maven resolved from `maven/<folder_name>/pom.xml`)."
+def _resolved_jars(variable: str, folder_name: str, missing: str, made: str = "") -> list[str]:
+    """The jars in `$variable`, else in the repository's `.jars/<folder_name>/`: what `make setup` put there (`made`; by
+    default Maven resolved them from `maven/<folder_name>/pom.xml`)."""
     folder = os.environ.get(variable) or str(Path(__file__).resolve().parent.parent / ".jars" / folder_name)
     jars = sorted(glob.glob(os.path.join(folder, "*.jar")))
     if not jars:
-        raise FileNotFoundError(f"{missing}, but {folder} holds no jar: run `make setup` (Maven resolves maven/{folder_name}/pom.xml), "
+        made = made or f"Maven resolves maven/{folder_name}/pom.xml"
+        raise FileNotFoundError(f"{missing}, but {folder} holds no jar: run `make setup` ({made}), "
                                 f"or set {variable} to a folder holding them")
     return jars
 
 def bundle_jars() -> list[str]:
     "The Hudi bundle jar(s) to load into a local Spark: `$HUDI_KAFKA_NB_JARS` or the repository's `.jars/hudi/`."
     return _resolved_jars("HUDI_KAFKA_NB_JARS", "hudi", "a local Spark needs Hudi's bundle (hudi-spark3.5-bundle_2.12)")
+
+def hudi_fix_jars() -> list[str]:
+    "Our replacements of classes of Hudi's bundle (see above): `$HUDI_KAFKA_NB_FIX_JARS` or the repository's `.jars/hudi-fixes/`."
+    return _resolved_jars("HUDI_KAFKA_NB_FIX_JARS", "hudi-fixes", "a local Spark needs the sink's fix of Hudi 1.2.0's inline file streams",
+                          made="javac compiles java/hudi-fixes/")
 
 def on_databricks() -> bool: return bool(os.environ.get("DATABRICKS_RUNTIME_VERSION"))
 
@@ -107,6 +114,9 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
                    .config("spark.jars", ",".join(bundle_jars() + object_store_jars(table_path) + list(extra_jars)))
                    .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
                    .config("spark.driver.extraJavaOptions", spark_java_options())
+                   # on the JVM's own classpath, found before the bundle's classes of the same names (see above)
+                   .config("spark.driver.extraClassPath", os.pathsep.join(hudi_fix_jars()))
+                   .config("spark.executor.extraClassPath", os.pathsep.join(hudi_fix_jars()))
                    .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
         # more Spark settings for a local or standalone Spark, e.g. spark.cores.max=1,spark.executor.memory=768m
         for pair in filter(None, os.environ.get("HUDI_KAFKA_NB_SPARK_CONF", "").split(",")):

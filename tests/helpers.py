@@ -51,3 +51,16 @@ def scrape(port: int) -> dict:
     "A role's Prometheus metrics at 127.0.0.1:`port` (`metrics.read_metrics`)."
     from hudi_kafka_nb.metrics import read_metrics
     return read_metrics(f"http://127.0.0.1:{port}/metrics")
+
+
+def connections_to(port: int, pid: int) -> int:
+    """TCP connections to `port` on this machine held by process `pid` and its children (a role's JVM is a child of its
+    Python), in any state: a connection the server closed stays the client's until the client closes it."""
+    import psutil
+    processes = [psutil.Process(pid)]
+    processes += processes[0].children(recursive=True)
+    held = 0
+    for process in processes:
+        try: held += sum(1 for c in process.net_connections("tcp") if c.raddr and c.raddr.port == port)
+        except psutil.NoSuchProcess: pass
+    return held

@@ -9,7 +9,7 @@ from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedS3
 from hudi_kafka_nb.storage import StorageError, TableStorage, check_table_folder, resolved_storage_options
 from hudi_kafka_nb.timeline import commit_log
-from helpers import finish, log_of, state_line, wait_for
+from helpers import connections_to, finish, log_of, state_line, wait_for
 
 
 @pytest.fixture
@@ -145,6 +145,25 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
     epochs = [c["epoch"] for c in sorted(commit_log(s.table_path), key=lambda c: c["completed"])]
     assert epochs == sorted(epochs) and epochs[-1] == epoch_c, f"a fenced coordinator committed after a newer one: {epochs}"
     assert not [r for r in ("coordinator-c", "participant-0", "participant-1") if s.roles[r].process.returncode not in (0, None)]
+
+
+def test_a_table_on_s3_that_cleans_with_every_commit_leaves_no_connection_to_the_store_behind(tmp_path, s3, broker):
+    """Once a table cleans, Hudi's clean planner lists partitions from the metadata table with each commit, reading HFile
+    blocks of its log files through inline streams that Hudi 1.2.0 never closed, each holding one of S3A's 96 pooled
+    connections until the pool ran dry and every request of the coordinator timed out (`11_spark`: our fix). Eight
+    commits, each cleaned after: the coordinator's JVM holds a handful of connections, and its table services never failed."""
+    s = LocalStack(tmp_path / "stack", participants=1, partitions=2, broker=broker, s3=s3,
+                   hudi_options={"hoodie.clean.commits.retained": "1"})
+    try:
+        s.start()
+        for _ in range(8):
+            s.produce(200); s.wait_committed()
+        held = connections_to(s3.port, s.roles["coordinator"].process.pid)
+    finally:
+        s.stop()
+    log = log_of(s, "coordinator")
+    assert len(re.findall(r"committed=\d+ records=[1-9]", log)) >= 8 and "table services after it failed" not in log, log[-3000:]
+    assert held <= 12, f"the coordinator holds {held} connections to the store"
 
 
 SPARK_COUNT = """
