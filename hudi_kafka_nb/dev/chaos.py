@@ -302,11 +302,15 @@ def protocol_log_tail(path: Path, lines: int = 20) -> str:
 
 @patch
 def stop(self: LocalStack):
-    "Stop producing, stop every role (coordinator first), then the broker if this stack started it."
+    "Stop producing, stop every role (coordinators first, the others then all at once), then the broker if this stack started it."
     self.stop_producing()
-    # every role this stack ever started (a test may add a second coordinator), coordinators first
-    for name in sorted(self.roles, key=lambda n: not n.startswith("coordinator")):
-        if self.roles[name].running(): self.roles[name].stop(timeout_s=30)
+    # every role this stack ever started (a test may add a second coordinator): the coordinators first, so that none sees
+    # its participants leave mid-instant; then the others told together, since each stops on its own
+    coordinators = [role for name, role in self.roles.items() if name.startswith("coordinator") and role.running()]
+    for role in coordinators: role.stop(timeout_s=30)
+    others = [role for name, role in self.roles.items() if not name.startswith("coordinator") and role.running()]
+    for role in others: role.stop_file.touch()
+    for role in others: role.stop(timeout_s=30)
     if self.own_broker: self.broker.stop()
 
 # %% ../../nbs/21_chaos.ipynb #16a0771c
