@@ -110,13 +110,13 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
     if table_path:
         for key, value in hadoop_options(table_path, table_storage(table_path).options).items(): builder = builder.config(f"spark.hadoop.{key}", value)
     if not on_databricks():
+        fixes = os.pathsep.join(hudi_fix_jars())
         builder = (builder.master(master or os.environ.get("HUDI_KAFKA_NB_SPARK_MASTER", "local[2]"))
                    .config("spark.jars", ",".join(bundle_jars() + object_store_jars(table_path) + list(extra_jars)))
                    .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
                    .config("spark.driver.extraJavaOptions", spark_java_options())
                    # on the JVM's own classpath, found before the bundle's classes of the same names (see above)
-                   .config("spark.driver.extraClassPath", os.pathsep.join(hudi_fix_jars()))
-                   .config("spark.executor.extraClassPath", os.pathsep.join(hudi_fix_jars()))
+                   .config("spark.driver.extraClassPath", fixes).config("spark.executor.extraClassPath", fixes)
                    .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
         # more Spark settings for a local or standalone Spark, e.g. spark.cores.max=1,spark.executor.memory=768m
         for pair in filter(None, os.environ.get("HUDI_KAFKA_NB_SPARK_CONF", "").split(",")):

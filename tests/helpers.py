@@ -53,12 +53,10 @@ def scrape(port: int) -> dict:
     return read_metrics(f"http://127.0.0.1:{port}/metrics")
 
 
-def connections_to(port: int, pid: int) -> int:
-    """TCP connections to `port` on this machine held by process `pid` and its children (a role's JVM is a child of its
-    Python), in any state: a connection the server closed stays the client's until the client closes it."""
+def connections_to(port: int, processes) -> int:
+    """TCP connections to `port` on this machine held by `processes` (psutil's; a role's `RoleProcess.tree()`: its JVM is
+    a child of its Python), in any state: a connection the server closed stays the client's until the client closes it."""
     import psutil
-    processes = [psutil.Process(pid)]
-    processes += processes[0].children(recursive=True)
     held = 0
     for process in processes:
         try: held += sum(1 for c in process.net_connections("tcp") if c.raddr and c.raddr.port == port)

@@ -158,7 +158,7 @@ def test_a_table_on_s3_that_cleans_with_every_commit_leaves_no_connection_to_the
         s.start()
         for _ in range(8):
             s.produce(200); s.wait_committed()
-        held = connections_to(s3.port, s.roles["coordinator"].process.pid)
+        held = connections_to(s3.port, s.roles["coordinator"].tree())
     finally:
         s.stop()
     log = log_of(s, "coordinator")
