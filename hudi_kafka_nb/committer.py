@@ -153,6 +153,12 @@ class HudiCommitter:
 
     def rollback_pending(self, instant: str) -> bool: return self.hudi.rollback_pending(instant)
 
+    def rollback_targets(self, rollbacks: set[str]) -> dict[str, list[str]]:
+        "The instants that each of these completed rollbacks rolled back, as their metadata says (one archived since: left out)."
+        timeline = self.hudi.meta_client().getActiveTimeline()
+        return {r.requestedTime(): [str(i) for i in timeline.readRollbackMetadata(r).getCommitsRollback()]
+                for r in timeline.getRollbackTimeline().filterCompletedInstants().getInstants() if r.requestedTime() in rollbacks}
+
     def pending_instants(self) -> list[str]: return pending_writes(self.hudi.meta_client())
 
     def adopt(self, instant: str):

@@ -14,9 +14,10 @@ from .storage import Table, TableError, aux_key, table_storage
 from .timeline import completed_commits, instant_of_file, pending_instants, timeline_files, timeline_instants, timeline_sizes
 
 # %% auto #0
-__all__ = ['log', 'GENESIS', 'MARKERS', 'ABORTED_MARKERS_KEPT_S', 'latest_epoch', 'claim_epoch', 'check_epoch', 'Decision',
-           'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable', 'aborted_writes', 'sweep_aborted_writes',
-           'decision_in_flight', 'writing_by_key', 'keyed_write_in_flight']
+__all__ = ['log', 'GENESIS', 'MARKERS', 'ABORTED_MARKERS_KEPT_S', 'LEFTOVER_SWEEPS_S', 'latest_epoch', 'claim_epoch',
+           'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable', 'aborted_writes',
+           'sweep_aborted_writes', 'leftover_files', 'sweep_rolled_back_files', 'decision_in_flight', 'writing_by_key',
+           'keyed_write_in_flight']
 
 # %% ../nbs/07_fencing.ipynb #ff9c9924
 log = logging.getLogger(__name__)
@@ -99,6 +100,7 @@ class FencedTable:
         self.read_commits = read_commits or completed_commits
         self.epoch = 0
         self.aborted_seen: dict[str, float] = {}     # rolled-back instants whose markers are kept a while (sweep_aborted_writes)
+        self.rollbacks_seen: dict[str, tuple[list[str], list[float]]] = {}   # what each rollback undid, and when to look again (sweep_rolled_back_files)
 
     @property
     def hudi_version(self) -> str: return self.committer.hudi.version
@@ -171,6 +173,7 @@ class FencedTable:
     def start_instant(self) -> str:
         check_epoch(self.path, self.epoch)
         sweep_aborted_writes(self.path, self.aborted_seen)
+        sweep_rolled_back_files(self.path, self.committer.rollback_targets, self.rollbacks_seen)
         return self.committer.start_instant()
 
     def rollback(self, instant: str):
@@ -257,6 +260,38 @@ def sweep_aborted_writes(table: Table, seen: dict[str, float], kept_s: float = A
         for key in files: storage.delete(key)
         if now - seen.setdefault(instant, now) >= kept_s: storage.delete_all(MARKERS + instant); del seen[instant]
     return len(aborted)
+
+# %% ../nbs/07_fencing.ipynb #7df32887
+LEFTOVER_SWEEPS_S = (0.0, 30.0, 300.0)
+
+def leftover_files(keys: Iterable[str], instants: set[str]) -> list[str]:
+    "The data files among `keys` written into one of `instants` (the table's own `.hoodie/` folder aside)."
+    return [key for key in keys if not key.startswith(".hoodie/") and instant_of_file(key.rsplit("/", 1)[-1]) in instants]
+
+def sweep_rolled_back_files(table: Table, rollback_targets: Callable[[set[str]], dict[str, list[str]]],
+                            seen: dict[str, tuple[list[str], list[float]]], sweeps_s: Sequence[float] = LEFTOVER_SWEEPS_S,
+                            clock=time.monotonic) -> int:
+    """Delete the data files of the instants that Hudi's completed rollbacks rolled back, `sweeps_s` after each rollback
+    is first seen; how many. `seen` holds, per rollback read, the instants it rolled back and when to look next;
+    `rollback_targets` reads those instants from the rollbacks' metadata (`HudiCommitter.rollback_targets`)."""
+    storage, now = table_storage(table), clock()
+    rollbacks = {f.instant for f in timeline_files(storage) if f.action == "rollback" and f.state == "completed"}
+    if unread := rollbacks - set(seen):
+        for rollback, targets in rollback_targets(unread).items(): seen[rollback] = (targets, [now + s for s in sweeps_s])
+    due = [rollback for rollback, (_, times) in seen.items() if times and times[0] <= now]
+    deleted = 0
+    if due:
+        keys = storage.list("")                         # before the timeline, as above
+        rolled_back = {i for rollback in due for i in seen[rollback][0]} - timeline_instants(storage)
+        if files := leftover_files(keys, rolled_back):
+            log.warning("deleting %d file(s) of rolled-back instant(s) %s: their writes ended after the rollback; no commit lists them",
+                        len(files), ",".join(sorted({instant_of_file(f.rsplit("/", 1)[-1]) or "" for f in files})))
+            for key in files: storage.delete(key)
+            deleted = len(files)
+    for rollback, (_, times) in list(seen.items()):
+        while times and times[0] <= now: times.pop(0)
+        if not times and rollback not in rollbacks: del seen[rollback]     # archived, and looked at for the last time
+    return deleted
 
 # %% ../nbs/07_fencing.ipynb #f1e2d002
 def decision_in_flight(table_path: Table, read_commits=None) -> str | None:
