@@ -154,9 +154,12 @@ class HudiCommitter:
     def rollback_pending(self, instant: str) -> bool: return self.hudi.rollback_pending(instant)
 
     def rollback_targets(self, rollbacks: set[str]) -> dict[str, list[str]]:
-        "The instants that each of these completed rollbacks rolled back, as their metadata says (one archived since: left out)."
+        """The data writes (commits, delta commits) that each of these completed rollbacks rolled back, as their metadata
+        says; one archived since is left out. Never a compaction or clustering: Hudi runs one rolled back again under its
+        own instant time, so files of that instant can be the table's."""
         timeline = self.hudi.meta_client().getActiveTimeline()
-        return {r.requestedTime(): [str(i) for i in timeline.readRollbackMetadata(r).getCommitsRollback()]
+        return {r.requestedTime(): [str(i.getCommitTime()) for i in timeline.readRollbackMetadata(r).getInstantsRollback()
+                                    if i.getAction() in ("commit", "deltacommit")]
                 for r in timeline.getRollbackTimeline().filterCompletedInstants().getInstants() if r.requestedTime() in rollbacks}
 
     def pending_instants(self) -> list[str]: return pending_writes(self.hudi.meta_client())
