@@ -284,7 +284,7 @@ def sweep_rolled_back_files(table: Table, rollback_targets: Callable[[set[str]],
         keys = storage.list("")                         # before the timeline, as above
         rolled_back = {i for rollback in due for i in seen[rollback][0]} - timeline_instants(storage)
         if files := leftover_files(keys, rolled_back):
-            log.warning("deleting %d file(s) of rolled-back instant(s) %s: their writes ended after the rollback; no commit lists them",
+            log.warning("deleting %d file(s) of rolled-back instant(s) %s that the rollback left behind; no commit lists them",
                         len(files), ",".join(sorted({instant_of_file(f.rsplit("/", 1)[-1]) or "" for f in files})))
             for key in files: storage.delete(key)
             deleted = len(files)
