@@ -278,7 +278,7 @@ def sweep_rolled_back_files(table: Table, rollback_targets: Callable[[set[str]],
     rollbacks = {f.instant for f in timeline_files(storage) if f.action == "rollback" and f.state == "completed"}
     if unread := rollbacks - set(seen):
         for rollback, targets in rollback_targets(unread).items(): seen[rollback] = (targets, [now + s for s in sweeps_s])
-    due = [rollback for rollback, (_, times) in seen.items() if times and times[0] <= now]
+    due = [rollback for rollback, (targets, times) in seen.items() if targets and times and times[0] <= now]   # one of a compaction: none
     deleted = 0
     if due:
         keys = storage.list("")                         # before the timeline, as above
