@@ -88,7 +88,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     hudi_options: dict[str, str] = msgspec.field(default_factory=dict)  # other hoodie.* write settings, Hudi's names
     fetch_max_bytes: int = 52_428_800           # fetch.max.bytes of the participants' consumers (large batches: see 02_records)
     max_partition_fetch_bytes: int = 10_485_760 # max.partition.fetch.bytes of the participants' consumers
-    fetch_wait_max_ms: int = 10                 # fetch.wait.max.ms of the participants' consumers
+    fetch_wait_max_ms: int = 100                # fetch.wait.max.ms of every consumer of the sink (data and control topics)
     broker_wait_s: float = 60.0                 # a role starting while no broker answers waits this long, then refuses
 
     @property

@@ -30,7 +30,7 @@ class ControlChannel:
         # so that a broker restart cannot leave a role blocked behind an undeliverable event.
         self.producer = Producer(client_settings(config, **{"linger.ms": 0, "acks": "all", "message.timeout.ms": 10_000,
                                                              "request.timeout.ms": 5_000}))
-        self.consumer = Consumer(consumer_settings(config, f"{config.group_id}-control", **{"fetch.wait.max.ms": 10}))
+        self.consumer = Consumer(consumer_settings(config, f"{config.group_id}-control"))
         self.consumer.assign([TopicPartition(self.topic, 0, OFFSET_END)])
         self._wait_for_position()
 
