@@ -90,11 +90,12 @@ def class_data_archive() -> Path:
     "Where `make setup` writes the class-data-sharing archive of a local Spark with Hudi's bundle."
     return Path(__file__).resolve().parent.parent / ".jars" / "spark-cds" / "spark.jsa"
 
-def spark_java_options(archive: Path | None = None) -> str:
-    "Options of a local Spark's JVM: the class-data archive (`class_data_archive()`) if it exists, then `$HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS`."
+def spark_java_options(archive: Path | None = None, driver: bool = True) -> str:
+    """Options of a local Spark's JVMs: the driver's (the class-data archive, `class_data_archive()`, if it exists) or, with
+    `driver=False`, a standalone cluster's executors' (no archive: their classpath is another); then `$HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS`."""
     archive = archive or class_data_archive()
     # -Xlog:cds=off: a JVM that cannot use the archive (another JDK or classpath) says so on every start; it is harmless
-    shared = [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"] if archive.exists() else []
+    shared = [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"] if driver and archive.exists() else []
     # Hudi sizes records with JOL, which tries three times to attach HotSpot's serviceability agent (each a process of
     # its own: 0.6 s of every first write here), fails on a stock JDK, and estimates without it: skip to the estimate
     return " ".join(["-Djol.skipHotspotSAAttach=true"] + shared + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split())
@@ -115,6 +116,8 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
                    .config("spark.jars", ",".join(bundle_jars() + object_store_jars(table_path) + list(extra_jars)))
                    .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
                    .config("spark.driver.extraJavaOptions", spark_java_options())
+                   # a standalone cluster's executors write the files: they size records with JOL too (a local[2] has none)
+                   .config("spark.executor.extraJavaOptions", spark_java_options(driver=False))
                    # on the JVM's own classpath, found before the bundle's classes of the same names (see above)
                    .config("spark.driver.extraClassPath", fixes).config("spark.executor.extraClassPath", fixes)
                    .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
