@@ -62,3 +62,52 @@ def connections_to(port: int, processes) -> int:
         try: held += sum(1 for c in process.net_connections("tcp") if c.raddr and c.raddr.port == port)
         except psutil.NoSuchProcess: pass
     return held
+
+
+# Phases of coordinator failover that one stack lives through in turn (tests/test_failures.py on a local table,
+# tests/test_object_store.py on S3): each starts from the state the last one left, the producer running throughout.
+
+def two_coordinators_at_once(stack, timeout_s=120):
+    """`coordinator` and `coordinator-b` were started together: the later epoch claim wins, the other steps down
+    whatever it was doing, and the winner commits on. The winner's name and epoch."""
+    import re
+    pair = ("coordinator", "coordinator-b")
+    wait_for(lambda: not all(stack.roles[c].running() for c in pair), timeout_s, "one coordinator to step down")
+    (loser,) = [c for c in pair if not stack.roles[c].running()]
+    (winner,) = set(pair) - {loser}
+    assert "steps down" in log_of(stack, loser) and "steps down" not in log_of(stack, winner)
+    # the loser may notice the winner's epoch while the winner is still taking over
+    winner_epoch = int(state_line(stack, winner, r"state=RECOVERED epoch=(\d+)")[1])
+    loser_epoch = re.search(r"state=RECOVERED epoch=(\d+)", log_of(stack, loser))   # absent if it was fenced while taking over
+    assert loser_epoch is None or int(loser_epoch[1]) < winner_epoch
+    state_line(stack, winner, r"committed=\d+ records=[1-9]", timeout_s=timeout_s)
+    return winner, winner_epoch
+
+
+def zombie_replaced(stack, coordinator, epoch, successor="coordinator-c", timeout_s=120):
+    """`coordinator` (of `epoch`) paused inside an instant (SIGSTOP: slow, not dead), `successor` started, takes over and
+    commits; the paused one resumed steps down without committing again. The successor's epoch."""
+    import os, signal
+    mark = len(log_of(stack, coordinator))
+    state_line(stack, coordinator, r"state=WRITING instant=", after=mark)
+    zombie = stack.roles[coordinator]
+    os.kill(zombie.process.pid, signal.SIGSTOP)
+    try:
+        stack.restart(successor)
+        state_line(stack, successor, r"committed=\d+ records=[1-9]", timeout_s=timeout_s)
+    finally:
+        os.kill(zombie.process.pid, signal.SIGCONT)
+    wait_for(lambda: not zombie.running(), 60, "the zombie to step down")
+    assert "steps down" in log_of(stack, coordinator)[mark:]
+    successor_epoch = int(state_line(stack, successor, r"state=RECOVERED epoch=(\d+)")[1])
+    assert successor_epoch > epoch
+    return successor_epoch
+
+
+def participant_lost_and_back(stack, coordinator, timeout_s=120):
+    """`participant-1` killed: its partitions move to `participant-0`; restarted: they come back."""
+    mark = len(log_of(stack, coordinator))
+    stack.kill("participant-1")
+    state_line(stack, coordinator, r"state=WRITING instant=\d+ epoch=\d+ participants=participant-0$", after=mark, timeout_s=timeout_s)
+    stack.restart("participant-1")
+    state_line(stack, coordinator, r"participants=participant-0,participant-1$", after=mark, timeout_s=timeout_s)

@@ -11,7 +11,7 @@ from hudi_kafka_nb.timeline import commit_log, timeline_sizes
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.kafka import ControlChannel
 from hudi_kafka_nb.messages import EndCommit, Heartbeat, PartitionProgress, PartitionStart, StartCommit, WriteStatus, encode_event
-from helpers import finish, log_of, state_line, wait_for
+from helpers import finish, log_of, participant_lost_and_back, state_line, two_coordinators_at_once, wait_for, zombie_replaced
 
 
 @pytest.fixture
@@ -68,41 +68,10 @@ def test_two_coordinators_at_once_then_a_zombie_then_a_lost_participant_commit_e
     s.names.insert(1, "coordinator-b")                    # a duplicate coordinator, started with the first
     s.start()
     s.start_producing(2_000)
-    wait_for(lambda: not all(s.roles[c].running() for c in ("coordinator", "coordinator-b")), 120, "one coordinator to step down")
-    (loser,) = [c for c in ("coordinator", "coordinator-b") if not s.roles[c].running()]
-    (winner,) = {"coordinator", "coordinator-b"} - {loser}
-    assert "steps down" in log_of(s, loser) and "steps down" not in log_of(s, winner)
-    # the loser may notice the winner's epoch while the winner is still taking over
-    winner_epoch = int(state_line(s, winner, r"state=RECOVERED epoch=(\d+)")[1])
-    loser_epoch = re.search(r"state=RECOVERED epoch=(\d+)", log_of(s, loser))   # absent if it was fenced while taking over
-    assert loser_epoch is None or int(loser_epoch[1]) < winner_epoch
-    state_line(s, winner, r"committed=\d+ records=[1-9]")   # the winner commits on after the loser stepped down
-
-    # a zombie: the winner paused inside an instant of new records, a new coordinator takes over and commits, the zombie resumes
-    mark = len(log_of(s, winner))
-    state_line(s, winner, r"state=WRITING instant=", after=mark)
-    zombie = s.roles[winner]
-    os.kill(zombie.process.pid, signal.SIGSTOP)           # slow, not dead
-    try:
-        s.restart("coordinator-c")
-        state_line(s, "coordinator-c", r"committed=\d+ records=[1-9]")
-    finally:
-        os.kill(zombie.process.pid, signal.SIGCONT)
-    wait_for(lambda: not zombie.running(), 30, "the zombie to step down")
-    assert "steps down" in log_of(s, winner)[mark:]
-    epoch_c = int(state_line(s, "coordinator-c", r"state=RECOVERED epoch=(\d+)")[1])
-    assert epoch_c > winner_epoch
+    winner, winner_epoch = two_coordinators_at_once(s)
+    epoch_c = zombie_replaced(s, winner, winner_epoch)
+    participant_lost_and_back(s, "coordinator-c")
     s.stop_producing()
-
-    # a participant lost: its partitions move to the other, and come back when it returns
-    mark = len(log_of(s, "coordinator-c"))
-    s.kill("participant-1")
-    s.produce(3_000); s.wait_committed(60)                # only possible if participant-1's partitions moved
-    assert re.search(r"participants=participant-0$", log_of(s, "coordinator-c")[mark:], re.M), "participant-1's partitions moved to participant-0"
-    mark = len(log_of(s, "coordinator-c"))
-    s.restart("participant-1")
-    wait_for(lambda: "participants=participant-0,participant-1" in log_of(s, "coordinator-c")[mark:], what="rebalance back")
-    s.produce(3_000)
     finish(s)
     epochs = commit_epochs_in_completion_order(s.table_path)
     assert epochs == sorted(epochs) and epochs[-1] == epoch_c, f"an older coordinator committed after a newer one: {epochs}"

@@ -1,7 +1,7 @@
 """The table on a real S3 server (MinIO, built by `make setup`): the fence lives in the object store, Hudi writes through
 S3A, the verdicts read the table back from S3 with hudi-rs. Each scenario runs on its own MinIO and broker (each starts
 in seconds), so killing either disturbs no other test."""
-import json, os, re, signal, subprocess, sys, threading, time
+import json, re, subprocess, sys, threading, time
 import pytest
 from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
 from hudi_kafka_nb.config import load_config
@@ -9,7 +9,7 @@ from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedS3
 from hudi_kafka_nb.storage import StorageError, TableStorage, check_table_folder, resolved_storage_options
 from hudi_kafka_nb.timeline import commit_log
-from helpers import connections_to, finish, log_of, state_line, wait_for
+from helpers import connections_to, finish, log_of, participant_lost_and_back, state_line, two_coordinators_at_once, zombie_replaced
 
 
 @pytest.fixture
@@ -92,35 +92,10 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
         try:
             s.start()
             s.start_producing(1_000)
-            # two coordinators at once: the later epoch wins, the other steps down, whatever it was doing
-            wait_for(lambda: not all(s.roles[c].running() for c in ("coordinator", "coordinator-b")), 180, "one coordinator to step down")
-            (loser,) = [c for c in ("coordinator", "coordinator-b") if not s.roles[c].running()]
-            (winner,) = {"coordinator", "coordinator-b"} - {loser}
-            assert "steps down" in log_of(s, loser)
-            winner_epoch = int(state_line(s, winner, r"state=RECOVERED epoch=(\d+)")[1])
-            state_line(s, winner, r"committed=\d+ records=[1-9]", timeout_s=180)
-
-            # a zombie: the winner paused inside an instant, a new coordinator takes over and commits, the zombie resumes
-            mark = len(log_of(s, winner))
-            state_line(s, winner, r"state=WRITING instant=", after=mark)
-            zombie = s.roles[winner]
-            os.kill(zombie.process.pid, signal.SIGSTOP)
-            try:
-                s.restart("coordinator-c")
-                state_line(s, "coordinator-c", r"committed=\d+ records=[1-9]", timeout_s=180)
-            finally:
-                os.kill(zombie.process.pid, signal.SIGCONT)
-            wait_for(lambda: not zombie.running(), 60, "the zombie to step down")
-            assert "steps down" in log_of(s, winner)[mark:]
-            epoch_c = int(state_line(s, "coordinator-c", r"state=RECOVERED epoch=(\d+)")[1])
-            assert epoch_c > winner_epoch
-
-            # a participant lost: its partitions move to the other, and come back when it returns
-            mark = len(log_of(s, "coordinator-c"))
-            s.kill("participant-1")
-            state_line(s, "coordinator-c", r"state=WRITING instant=\d+ epoch=\d+ participants=participant-0$", after=mark)
-            s.restart("participant-1")
-            state_line(s, "coordinator-c", r"participants=participant-0,participant-1$", after=mark)
+            # two coordinators at once, then the winner a zombie, then a participant lost (helpers: the local test's phases)
+            winner, winner_epoch = two_coordinators_at_once(s, timeout_s=180)
+            epoch_c = zombie_replaced(s, winner, winner_epoch, timeout_s=180)
+            participant_lost_and_back(s, "coordinator-c")
 
             # the broker and then the S3 server SIGKILLed while an instant is being collected, each back 2 s later
             for _, server in (("broker", broker), ("S3 server", s3)):
