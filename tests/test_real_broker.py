@@ -10,7 +10,7 @@ from hudi_kafka_nb.reading import coordinates, coordinator_status, produced_coor
 from hudi_kafka_nb.storage import table_storage
 from hudi_kafka_nb.timeline import committed_offsets
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
-from helpers import wait_for
+from helpers import log_of, state_line, wait_for
 
 
 def test_the_broker_then_every_role_killed_mid_transaction_lose_and_duplicate_nothing(tmp_path):
@@ -21,16 +21,12 @@ def test_the_broker_then_every_role_killed_mid_transaction_lose_and_duplicate_no
     from hudi_kafka_nb.timeline import pending_instants
     broker = EmbeddedBroker(tmp_path / "broker").start()
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker, min_participants=2).start()
-    coordinator_log = lambda: (stack.workdir / "coordinator.log").read_text()
-    def collecting_after(mark):
-        wait_for(lambda: re.search(r"state=COLLECTING instant=\d+", coordinator_log()[mark:]), 60,
-                 "the coordinator to close an instant of the new records", poll_s=0.05)
-        return re.search(r"state=COLLECTING instant=(\d+)", coordinator_log()[mark:])[1]
+    collecting = r"state=COLLECTING instant=(\d+)"            # the coordinator closed an instant of the new records
     try:
         stack.produce(3_000); stack.wait_committed()
-        mark = len(coordinator_log())
+        mark = len(log_of(stack, "coordinator"))
         stack.produce(3_000)
-        collecting_after(mark)
+        state_line(stack, "coordinator", collecting, after=mark, timeout_s=60)
         broker.kill()                                     # SIGKILL
         time.sleep(2)
         broker.start()                                    # same log directory, same ports
@@ -38,9 +34,9 @@ def test_the_broker_then_every_role_killed_mid_transaction_lose_and_duplicate_no
         stack.wait_committed(180)
         assert set(stack.alive()) == set(stack.names), "every role survived the broker restart"
 
-        mark = len(coordinator_log())
+        mark = len(log_of(stack, "coordinator"))
         stack.start_producing(2_000)
-        instant = collecting_after(mark)
+        instant = state_line(stack, "coordinator", collecting, after=mark, timeout_s=60)[1]
         for name in list(stack.roles): stack.kill(name)
         assert instant in pending_instants(stack.table_path), f"{instant} was no longer open when every role was killed"
         for name in stack.names: stack.restart(name)
