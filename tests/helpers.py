@@ -1,5 +1,5 @@
 """Helpers shared by the pytest suites."""
-import re, time
+import os, re, signal, time
 from hudi_kafka_nb.kafka import read_dead_letters  # noqa: F401 (the suites import it from here)
 from hudi_kafka_nb.reading import produced_coordinates  # noqa: F401 (the same)
 from hudi_kafka_nb.timeline import commit_log
@@ -70,7 +70,6 @@ def connections_to(port: int, processes) -> int:
 def two_coordinators_at_once(stack, timeout_s=120):
     """`coordinator` and `coordinator-b` were started together: the later epoch claim wins, the other steps down
     whatever it was doing, and the winner commits on. The winner's name and epoch."""
-    import re
     pair = ("coordinator", "coordinator-b")
     wait_for(lambda: not all(stack.roles[c].running() for c in pair), timeout_s, "one coordinator to step down")
     (loser,) = [c for c in pair if not stack.roles[c].running()]
@@ -87,7 +86,6 @@ def two_coordinators_at_once(stack, timeout_s=120):
 def zombie_replaced(stack, coordinator, epoch, successor="coordinator-c", timeout_s=120):
     """`coordinator` (of `epoch`) paused inside an instant (SIGSTOP: slow, not dead), `successor` started, takes over and
     commits; the paused one resumed steps down without committing again. The successor's epoch."""
-    import os, signal
     mark = len(log_of(stack, coordinator))
     state_line(stack, coordinator, r"state=WRITING instant=", after=mark)
     zombie = stack.roles[coordinator]
