@@ -4,7 +4,7 @@
 
 # %% ../nbs/02a_changes.ipynb #9a518a3c
 from __future__ import annotations
-import dataclasses, logging
+import logging
 from typing import NamedTuple
 import msgspec
 import pyarrow as pa
@@ -97,7 +97,7 @@ def decode_changes(records: list[RawRecord], config: SinkConfig, discover: bool 
     rows, dead = [], []
     for record in records:
         change = change_row(record, config)
-        if change.row is not None: rows.append(dataclasses.replace(record, value=msgspec.json.encode(change.row)))
+        if change.row is not None: rows.append(msgspec.structs.replace(record, value=msgspec.json.encode(change.row)))
         elif change.skipped: warn_once(f"{record.topic}[{record.partition}]@{record.offset} skipped: {change.problem}", change.problem)
         else: dead.append(DeadLetter(record, change.problem))
     decoded = decode_batch(rows, config, discover)

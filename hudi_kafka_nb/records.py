@@ -31,8 +31,7 @@ def data_schema(config: SinkConfig) -> pa.Schema:
     return pa.schema(fields + list(KAFKA_COLUMNS))
 
 # %% ../nbs/02_records.ipynb #c1021291
-@dataclass(frozen=True, slots=True)
-class RawRecord:
+class RawRecord(msgspec.Struct, frozen=True, gc=False):
     "The parts of a Kafka message the sink stores."
     topic: str
     partition: int

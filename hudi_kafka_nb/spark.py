@@ -90,21 +90,24 @@ def class_data_archive() -> Path:
     "Where `make setup` writes the class-data-sharing archive of a local Spark with Hudi's bundle."
     return Path(__file__).resolve().parent.parent / ".jars" / "spark-cds" / "spark.jsa"
 
-def spark_java_options(archive: Path | None = None, driver: bool = True) -> str:
+def spark_java_options(archive: Path | None = None, driver: bool = True, quick_compile: bool = False) -> str:
     """Options of a local Spark's JVMs: the driver's (the class-data archive, `class_data_archive()`, if it exists) or, with
-    `driver=False`, a standalone cluster's executors' (no archive: their classpath is another); then `$HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS`."""
+    `driver=False`, a standalone cluster's executors' (no archive: their classpath is another); with `quick_compile`, the
+    just-in-time compiler kept to its first tier; then `$HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS`."""
     archive = archive or class_data_archive()
     # -Xlog:cds=off: a JVM that cannot use the archive (another JDK or classpath) says so on every start; it is harmless
     shared = [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"] if driver and archive.exists() else []
     # Hudi sizes records with JOL, which tries three times to attach HotSpot's serviceability agent (each a process of
     # its own: 0.6 s of every first write here), fails on a stock JDK, and estimates without it: skip to the estimate
-    return " ".join(["-Djol.skipHotspotSAAttach=true"] + shared + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split())
+    quick = ["-XX:TieredStopAtLevel=1"] if quick_compile else []
+    return " ".join(["-Djol.skipHotspotSAAttach=true"] + shared + quick + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split())
 
 def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None, extra_jars: Sequence[str] = (),
-                  table_path: Table = ""):
+                  table_path: Table = "", quick_compile: bool = False):
     """The process's SparkSession, with Hudi's bundle (and `extra_jars`), Kryo and Hudi's SQL extensions; with what it
     needs to reach the table at `table_path` if that is on an object store (S3A's jars, and the settings of the
-    table's store: see `storage.hadoop_options`)."""
+    table's store: see `storage.hadoop_options`); `quick_compile`: a local driver that runs its code a few times a
+    commit (a coordinator that writes no rows) keeps the just-in-time compiler to its first tier."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
     builder = SparkSession.builder.appName(app_name)
@@ -115,7 +118,7 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
         builder = (builder.master(master or os.environ.get("HUDI_KAFKA_NB_SPARK_MASTER", "local[2]"))
                    .config("spark.jars", ",".join(bundle_jars() + object_store_jars(table_path) + list(extra_jars)))
                    .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
-                   .config("spark.driver.extraJavaOptions", spark_java_options())
+                   .config("spark.driver.extraJavaOptions", spark_java_options(quick_compile=quick_compile))
                    # a standalone cluster's executors write the files: they size records with JOL too (a local[2] has none)
                    .config("spark.executor.extraJavaOptions", spark_java_options(driver=False))
                    # on the JVM's own classpath, found before the bundle's classes of the same names (see above)
