@@ -15,6 +15,9 @@ In one run on the embedded Apache Kafka broker it measures
       while Hudi writes the last one (the default), and writing into the open instant as rows arrive (a small budget),
   (i) the same events as JSON and as Avro in Confluent's wire format (schema in an embedded Apicurio registry): the
       participant's decode rate of each, and the sink's committed rate with each (1 participant),
+  (j) where the time goes (benchmarks/breakdown.py), at large instants: the sink's steady rate with 1 and 2 participants
+      and its roles' CPU, the same backlog through the sink's stages in turn in one process (each stage's wall and CPU
+      seconds), and Hudi's row writer alone on the same rows,
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages once).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
@@ -29,6 +32,7 @@ from hudi_kafka_nb.reading import coordinate_check
 from hudi_kafka_nb.dev.roles import RoleProcess
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from hudi_kafka_nb.storage import TableStorage, resolve_storage_options
+from breakdown import plot_breakdown, print_breakdown, stage_breakdown, tree_cpu_s   # benchmarks/breakdown.py: figure (j)
 from versus_peer import raw_read, run_peer   # benchmarks/versus_peer.py: the raw consumer, the peer in a process of its own
 
 
@@ -47,8 +51,11 @@ def commit_latencies(log_path):
     return latencies
 
 
-def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered, workdir, settings=None, table_services=False):
-    """Committed records per second draining the topic's backlog, plus latencies and peak participant memory."""
+def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered, workdir, settings=None, table_services=False,
+              cpu: dict | None = None, role_env: dict | None = None):
+    """Committed records per second draining the topic's backlog, plus latencies and peak participant memory; `cpu`, if
+    given, gets each role's and the broker's CPU seconds over the drain (from the first commit to the last); `role_env`:
+    environment variables of a role by its role name (e.g. its JVM's options)."""
     params = {**(settings or {}),"bootstrap_servers": broker.bootstrap_servers, "topics": topic, "table_path": str(workdir / "table"),
               "table_name": "bench", "partition_field": "region", "commit_interval_s": commit_interval_s,
               "write_timeout_s": 300.0, "value_schema": DEMO_VALUE_SCHEMA, "min_participants": participants,
@@ -56,8 +63,9 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
               "control_topic": f"control-{uuid.uuid4().hex[:6]}", **(settings or {})}
     # this process reads the table too, with the roles' store settings
     table = TableStorage(params["table_path"], resolve_storage_options(params.get("storage_options", {})))
-    roles = [RoleProcess("coordinator", params, workdir)]
-    roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}") for i in range(participants)]
+    env = role_env or {}
+    roles = [RoleProcess("coordinator", params, workdir, env=env.get("coordinator"))]
+    roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}", env=env.get("participant")) for i in range(participants)]
     if table_services: roles.append(RoleProcess("table_services", {**params, "table_services_interval_s": 5.0}, workdir, name="table-services"))
     participants_of = [r for r in roles if r.role == "participant"]
     peak, stop = {r.name: 0 for r in participants_of}, threading.Event()
@@ -69,9 +77,13 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
         for r in roles: r.start()
         threading.Thread(target=sample_memory, daemon=True).start()
         wait_until_ingesting(table, roles, timeout_s=300)
+        cpu_before = roles_cpu(roles, broker)
         started = time.perf_counter()
         wait_until_committed(table, ends, roles, timeout_s=1800)
         elapsed = time.perf_counter() - started
+        if cpu is not None:
+            cpu.update({name: {"cpu_s": total - cpu_before.get(name, (0.0, 0.0))[0], "jvm_s": jvm - cpu_before.get(name, (0.0, 0.0))[1]}
+                        for name, (total, jvm) in roles_cpu(roles, broker).items()})
     finally:
         stop.set()
         for r in roles: r.stop()
@@ -82,6 +94,33 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
         check = coordinate_check(table)
         assert check["rows"] == sum(ends.values()) and check["duplicates"] == 0, check
     return sum(ends.values()) / elapsed, commit_latencies(roles[0].log_path), max(peak.values())
+
+
+def roles_cpu(roles, broker) -> dict[str, tuple[float, float]]:
+    "CPU seconds so far of each role's process tree (papermill, kernel, Spark JVM) and its JVM's, and of the broker."
+    return {**{r.name: (tree_cpu_s(r.process.pid), tree_cpu_s(r.process.pid, "JVM")) for r in roles if r.process},
+            "broker": (tree_cpu_s(broker.process.pid),) * 2}
+
+
+def breakdown_figure(broker, args, root, role_env: dict | None = None):
+    """(j) Where the time goes, at `--breakdown-per-instant` records per commit: the sink with 1 participant and with 2
+    (half as many each), every instant ended by full participants; each role's CPU over the drain; the same backlog
+    through the sink's stages in turn in one process; Hudi's writer alone on the same rows (benchmarks/breakdown.py)."""
+    topic, per_instant = f"bench-breakdown-{uuid.uuid4().hex[:6]}", args.breakdown_per_instant
+    create_topic(broker.bootstrap_servers, topic, 8)
+    print(f"producing {args.breakdown_records:,} order events to 8 partitions …")
+    ends = produce_orders(broker.bootstrap_servers, topic, args.breakdown_records, progress=False)
+    rates, usage = {}, {}
+    for participants in (1, 2):
+        usage[participants], workdir = {}, root / f"breakdown-p{participants}"
+        # a long interval: every instant but the last ends because its participants are full, so all are the same size
+        sink_rate(broker, topic, ends, participants, 60.0, per_instant // participants, workdir, cpu=usage[participants],
+                  role_env=role_env)
+        rates[participants] = steady_commit_rate(workdir / "coordinator.log")
+    result = stage_breakdown(broker, topic, ends, per_instant, root / "breakdown")
+    print_breakdown(result, rates, usage, per_instant)
+    plot_breakdown(result, rates, root / "breakdown.png")
+    print(f"(j) plot: {root / 'breakdown.png'}")
 
 
 def keyed_figure(broker, args, root):
@@ -254,7 +293,10 @@ def main():
     parser.add_argument("--memory-budget-mib", type=int, default=64, help="(g): max_buffered_bytes, in MiB")
     parser.add_argument("--overlap-per-instant", type=int, default=250_000, help="(h): records a participant takes into an instant")
     parser.add_argument("--avro-decode-records", type=int, default=200_000, help="(i): records decoded in the decode-rate figure")
-    parser.add_argument("--parts", default="abcdefghi", help="which figures: a (raw consumer), b (sink), c (keyed), "
+    parser.add_argument("--breakdown-records", type=int, default=1_200_000, help="(j): the backlog")
+    parser.add_argument("--breakdown-per-instant", type=int, default=300_000, help="(j): records per commit")
+    parser.add_argument("--parts", default="abjcdefghi", help="which figures: a (raw consumer), b (sink), j (where the time goes), "
+                        "c (keyed), "
                         "d (appending, with and without the table-services job), e (the table on MinIO, with b), "
                         "f (the peer: Spark Structured Streaming into Hudi), g (memory against the backlog's size), "
                         "h (reading ahead against writing as rows arrive), i (Avro against JSON)")
@@ -277,6 +319,7 @@ def main():
             print(f"(b) sink, {participants} participant(s), Hudi's writer: {rate:,.0f} committed records/s "
                   f"= {rate / raw:.1%} of raw; commit latency END_COMMIT→ACK median {statistics.median(latencies):.2f}s "
                   f"max {max(latencies):.2f}s over {len(latencies)} commits; peak participant memory {peak / 2**20:,.0f} MiB")
+        if "j" in args.parts: breakdown_figure(broker, args, root)
         if "e" in args.parts: object_store_figure(broker, topic, ends, args, root, local_rates[2])
         if "f" in args.parts: peer_figure(broker, topic, ends, args, root, raw, local_rates)
         if "c" in args.parts: keyed_figure(broker, args, root)

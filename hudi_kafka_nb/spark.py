@@ -134,6 +134,8 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
                .config("spark.speculation", "false").config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               # handed-over Arrow rows become Spark's rows in the write's tasks, on every core ("Arrow rows into Spark")
+               .config("spark.sql.execution.arrow.localRelationThreshold", "0")
                .config("spark.sql.shuffle.partitions", "4"))
     # the JVM takes its scratch folder from SPARK_LOCAL_DIRS (given spark.local.dir, it warns on every start), set for its
     # launch alone: processes this one starts later make folders of their own
