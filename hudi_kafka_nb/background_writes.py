@@ -33,17 +33,19 @@ class BackgroundWrites:
             if self.writer.is_inflight(instant): return Wrote(error=f"Hudi write failed: {error_summary(e)}")   # a real error
             written = None                                           # the rollback deleted files under Hudi's writer
         if not self.writer.is_inflight(instant):
-            self.writer.delete_instant(instant); return Wrote(rolled_back=True)
+            self._delete_files_of(instant); return Wrote(rolled_back=True)
         return Wrote(written)
+
+    def _delete_files_of(self, instant: str):
+        "Delete what our writes left in an instant that will never commit; a failure is said, not raised (see `delete_aborted`)."
+        try: self.writer.delete_instant(instant)
+        except Exception as e: log.warning("%s: files of aborted instant %s not deleted: %s", self.owner, instant, error_summary(e))
 
     def delete_aborted(self, instant: str):
         """Delete the files our writes left in an aborted instant, after any write still under way. The coordinator's
         rollback deleted the files Hudi's markers named when it ran; a write of ours that ended while it ran (another
         participant failed) can have made more. No commit lists them, and once archival moves the timeline past their
         instant Hudi reads them as committed: duplicates."""
-        def delete():
-            try: self.writer.delete_instant(instant)
-            except Exception as e: log.warning("%s: files of aborted instant %s not deleted: %s", self.owner, instant, error_summary(e))
-        self.executor.submit(delete)
+        self.executor.submit(self._delete_files_of, instant)
 
     def shutdown(self): self.executor.shutdown(wait=False)

@@ -206,10 +206,14 @@ def _sync(path: Path):
         finally: os.close(fd)
 
 def _remove_empty_folders(folder: Path):
-    if not folder.is_dir(): return
-    for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-        if path.is_dir() and not any(path.iterdir()): path.rmdir()
-    if not any(folder.iterdir()): folder.rmdir()
+    """Remove `folder` and the folders under it that are empty, deepest first. Another process may be deleting the same
+    folders meanwhile (a participant and the coordinator's rollback both clear an aborted instant's markers) or
+    writing into one: only `rmdir` decides, and a folder gone, or not empty, or a file, is left to it."""
+    try: below = sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True)
+    except OSError: return                               # the folder went while we looked: its deleter removes the rest
+    for path in [*below, folder]:
+        try: path.rmdir()
+        except OSError: pass
 
 # %% ../nbs/09_storage.ipynb #a94aef43
 Table = str | Path | TableStorage        # a table as functions take it: its store, or its location
