@@ -17,7 +17,8 @@ In one run on the embedded Apache Kafka broker it measures
       participant's decode rate of each, and the sink's committed rate with each (1 participant),
   (j) where the time goes (benchmarks/breakdown.py), at large instants: the sink's steady rate with 1 and 2 participants
       and its roles' CPU, the same backlog through the sink's stages in turn in one process (each stage's wall and CPU
-      seconds), and Hudi's row writer alone on the same rows,
+      seconds), and Hudi's row writer alone on the same rows; then each record's produce → commit latency at a steady
+      rate (half the 2 participants' steady rate), our sink (2 participants) against the peer (f),
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages once).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
@@ -33,7 +34,7 @@ from hudi_kafka_nb.dev.roles import RoleProcess
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from hudi_kafka_nb.storage import TableStorage, resolve_storage_options
 from breakdown import plot_breakdown, print_breakdown, stage_breakdown, tree_cpu_s   # benchmarks/breakdown.py: figure (j)
-from versus_peer import raw_read, run_peer   # benchmarks/versus_peer.py: the raw consumer, the peer in a process of its own
+from versus_peer import latencies, raw_read, run_peer, run_sink   # benchmarks/versus_peer.py: the raw consumer, the peer, latency
 
 
 def log_time(line: str) -> float:
@@ -121,6 +122,16 @@ def breakdown_figure(broker, args, root, role_env: dict | None = None):
     print_breakdown(result, rates, usage, per_instant)
     plot_breakdown(result, rates, root / "breakdown.png")
     print(f"(j) plot: {root / 'breakdown.png'}")
+    # each record's produce → commit latency at a steady rate, half the two participants' steady rate, ours then the peer's
+    steady, spans = rates[2] / 2, {}
+    for name, run in (("our sink, 2 participants", lambda t, w: run_sink(broker, t, {}, 2, w, args, steady)),
+                      ("the peer", lambda t, w: run_peer(broker, t, {}, 0, w, args, steady))):
+        steady_topic = f"bench-steady-{uuid.uuid4().hex[:6]}"
+        create_topic(broker.bootstrap_servers, steady_topic, 8)
+        spans[name] = latencies(run(steady_topic, root / f"steady-{name.split()[-1]}")[2])
+    print(f"(j) produce → commit latency at {steady:,.0f} records/s for {args.steady_s:.0f} s, median (p95): "
+          + "; ".join(f"{name} {median:.1f} s ({p95:.1f} s)" for name, (median, p95) in spans.items())
+          + f"; ours / the peer's median: {spans['our sink, 2 participants'][0] / spans['the peer'][0]:.2f}x (target at most 1.00x)")
 
 
 def keyed_figure(broker, args, root):
@@ -295,6 +306,7 @@ def main():
     parser.add_argument("--avro-decode-records", type=int, default=200_000, help="(i): records decoded in the decode-rate figure")
     parser.add_argument("--breakdown-records", type=int, default=1_200_000, help="(j): the backlog")
     parser.add_argument("--breakdown-per-instant", type=int, default=300_000, help="(j): records per commit")
+    parser.add_argument("--steady-s", type=float, default=45.0, help="(j): seconds of steady producing for the latency of both")
     parser.add_argument("--parts", default="abjcdefghi", help="which figures: a (raw consumer), b (sink), j (where the time goes), "
                         "c (keyed), "
                         "d (appending, with and without the table-services job), e (the table on MinIO, with b), "
