@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 from .config import WriteMode
-from .hudi import HudiJava, coordinator_options, create_or_open_table, table_services_options
+from .hudi import HudiJava, coordinator_options, create_or_open_table, java_list, table_services_options
 from .messages import FailedRecord
 from .storage import aux_key, staging_key
 from .timeline import latest_checkpoint_of, latest_schema_fields
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 def metadata_table_services(hudi: HudiJava, client) -> str:
     """Run the metadata table's services through `client`, as a Hudi writer does when a write begins, if no data instant is
     pending: "ran", or the pending instants it waits for (archival waits with it: the table-services job logs which)."""
-    pending = list(hudi.meta_client().getActiveTimeline().filterInflightsAndRequested().getInstants())
+    pending = java_list(hudi.meta_client().getActiveTimeline().filterInflightsAndRequested().getInstants())
     if pending: return "waits_for_" + ",".join(f"{i.requestedTime()}.{i.getAction()}.{i.getState()}" for i in pending[:3])
     client.initTable(hudi.write_operation(), hudi.H.common.util.Option.empty())
     return "ran"
@@ -31,7 +31,7 @@ def metadata_table_services(hudi: HudiJava, client) -> str:
 def pending_writes(meta_client) -> list[str]:
     "Commit instants requested or inflight (data writes: not a pending compaction or clustering of the table-services job)."
     timeline = meta_client.getActiveTimeline().getCommitsTimeline().filterPendingExcludingCompaction()
-    return [i.requestedTime() for i in timeline.getInstants() if i.getAction() in ("commit", "deltacommit")]
+    return [i.requestedTime() for i in java_list(timeline.getInstants()) if i.getAction() in ("commit", "deltacommit")]
 
 def java_reason(error: Exception) -> str:
     "The first line of what Java said, for an error raised through py4j (whose own message only names the call), else of the error."
@@ -92,16 +92,19 @@ class HudiCommitter:
 
     def failed_records(self, write_statuses: list[bytes], limit: int = 1000) -> tuple[int, list[FailedRecord]]:
         "How many records Hudi's serialized write statuses report as not written, and the first `limit` with Hudi's reason."
-        total, failed = 0, []
+        total, failed, jvm = 0, [], self.hudi.jvm
         for blob in write_statuses:
-            for status in self.hudi.H.common.util.SerializationUtils.deserialize(bytearray(blob)):
+            for status in java_list(self.hudi.H.common.util.SerializationUtils.deserialize(bytearray(blob))):
+                errors = status.getTotalErrorRecords()
                 if status.hasGlobalError():
-                    total += max(1, status.getTotalErrorRecords())
+                    total += max(1, errors)
                     failed.append(FailedRecord("", status.getPartitionPath() or "", f"the write of a file failed: {status.getGlobalError().toString()}"))
                     continue
-                total += status.getTotalErrorRecords()
-                for key, error in status.getErrors().items():
-                    if len(failed) < limit: failed.append(FailedRecord(key.getRecordKey(), key.getPartitionPath(), error.toString()[:500]))
+                total += errors
+                if not errors or len(failed) >= limit: continue      # the error map asked for only when it holds something
+                for entry in java_list(jvm.java.util.ArrayList(status.getErrors().entrySet()))[:limit - len(failed)]:
+                    key = entry.getKey()
+                    failed.append(FailedRecord(key.getRecordKey(), key.getPartitionPath(), entry.getValue().toString()[:500]))
         return total, failed
 
     def commit(self, instant: str, write_statuses: list[bytes], extra_metadata: dict[str, str]) -> bool:
@@ -158,9 +161,9 @@ class HudiCommitter:
         says; one archived since is left out. Never a compaction or clustering: Hudi runs one rolled back again under its
         own instant time, so files of that instant can be the table's."""
         timeline = self.hudi.meta_client().getActiveTimeline()
-        return {r.requestedTime(): [str(i.getCommitTime()) for i in timeline.readRollbackMetadata(r).getInstantsRollback()
+        return {r.requestedTime(): [str(i.getCommitTime()) for i in java_list(timeline.readRollbackMetadata(r).getInstantsRollback())
                                     if i.getAction() in ("commit", "deltacommit")]
-                for r in timeline.getRollbackTimeline().filterCompletedInstants().getInstants() if r.requestedTime() in rollbacks}
+                for r in java_list(timeline.getRollbackTimeline().filterCompletedInstants().getInstants()) if r.requestedTime() in rollbacks}
 
     def pending_instants(self) -> list[str]: return pending_writes(self.hudi.meta_client())
 
@@ -193,7 +196,7 @@ class HudiTableServices:
     def pending_writes(self) -> list[str]: return pending_writes(self.hudi.meta_client())
 
     def pending_compactions(self) -> list[str]:
-        return [i.requestedTime() for i in self.hudi.meta_client().getActiveTimeline().filterPendingCompactionTimeline().getInstants()]
+        return [i.requestedTime() for i in java_list(self.hudi.meta_client().getActiveTimeline().filterPendingCompactionTimeline().getInstants())]
 
     def compact(self, instant: str): self.client.compact(instant, True)      # True: complete it, not only write it
 

@@ -9,7 +9,7 @@ from typing import Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 from .config import WriteMode
-from .hudi import HudiJava, participant_options
+from .hudi import HudiJava, java_list, participant_options
 from .spark import arrow_frame
 from .storage import Table, check_table, staging_key, table_properties, table_storage
 from .ports import Written
@@ -71,7 +71,7 @@ class HudiWriter:
         statuses = jvm.java.util.ArrayList(H.HoodieDatasetBulkInsertHelper.bulkInsert(
             prepared, instant, table, self.write_config, partitioner.arePartitionRecordsSorted(), False).collectAsList())
         paths, records, errors = [], 0, 0
-        for status in statuses:
+        for status in java_list(statuses):
             stat = status.getStat()
             paths.append(stat.getPath()); records += status.getTotalRecords(); errors += status.getTotalErrorRecords()
         return WrittenFiles(bytes(H.common.util.SerializationUtils.serialize(statuses)), paths, records, errors)
@@ -90,7 +90,7 @@ class HudiWriter:
             meta = self.hudi.meta_client()
             if not self.hudi.rollback_pending(instant, meta) or time.monotonic() >= deadline: break
             time.sleep(0.2)
-        return any(i.requestedTime() == instant for i in meta.getActiveTimeline().filterInflights().getInstants())
+        return bool(meta.getActiveTimeline().filterInflights().containsInstant(instant))
 
     def _wait_until_spark_is_idle(self, deadline: float):
         "Until no task of this table's writes runs (a failed job's stages may still run some); other tables' may."
