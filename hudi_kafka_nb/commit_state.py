@@ -12,7 +12,8 @@ from .messages import PartitionProgress, PartitionStart, WriteStatus
 from .records import widen_value_schema
 
 # %% auto #0
-__all__ = ['log', 'assign_partitions', 'start_offsets', 'check_statuses', 'OpenInstant', 'Outcome', 'Verdict', 'verdict']
+__all__ = ['log', 'assign_partitions', 'start_offsets', 'check_statuses', 'OpenInstant', 'Outcome', 'Verdict', 'verdict',
+           'opens_early']
 
 # %% ../nbs/05_commit_state.ipynb #5a96611f
 log = logging.getLogger(__name__)
@@ -113,3 +114,8 @@ def verdict(open_instant: OpenInstant, config: SinkConfig, hudi_version: str) ->
     widened = widen_value_schema(open_instant.value_schema, [statuses[p].new_fields for p in proposing])
     if all(p.next_offset == p.start_offset for p in progress): return Verdict(outcome=Outcome.EMPTY, value_schema=widened)
     return Verdict(outcome=Outcome.COMMIT, progress=progress, value_schema=widened)
+
+# %% ../nbs/05_commit_state.ipynb #8554c0a1
+def opens_early(done: OpenInstant, assignment: dict[str, list[PartitionStart]], value_schema: dict[str, str], config: SinkConfig) -> bool:
+    "Whether the next instant, of `assignment` and `value_schema`, opens before `done` is committed (see above)."
+    return config.overlaps_instants and done.followed_by(assignment, value_schema)

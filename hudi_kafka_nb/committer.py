@@ -20,10 +20,14 @@ __all__ = ['log', 'metadata_table_services', 'pending_writes', 'java_reason', 'H
 log = logging.getLogger(__name__)
 
 # %% ../nbs/14_committer.ipynb #238b56f9
-def metadata_table_services(hudi: HudiJava, client) -> str:
+def metadata_table_services(hudi: HudiJava, client, opened: str | None = None) -> str:
     """Run the metadata table's services through `client`, as a Hudi writer does when a write begins, if no data instant is
-    pending: "ran", or the pending instants it waits for (archival waits with it: the table-services job logs which)."""
-    pending = java_list(hudi.meta_client().getActiveTimeline().filterInflightsAndRequested().getInstants())
+    pending but `opened`: "ran", or the pending instants it waits for (archival waits with it: the table-services job logs which).
+    `opened` is the instant the coordinator calling it has just opened: later than every delta commit of the metadata
+    table, and writing none until this coordinator commits it, after these services (Hudi compacts the metadata table
+    past such instants, never past an earlier one)."""
+    pending = [i for i in java_list(hudi.meta_client().getActiveTimeline().filterInflightsAndRequested().getInstants())
+               if i.requestedTime() != opened]
     if pending: return "waits_for_" + ",".join(f"{i.requestedTime()}.{i.getAction()}.{i.getState()}" for i in pending[:3])
     client.initTable(hudi.write_operation(), hudi.H.common.util.Option.empty())
     return "ran"
@@ -43,6 +47,8 @@ class HudiCommitter:
         self.hudi = hudi
         self.properties = create_or_open_table(hudi)
         self.client = self._new_client()
+        self.overlap_client: Any = None             # starts instants while another commits (`start_instant`), made when first needed
+        self.opened: str | None = None              # the instant started last
 
     def _new_client(self): return self.hudi.write_client(coordinator_options(self.hudi.config, self.hudi.avro_schema))
 
@@ -51,10 +57,14 @@ class HudiCommitter:
 
     def use_value_schema(self, value_schema: dict[str, str]):
         "Commit the next instants with these value fields (a write client holds its schema: a new one when they change)."
-        if self.hudi.use_value_schema(value_schema): self.client.close(); self.client = self._new_client()
+        if not self.hudi.use_value_schema(value_schema): return
+        self.client.close(); self.client = self._new_client()
+        if self.overlap_client is not None: self.overlap_client.close(); self.overlap_client = None
 
-    def start_instant(self) -> str:
-        "A new inflight commit instant (failed writes rolled back first)."
+    def start_instant(self, committing: str | None = None) -> str:
+        """A new inflight commit instant (failed writes rolled back first); with `committing`, one opened while that
+        instant is about to be committed, which stays pending (see "The next instant opens before this one commits")."""
+        if committing is not None: return self._start_overlapping(committing)
         if self.hudi.config.multi_writer:
             # the table-services job changes the table between our instants (compactions, cleans, the metadata table's own
             # compaction), and a long-lived client keeps reading the views it built before: an upsert's index lookup then
@@ -64,10 +74,26 @@ class HudiCommitter:
         # staged files of earlier instants are garbage now: those instants were committed or rolled back (a participant
         # that stages into one of them later finds it closed and deletes its file itself)
         self.hudi.storage.delete_all(aux_key("staging"))
+        return self._to_inflight(instant)
+
+    def _to_inflight(self, instant: str) -> str:
+        "Make a requested instant inflight and committable by this coordinator's client (participants write into inflight ones)."
         meta = self.hudi.meta_client()
         meta.getActiveTimeline().transitionRequestedToInflight(meta.getCommitActionType(), instant)
         self.client.preWrite(instant, self.hudi.write_operation(), meta)
+        self.opened = instant
         return instant
+
+    def _start_overlapping(self, committing: str) -> str:
+        """A new instant while `committing` is pending and about to be committed, started by a client whose policy for
+        failed writes is NEVER: Hudi's eager policy would roll `committing` back first (`FencedTable.start_instant` rolls
+        back any other pending write, as that policy would)."""
+        if self.write_mode is not WriteMode.FILES or self.hudi.config.multi_writer:
+            raise ValueError("instants overlap only when participants write the files and the coordinator is the table's only writer")
+        if self.overlap_client is None:
+            self.overlap_client = self.hudi.write_client({**coordinator_options(self.hudi.config, self.hudi.avro_schema),
+                                                          "hoodie.cleaner.policy.failed.writes": "NEVER"})
+        return self._to_inflight(self.overlap_client.startCommit())
 
     def staged_records(self, instant: str, staged_files: list[str]):
         "The rows participants staged for `instant`, as the `JavaRDD` of Hudi records its write client takes."
@@ -124,20 +150,21 @@ class HudiCommitter:
             committed = True
         self.hudi.storage.delete_all(staging_key(instant))
         if committed:
-            try: self.metadata_table_services()
+            try: self.metadata_table_services(opened=self.opened if self.opened != instant else None)
             except Exception as e:      # as above: the commit stands, and the metadata table's services run after the next one
                 log.warning("committed %s; the metadata table's services after it failed and run again after the next commit: %s",
                             instant, java_reason(e))
         return committed
 
-    def metadata_table_services(self) -> str:
-        """Compact, clean and archive the metadata table, while no instant of the data table is pending: "ran", or what it waits for.
+    def metadata_table_services(self, opened: str | None = None) -> str:
+        """Compact, clean and archive the metadata table, while no instant of the data table is pending (but `opened`, the
+        next instant this coordinator has opened already): "ran", or what it waits for.
         Hudi's own writers run them as each write begins; our participants write without a write client and our commit
         does not run them, so without this the metadata table never compacts while the sink runs, and the data table's
         archival, which waits for that compaction, never archives. Between instants, with nothing pending, no delta
         commit of the metadata table can start before its compaction and end after it: hudi-rs 0.5 misreads a metadata
         table where one did and was archived since (it finds files that cleaning deleted)."""
-        return metadata_table_services(self.hudi, self.client)
+        return metadata_table_services(self.hudi, self.client, opened)
 
     def rollback(self, instant: str) -> bool:
         "Roll back a pending instant with Hudi (its files deleted through their markers), and what was staged for it."
@@ -174,7 +201,9 @@ class HudiCommitter:
 
     def is_completed(self, instant: str) -> bool: return self.hudi.is_completed(instant)
 
-    def close(self): self.client.close()
+    def close(self):
+        self.client.close()
+        if self.overlap_client is not None: self.overlap_client.close()
 
 # %% ../nbs/14_committer.ipynb #e1f2a002
 class HudiTableServices:

@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Callable, Sequence
 import msgspec
 from fastcore.basics import patch
-from .commit_state import OpenInstant, Outcome, Verdict, assign_partitions, start_offsets, verdict
+from .commit_state import OpenInstant, Outcome, Verdict, assign_partitions, opens_early, start_offsets, verdict
 from .config import SinkConfig
 from .messages import (AbortCommit, AckCommit, Checkpoint, ControlEvent, EndCommit, Heartbeat, PartitionStart,
                                     StartCommit, WriteStatus, transition_line)
@@ -216,28 +216,41 @@ def step_down(self: Coordinator, reason: str):
 # %% ../nbs/06_coordinator.ipynb #816fed73
 @patch
 def start_instant(self: Coordinator):
-    live = self.live_participants()
-    if not live:
+    assignment = self._assignment(self.committed)
+    if assignment is None:
         self.open = None; self._transition(CoordinatorState.WAITING, reason="no live participant"); return
+    self.open = self._open(assignment, carried_on_from=self.last_committed)
+    self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
+
+@patch
+def _assignment(self: Coordinator, committed: dict[tuple[str, int], int]) -> dict[str, list[PartitionStart]] | None:
+    "Who writes which partitions of the next instant, from where, if the table ends at `committed`; None with no live participant."
+    live = self.live_participants()
+    if not live: return None
     partitions = self.broker.partitions()
     if partitions != self.partitions:
         log.info(transition_line("coordinator", self.id, "PARTITIONS_CHANGED", added=",".join(f"{t}[{p}]" for t, p in sorted(set(partitions) - set(self.partitions))) or None))
         self.partitions = partitions
-    starts = start_offsets(self.partitions, self.committed, self.broker.earliest_offsets(self.partitions))
+    starts = start_offsets(self.partitions, committed, self.broker.earliest_offsets(self.partitions))
     owners = assign_partitions(self.partitions, live)
-    assignment = {p: [PartitionStart(t, n, starts[(t, n)]) for t, n in owned] for p, owned in owners.items() if owned}
+    return {p: [PartitionStart(t, n, starts[(t, n)]) for t, n in owned] for p, owned in owners.items() if owned}
+
+@patch
+def _open(self: Coordinator, assignment: dict[str, list[PartitionStart]], carried_on_from: OpenInstant | None,
+          committing: str | None = None) -> OpenInstant:
+    "START_COMMIT: a new instant on the table (opened while `committing` commits, if given), and who writes what into it."
     self.table.use_value_schema(self.value_schema)
-    instant = self.table.start_instant()
-    last = self.last_committed
+    instant = self.table.start_instant(committing)
+    last = carried_on_from
     # the participants of an instant that carries on from the last commit have read since its END_COMMIT: the interval
     # counts from there, so that an instant ends every commit_interval_s, not every interval plus the commit's time
     since = last.ended_at if last and last.ended_at is not None and last.followed_by(assignment, self.value_schema) else self.clock()
-    self.open = OpenInstant(instant=instant, epoch=self.epoch, assignment=assignment, value_schema=self.value_schema,
-                            end_at=since + self.config.commit_interval_s)
+    opened = OpenInstant(instant=instant, epoch=self.epoch, assignment=assignment, value_schema=self.value_schema,
+                         end_at=since + self.config.commit_interval_s)
     self.opened_at = self.idle_reported_at = self.clock()
     self.channel.send(StartCommit(epoch=self.epoch, instant=instant, assignments=assignment, value_schema=self.value_schema))
     self.crash("after_start_commit")
-    self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
+    return opened
 
 @patch
 def end_instant(self: Coordinator, **fields):
@@ -265,11 +278,22 @@ def commit(self: Coordinator, decided: Verdict):
     "Commit the open instant: its checkpoint, the table's decision and Hudi's commit (`table.commit`), then ACK_COMMIT."
     statuses = self.opened.statuses.values()
     checkpoint = Checkpoint(epoch=self.epoch, coordinator_id=self.id, partitions=decided.progress, value_schema=self.value_schema)
+    following = self._open_early(checkpoint)
     try: self.table.commit(self.opened.instant, checkpoint, [s.write_statuses for s in statuses if s.write_statuses], self.id,
                            before_hudi=lambda: self.crash("after_decision"), staged_files=[f for s in statuses for f in s.staged_files])
-    except CommitConflict as e: return self.on_conflict(e)
-    except WriteFailed as e: return self.on_write_failed(e)
-    self.on_committed(checkpoint)
+    except CommitConflict as e: return self.on_conflict(e, following)
+    except WriteFailed as e: return self.on_write_failed(e, following)
+    self.on_committed(checkpoint, following)
+
+@patch
+def _open_early(self: Coordinator, checkpoint: Checkpoint) -> OpenInstant | None:
+    "The next instant, opened now if it carries on from the one about to be committed (`opens_early`, `05_commit_state`); else None."
+    if not self.config.overlaps_instants: return None
+    assignment = self._assignment({**self.committed, **checkpoint.next_offsets()})
+    if assignment is None or not opens_early(self.opened, assignment, self.value_schema, self.config): return None
+    following = self._open(assignment, carried_on_from=self.opened, committing=self.opened.instant)
+    log.info(transition_line("coordinator", self.id, "OPENED_EARLY", instant=following.instant, committing=self.opened.instant))
+    return following
 
 @patch
 def _add_fields(self: Coordinator, value_schema: dict[str, str]):
@@ -288,10 +312,10 @@ def on_empty(self: Coordinator):
     self._next(empty=True)
 
 @patch
-def on_conflict(self: Coordinator, error: CommitConflict):
-    "The table moved on under the instant: roll it back and resume from the table's offsets."
+def on_conflict(self: Coordinator, error: CommitConflict, following: OpenInstant | None = None):
+    "The table moved on under the instant: roll it back (and the one `following` it) and resume from the table's offsets."
     log.warning("coordinator %s: %s; resuming from the table's offsets", self.id, error)
-    self.abort(f"commit conflict: {error}", cause="commit_conflict")
+    self.abort(f"commit conflict: {error}", cause="commit_conflict", following=following)
     self.last_committed_instant, checkpoint = self.table.latest()
     self.committed = checkpoint.next_offsets() if checkpoint else {}
     self.value_schema = widen_value_schema(table_value_schema(self.config, checkpoint), [self.value_schema])
@@ -299,14 +323,14 @@ def on_conflict(self: Coordinator, error: CommitConflict):
 WRITE_FAILURES_BEFORE_STOP = 3
 
 @patch
-def on_write_failed(self: Coordinator, error: WriteFailed):
-    "Hudi could not write the staged records: roll back and retry; the same failure three times in a row stops the coordinator."
+def on_write_failed(self: Coordinator, error: WriteFailed, following: OpenInstant | None = None):
+    "Hudi could not write the records: roll back (with the instant `following`) and retry; the same failure three times in a row stops the coordinator."
     self.counts["write_failures"] += 1
     log.error("coordinator %s could not write instant %s: %s", self.id, self.opened.instant, error)
     # records Hudi named, all of them: the participants dead-letter them with Hudi's reason as they read them again, and
     # the next instant commits the rest; records it could not name make the next instant fail the same way (and stop us)
     named = error.failed if isinstance(error, RecordsFailed) and len(error.failed) == error.total else []
-    self.abort(f"Hudi could not write records of the instant: {error}", cause="write_failed", failed_records=named)
+    self.abort(f"Hudi could not write records of the instant: {error}", cause="write_failed", failed_records=named, following=following)
     if self.counts["write_failures"] >= WRITE_FAILURES_BEFORE_STOP:
         # the next instant would read the same records and fail the same way: stop rather than loop, with the cause named
         log.error("coordinator %s stops: %d writes in a row failed, the last with %s", self.id, self.counts["write_failures"], error)
@@ -314,7 +338,7 @@ def on_write_failed(self: Coordinator, error: WriteFailed):
         self._transition(CoordinatorState.STOPPED, reason="write_failed_repeatedly")
 
 @patch
-def on_committed(self: Coordinator, checkpoint: Checkpoint):
+def on_committed(self: Coordinator, checkpoint: Checkpoint, following: OpenInstant | None = None):
     self.counts["write_failures"] = 0
     self.committed.update(checkpoint.next_offsets())
     self.last_committed_instant = self.opened.instant
@@ -322,23 +346,28 @@ def on_committed(self: Coordinator, checkpoint: Checkpoint):
     for participant in self.opened.statuses: self.health.succeeded(participant)
     self.crash("after_publish")
     self.channel.send(AckCommit(epoch=self.epoch, instant=self.opened.instant))
-    self._next(carried_on_from=self.opened, committed=self.opened.instant, records=sum(p.records_written for p in checkpoint.partitions))
+    self._next(carried_on_from=self.opened, following=following, committed=self.opened.instant,
+               records=sum(p.records_written for p in checkpoint.partitions))
 
 @patch
-def abort(self: Coordinator, reason: str, cause: str, failed_records: Sequence = ()):
-    "Roll the instant back with Hudi, tell the participants (and which records Hudi could not write), start the next one."
+def abort(self: Coordinator, reason: str, cause: str, failed_records: Sequence = (), following: OpenInstant | None = None):
+    """Roll the instant back with Hudi (the instant opened early `following` it first: it starts where this one ends), tell
+    the participants (and which records Hudi could not write), start the next one."""
     self.counts["aborts"] += 1
-    self.table.rollback(self.opened.instant)
-    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.opened.instant, reason=reason, failed_records=list(failed_records)))
+    for instant in ([following.instant] if following else []) + [self.opened.instant]:
+        self.table.rollback(instant)
+        self.channel.send(AbortCommit(epoch=self.epoch, instant=instant, reason=reason, failed_records=list(failed_records)))
     self._next(aborted=self.opened.instant, cause=cause, reason=reason.replace(" ", "_"))
 
 @patch
-def _next(self: Coordinator, carried_on_from: OpenInstant | None = None, **outcome):
+def _next(self: Coordinator, carried_on_from: OpenInstant | None = None, following: OpenInstant | None = None, **outcome):
     """Back to WAITING: the next step reads the heartbeats that queued up during the commit, then starts the next instant,
-    which may carry on from `carried_on_from` (a commit: an abort or an empty instant drops what participants read ahead)."""
+    which may carry on from `carried_on_from` (a commit: an abort or an empty instant drops what participants read ahead);
+    or, if the next instant opened early (`following`), on to WRITING it."""
     self.last_committed = carried_on_from
     self._transition(CoordinatorState.WAITING, **outcome)
-    self.open = None
+    self.open = following
+    if following: self._transition(CoordinatorState.WRITING, participants=",".join(following.assignment))
 
 # %% ../nbs/06_coordinator.ipynb #db059e8a
 @patch

@@ -170,11 +170,16 @@ class FencedTable:
             self.committer.commit(decision.instant, decision.statuses(), decision.extra_metadata)
             log.warning("rolled forward decided commit %s of epoch %d", decision.instant, decision.epoch)
 
-    def start_instant(self) -> str:
+    def start_instant(self, committing: str | None = None) -> str:
+        """A new instant; with `committing`, opened while that one is about to be committed (`06_coordinator`): any other
+        pending write is rolled back first, as Hudi's eager policy would, and `committing` stays pending."""
         check_epoch(self.path, self.epoch)
         sweep_aborted_writes(self.path, self.aborted_seen)
         sweep_rolled_back_files(self.path, self.committer.rollback_targets, self.rollbacks_seen)
-        return self.committer.start_instant()
+        if committing is None: return self.committer.start_instant()
+        for instant in self.committer.pending_instants():
+            if instant != committing: self._roll_back(instant)
+        return self.committer.start_instant(committing)
 
     def rollback(self, instant: str):
         "Roll back `instant` if it is still pending (an eager rollback at another start may have done it already)."

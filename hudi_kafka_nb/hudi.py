@@ -91,7 +91,7 @@ def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
             "hoodie.compact.inline": "false", "hoodie.clustering.inline": "false", "hoodie.bulkinsert.sort.mode": "NONE",
             "hoodie.combine.before.insert": "false", "hoodie.datasource.write.operation": "bulk_insert"}
 
-# %% ../nbs/12_hudi.ipynb #426c3e89
+# %% ../nbs/12_hudi.ipynb #f3e9c29f
 def java_list(collection) -> list:
     "The elements of a Java `List` (py4j), fetched by index: iterating it from Python costs ~20 ms (see above)."
     return [collection.get(i) for i in range(collection.size())]

@@ -52,6 +52,7 @@ class Participant:
         self.failed_keys: dict[str, str] = {}               # Hudi keys of records Hudi could not write → its reason (until a commit)
         self.state, self.epoch = ParticipantState.IDLE, 0   # the newest epoch seen: older coordinators are ignored
         self.current: ParticipantInstant | None = None      # the latest instant this participant took part in
+        self.committing: ParticipantInstant | None = None   # the instant before it, while its commit runs (the next opened early)
         self.ahead: ParticipantInstant | None = None        # records read for the next instant while this one is committed
         self.last_heartbeat = -1e9
         self._heartbeats: threading.Event | None = None     # the heartbeat thread's stop flag, once it runs
@@ -138,7 +139,7 @@ def on_start_commit(self: Participant, event: StartCommit):
     if not self.writer.is_inflight(event.instant):
         log.warning("participant %s ignored START_COMMIT %s: not inflight in the table at table_path=%s (is it the coordinator's?)",
                     self.id, event.instant, self.config.table_path); return
-    self._settle_previous_instant()
+    self._settle_previous_instant(event)
     mine = event.assignments.get(self.id, [])
     self.epoch = event.epoch
     # {} names no fields: an older coordinator, which would never widen the schema for a held partition
@@ -171,8 +172,16 @@ def _use_value_schema(self: Participant, value_schema: dict[str, str]):
     log.info(transition_line("participant", self.id, "SCHEMA_CHANGED", instant=self.instant, added=",".join(added) or None))
 
 @patch
-def _settle_previous_instant(self: Participant):
-    if self.state is ParticipantState.AWAITING_ACK and self.writer.is_completed(self.now.instant): self._commit_offsets()
+def _settle_previous_instant(self: Participant, start: StartCommit | None = None):
+    """Before the next instant (or stopping): an instant still waiting for its ACK_COMMIT. Its own coordinator's next
+    START_COMMIT came before the commit (`opens_early`): the ACK or ABORT follows, and the instant waits for it as
+    `committing`. Otherwise (a newer coordinator, or stopping) the table says: its offsets are committed to the group if
+    the table holds it (the ACK was lost), as are those of an instant still waiting from before."""
+    earlier, self.committing = self.committing, None
+    if earlier is not None and self.writer.is_completed(earlier.instant): self._commit_offsets(earlier)
+    if self.state is not ParticipantState.AWAITING_ACK: return
+    if start is not None and start.epoch == self.now.epoch: self.committing = self.now
+    elif self.writer.is_completed(self.now.instant): self._commit_offsets(self.now)
 
 # %% ../nbs/04_participant.ipynb #1d581db6
 @patch
@@ -345,13 +354,22 @@ def _report_failure(self: Participant, error: str):
 
 @patch
 def on_ack_commit(self: Participant, event: AckCommit):
+    if self.committing is not None and event.instant == self.committing.instant:        # while writing the next instant
+        done, self.committing = self.committing, None
+        self.failed_keys.clear(); self._commit_offsets(done)
+        log.info(transition_line("participant", self.id, self.state.value, instant=self.instant, epoch=self.epoch, acked=event.instant)); return
     if self.state is not ParticipantState.AWAITING_ACK or event.instant != self.instant: return
     self.failed_keys.clear()                                 # an instant committed: the records Hudi refused were read and set aside
-    self._commit_offsets()
+    self._commit_offsets(self.now)
     self._transition(ParticipantState.IDLE, acked=event.instant)
 
 @patch
 def on_abort_commit(self: Participant, event: AbortCommit):
+    if self.committing is not None and (event.instant, event.epoch) == (self.committing.instant, self.committing.epoch):
+        # its commit failed: the instant opened early, which starts where it ends, is aborted too (the coordinator said so first)
+        self.failed_keys.update({f.key: f.reason for f in event.failed_records if f.key})
+        if self.committing.wrote: self.writes.delete_aborted(event.instant)
+        self.committing = None; return
     if event.instant != self.instant or event.epoch != self.epoch: return
     # records Hudi could not write: when the next instant reads them again, they go to the dead-letter topic instead
     self.failed_keys.update({f.key: f.reason for f in event.failed_records if f.key})
@@ -361,12 +379,12 @@ def on_abort_commit(self: Participant, event: AbortCommit):
     self._transition(ParticipantState.IDLE, aborted=event.instant, reason=event.reason.replace(" ", "_"))
 
 @patch
-def _commit_offsets(self: Participant):
+def _commit_offsets(self: Participant, done: ParticipantInstant):
     "Count the committed instant's records, and commit its offsets to the consumer group for lag tools (the table stays the truth)."
-    for p in self.now.progress.values():
+    for p in done.progress.values():
         self.stats["records_written"] += p.written; self.stats["records_dead_lettered"] += p.dead_lettered
     self.stats["instants_acked"] += 1
-    try: self.source.commit(self.now.next_offsets())
+    try: self.source.commit(done.next_offsets())
     except Exception as e: log.warning("participant %s: offset commit for lag monitoring failed: %s", self.id, e)
 
 @patch

@@ -80,8 +80,11 @@ def is_full(instant: ParticipantInstant, config: SinkConfig, reading_ahead: bool
     return instant.buffered >= config.max_buffered_records or over_memory or all(p.held for p in instant.progress.values())
 
 def writes_early(instant: ParticipantInstant, config: SinkConfig) -> bool:
-    "Whether the open instant's rows in memory have reached `max_buffered_bytes`, and Hudi writes them into it now (bulk_insert)."
-    return config.write_mode is WriteMode.FILES and instant.held_bytes >= config.max_buffered_bytes
+    """Whether Hudi writes the open instant's rows in memory into it now, before END_COMMIT (bulk_insert): they have
+    reached `max_buffered_bytes`, or the instant is full and no row will join them (its START_COMMIT may have come while
+    the last instant commits: the write then runs beside that commit)."""
+    return (config.write_mode is WriteMode.FILES and bool(instant.batches)
+            and (instant.held_bytes >= config.max_buffered_bytes or is_full(instant, config)))
 
 def adopts(ahead: ParticipantInstant, fresh: ParticipantInstant) -> bool:
     "Whether records read ahead can be the new instant's: it starts every partition where they start, and writes the same fields."
@@ -155,9 +158,9 @@ class Situation:
 def next_move(s: Situation) -> Move:
     "What to do next; reads and writes nothing (the loop, `step`, does it)."
     if s.state is ParticipantState.WRITING:
+        if s.full and not s.said_full: return Move.SAY_FULL
         if s.writes_early: return Move.WAIT_FOR_WRITES if s.writes_under_way else Move.WRITE_EARLY
-        if not s.full: return Move.READ
-        return Move.WAIT_FOR_END if s.said_full else Move.SAY_FULL
+        return Move.WAIT_FOR_END if s.full else Move.READ
     if s.state is ParticipantState.ENDED and not s.writes_under_way: return Move.REPORT
     if s.reads_ahead: return Move.READ_AHEAD
     return Move.WAIT_FOR_WRITES if s.state is ParticipantState.ENDED else Move.WAIT
