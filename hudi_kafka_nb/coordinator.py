@@ -102,9 +102,13 @@ class Coordinator:
 @patch
 def step(self: Coordinator):
     try:
+        instant = self.instant
         for event in self.channel.receive(timeout_s=0.05):
             if self.state is not CoordinatorState.STOPPED: self.on_event(event)
         if self.state is CoordinatorState.STOPPED: return
+        # the next instant opened early while these events were handled, and the last one's commit took a second or
+        # more: the heartbeats that queued up meanwhile are read first, or a participant would look lost to it
+        if self.open and self.instant != instant: return
         now = self.clock()
         if self.state is CoordinatorState.WAITING:
             # min_participants gates only the first instant (quarantined participants count as joined);
