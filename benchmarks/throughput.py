@@ -4,7 +4,7 @@ In one run on the embedded Apache Kafka broker it measures
   (a) the raw rate of a confluent-kafka consumer reading the records with the sink's fetch settings,
   (b) the sink's committed-records rate with 1 and 2 participants (real role notebooks under papermill),
   (c) the keyed mode (upsert into merge-on-read, compaction every 3 delta commits) with its table services run by the
-      coordinator inside its commits, then by a table-services job beside it,
+      coordinator inside its commits, then by a table-services job beside it; then the peer (f) upserting the same events,
   (d) an appending sink with and without the table-services job beside it,
   (e) the sink with 2 participants and the table on an embedded S3 server (MinIO, S3A) against (b)'s local table,
   (f) the peer a user would pick instead: Spark Structured Streaming's Kafka source into Hudi's streaming sink
@@ -18,7 +18,7 @@ In one run on the embedded Apache Kafka broker it measures
   (j) where the time goes (benchmarks/breakdown.py), at large instants: the sink's steady rate with 1 and 2 participants
       and its roles' CPU, the same backlog through the sink's stages in turn in one process (each stage's wall and CPU
       seconds), and Hudi's row writer alone on the same rows; then each record's produce → commit latency at a steady
-      rate (half the 2 participants' steady rate), our sink (2 participants) against the peer (f),
+      rate (half the 2 participants' steady rate, or --steady-rate), our sink (1 and 2 participants) against the peer (f),
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages once).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
@@ -122,33 +122,54 @@ def breakdown_figure(broker, args, root, role_env: dict | None = None):
     print_breakdown(result, rates, usage, per_instant)
     plot_breakdown(result, rates, root / "breakdown.png")
     print(f"(j) plot: {root / 'breakdown.png'}")
-    # each record's produce → commit latency at a steady rate, half the two participants' steady rate, ours then the peer's
-    steady, spans = rates[2] / 2, {}
-    for name, run in (("our sink, 2 participants", lambda t, w: run_sink(broker, t, {}, 2, w, args, steady)),
+    # each record's produce → commit latency at one steady rate (`--steady-rate`, else half the two participants' drain
+    # rate), ours with 1 and 2 participants, then the peer's
+    steady, spans = args.steady_rate or rates[2] / 2, {}
+    for name, run in (("our sink, 1 participant", lambda t, w: run_sink(broker, t, {}, 1, w, args, steady)),
+                      ("our sink, 2 participants", lambda t, w: run_sink(broker, t, {}, 2, w, args, steady)),
                       ("the peer", lambda t, w: run_peer(broker, t, {}, 0, w, args, steady))):
         steady_topic = f"bench-steady-{uuid.uuid4().hex[:6]}"
         create_topic(broker.bootstrap_servers, steady_topic, 8)
         spans[name] = latencies(run(steady_topic, root / f"steady-{name.split()[-1]}")[2])
     print(f"(j) produce → commit latency at {steady:,.0f} records/s for {args.steady_s:.0f} s, median (p95): "
           + "; ".join(f"{name} {median:.1f} s ({p95:.1f} s)" for name, (median, p95) in spans.items())
-          + f"; ours / the peer's median: {spans['our sink, 2 participants'][0] / spans['the peer'][0]:.2f}x (target at most 1.00x)")
+          + "; ours / the peer's median: " + ", ".join(f"{n} participant(s) {spans[name][0] / spans['the peer'][0]:.2f}x"
+                                                      for n, name in ((1, "our sink, 1 participant"), (2, "our sink, 2 participants")))
+          + " (target at most 1.00x)")
 
 
 def keyed_figure(broker, args, root):
-    "(c) upserts of 20,000 orders into merge-on-read, compacted by the coordinator, then by a table-services job beside it."
+    """(c) upserts of 20,000 orders into merge-on-read, compacted by the coordinator, then by a table-services job beside it;
+    then the peer (f) upserting the same events."""
     keyed_topic = f"bench-keyed-{uuid.uuid4().hex[:6]}"
     create_topic(broker.bootstrap_servers, keyed_topic, 8)
     keyed_ends = produce_orders(broker.bootstrap_servers, keyed_topic, args.records // 2, progress=False, orders=20_000)
     # small instants (10,000 events per participant), so that compactions come every few commits
     keyed = {**UPSERT_SETTINGS, "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"}, "max_batch_records": 5_000}
-    medians = {}
+    medians, rates = {}, {}
     for where in ("inline", "separate"):
         rate, latencies, _ = sink_rate(broker, keyed_topic, keyed_ends, 2, args.commit_interval, 10_000, root / f"keyed-{where}",
                                        settings={**keyed, "table_services": where}, table_services=where == "separate")
-        medians[where] = statistics.median(latencies)
+        medians[where], rates[where] = statistics.median(latencies), rate
         print(f"(c) upsert, merge-on-read, table services {where}: {rate:,.0f} events/s; commit latency median "
               f"{medians[where]:.2f}s max {max(latencies):.2f}s over {len(latencies)} commits")
     print(f"(c) commit latency with the table-services job beside the sink / without: {medians['separate'] / medians['inline']:.2f}")
+    # the peer (f) upserting the same events by the same key into merge-on-read, compacted as often, 20,000 a micro-batch
+    # (our two participants' 10,000 each a commit), its table checked like ours
+    keyed_options = {"hoodie.datasource.write.operation": "upsert", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+                     "hoodie.datasource.write.recordkey.field": "order_id", "hoodie.table.ordering.fields": "event_time",
+                     "hoodie.datasource.write.precombine.field": "event_time",
+                     "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+                     "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "3"}
+    expected = latest_per_key(broker.bootstrap_servers, keyed_topic, keyed_ends)
+    def latest_checked(table):
+        check = compare_latest(table, expected)
+        assert check["rows"] == check["keys"] and not check["duplicate_keys"] and not check["stale_rows"], check
+    seconds, _, _ = run_peer(broker, keyed_topic, keyed_ends, 20_000, root / "keyed-peer", args, hudi_options=keyed_options,
+                             check=latest_checked)
+    peer_rate = sum(keyed_ends.values()) / seconds
+    print(f"(c) the peer upserting the same events, 20,000 a micro-batch: {peer_rate:,.0f} events/s; ours (table services inline) / "
+          f"the peer: {rates['inline'] / peer_rate:.2f}x (target at least 1.50x)")
 
 def table_services_figure(broker, topic, ends, args, root):
     "(d) the appending sink with its services inline (cleaning, archival in the coordinator) and beside it in their own job (plus clustering)."
@@ -307,6 +328,8 @@ def main():
     parser.add_argument("--breakdown-records", type=int, default=1_200_000, help="(j): the backlog")
     parser.add_argument("--breakdown-per-instant", type=int, default=300_000, help="(j): records per commit")
     parser.add_argument("--steady-s", type=float, default=45.0, help="(j): seconds of steady producing for the latency of both")
+    parser.add_argument("--steady-rate", type=float, default=0.0,
+                        help="(j): records/s of that steady producing (0: half the drain rate of our sink with 2 participants)")
     parser.add_argument("--parts", default="abjcdefghi", help="which figures: a (raw consumer), b (sink), j (where the time goes), "
                         "c (keyed), "
                         "d (appending, with and without the table-services job), e (the table on MinIO, with b), "

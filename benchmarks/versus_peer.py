@@ -114,11 +114,12 @@ def peer_command(broker, topic, workdir, per_batch=0, until_records=0, hudi_opti
              "--hudi-options", json.dumps(hudi_options or {})] + (["--until-records", str(until_records)] if until_records else []))
 
 
-def run_peer(broker, topic, ends, per_batch, workdir, args, steady_rate=0):
-    "The peer on `topic`, in a process of its own: seconds (from its query's start), its usage, its table."
+def run_peer(broker, topic, ends, per_batch, workdir, args, steady_rate=0, hudi_options=None, check=None):
+    """The peer on `topic`, in a process of its own: seconds (from its query's start), its usage, its table. `hudi_options`
+    (beside the timeline's): its keyed mode, say; `check(table)` instead of every record in it once."""
     workdir.mkdir(parents=True)
     total = int(steady_rate * args.steady_s) if steady_rate else sum(ends.values())
-    command = peer_command(broker, topic, workdir, per_batch, total if steady_rate else 0, HUDI_OPTIONS)
+    command = peer_command(broker, topic, workdir, per_batch, total if steady_rate else 0, {**HUDI_OPTIONS, **(hudi_options or {})})
     with open(workdir / "peer.log", "w") as log:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
         usage = Usage(lambda: {"peer": process.pid})
@@ -127,7 +128,7 @@ def run_peer(broker, topic, ends, per_batch, workdir, args, steady_rate=0):
             produce_orders(broker.bootstrap_servers, topic, total, rate_per_s=steady_rate, progress=False)
         out, _ = process.communicate()
     if process.returncode: raise SystemExit(f"the peer failed (exit {process.returncode}): see {workdir / 'peer.log'}")
-    checked(workdir / "table", total)
+    (check or (lambda table: checked(table, total)))(workdir / "table")
     return json.loads(out.strip().splitlines()[-1])["seconds"], usage.stop(), workdir / "table"
 
 
