@@ -133,8 +133,10 @@ class FencedTable:
             if slot.owner_epoch == self.epoch or claim_slot(self.path, slot, Decision(kind="takeover", epoch=self.epoch, coordinator_id=coordinator_id)):
                 break
         # what older epochs left pending will never commit (the chain is closed to them): roll it back now, as Hudi's eager
-        # policy would at the next start, and as its lazy policy (with a table-services job) would only once a heartbeat expires
-        for instant in self.committer.pending_instants(): self._roll_back(instant)
+        # policy would at the next start, and as its lazy policy (with a table-services job) would only once a heartbeat expires.
+        # Newest first: Hudi refuses to roll back an instant that a later one, pending too, follows (a dead coordinator
+        # leaves two when it had opened the next instant before committing the last)
+        for instant in sorted(self.committer.pending_instants(), reverse=True): self._roll_back(instant)
         table_storage(self.path).delete_all(aux_key("writing"))     # marks of writes by key that died with their coordinator
         return self.epoch
 
@@ -171,14 +173,12 @@ class FencedTable:
             log.warning("rolled forward decided commit %s of epoch %d", decision.instant, decision.epoch)
 
     def start_instant(self, committing: str | None = None) -> str:
-        """A new instant; with `committing`, opened while that one is about to be committed (`06_coordinator`): any other
-        pending write is rolled back first, as Hudi's eager policy would, and `committing` stays pending."""
+        """A new instant; with `committing`, opened while that one is about to be committed (`06_coordinator`), which stays
+        pending (as would any other pending write: Hudi cannot roll back one a later pending instant follows; the next
+        instant opened after a commit, or the next takeover, rolls it back)."""
         check_epoch(self.path, self.epoch)
         sweep_aborted_writes(self.path, self.aborted_seen)
         sweep_rolled_back_files(self.path, self.committer.rollback_targets, self.rollbacks_seen)
-        if committing is None: return self.committer.start_instant()
-        for instant in self.committer.pending_instants():
-            if instant != committing: self._roll_back(instant)
         return self.committer.start_instant(committing)
 
     def rollback(self, instant: str):

@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_timeline.ipynb #80537ed4
 from __future__ import annotations
-import json, re
+import json, re, time
 import hudi
 from typing import NamedTuple
 import pyarrow as pa
@@ -48,15 +48,22 @@ def completion_times(table_path: Table, properties: dict[str, str] | None = None
     return {f.instant: f.completed for f in timeline_files(table_path, folder)
             if f.completed and f.action in ("commit", "deltacommit", "replacecommit")}
 
-def rust_table(table_path: Table, properties: dict[str, str] | None = None):
+def rust_table(table_path: Table, properties: dict[str, str] | None = None, settle_s: float = 2.0):
     """The table as hudi-rs reads it, with the settings of the table's store. hudi-rs reads `hoodie.properties` itself
     and, unlike Hudi, never its backup: caught while Hudi rewrites the file (it does when the metadata table gains a
     partition), it found no `hoodie.table.name` and refused the table (a CI run). So the properties read whole by
-    `table_properties` are given as options too: the file's keys win where it has them, ours fill in the rest."""
+    `table_properties` are given as options too: the file's keys win where it has them, ours fill in the rest; and a
+    file missing for a moment (Hudi deletes it before writing it again) is read again for up to `settle_s`."""
     storage = table_storage(table_path)
     properties = properties or table_properties(table_path) or {}
-    return (hudi.HudiTableBuilder.from_base_uri(storage.url("").rstrip("/") if storage.local else storage.location)
-            .with_hudi_options(properties).with_storage_options(storage.options).build())
+    deadline = time.monotonic() + settle_s
+    while True:
+        try: return (hudi.HudiTableBuilder.from_base_uri(storage.url("").rstrip("/") if storage.local else storage.location)
+                     .with_hudi_options(properties).with_storage_options(storage.options).build())
+        except Exception as e:
+            # between deleting the file and writing it again (a CI run read it then: "hoodie.properties not found")
+            if "hoodie.properties" not in str(e) or time.monotonic() > deadline: raise
+            time.sleep(0.05)
 
 def completed_commits(table_path: Table) -> list[dict]:
     "Completed commits on the active timeline, oldest first: {'instant', 'completed', 'metadata'}."
