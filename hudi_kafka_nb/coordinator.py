@@ -169,10 +169,12 @@ def _report_idle(self: Coordinator, now: float):
 @patch
 def _worth_ending(self: Coordinator) -> bool:
     "Whether closing the instant now could commit anything, or change who owns what."
-    assignment = self.opened.assignment
+    assignment, live = self.opened.assignment, self.live_participants()
     if not self.partitions: return bool(self.broker.partitions())       # no data topic yet (topics_regex): nothing to own
-    if sorted(p for p, owned in assignment.items() if owned) != [p for p in self.live_participants() if p in assignment] \
-       or set(self.live_participants()) - set(assignment): return True
+    # who would own what now: a participant left or joined (one that would own nothing, with fewer partitions than
+    # participants, changes nothing: ending for it rolled back an empty instant every interval)
+    owners = {p: [(s.topic, s.partition) for s in owned] for p, owned in assignment.items() if owned}
+    if not live or owners != {p: owned for p, owned in assign_partitions(self.partitions, live).items() if owned}: return True
     if self.broker.partitions() != self.partitions: return True
     ends = self.broker.end_offsets(self.partitions)
     # an end that could not be read may hide records: only a proven-idle instant stays open
