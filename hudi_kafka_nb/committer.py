@@ -87,7 +87,7 @@ class HudiCommitter:
     def _start_overlapping(self, committing: str) -> str:
         """A new instant while `committing` is pending and about to be committed, started by a client whose policy for
         failed writes is NEVER: Hudi's eager policy would roll `committing` back first."""
-        if self.write_mode is not WriteMode.FILES or self.hudi.config.multi_writer:
+        if not self.hudi.config.overlaps_instants:
             raise ValueError("instants overlap only when participants write the files and the coordinator is the table's only writer")
         if self.overlap_client is None:
             self.overlap_client = self.hudi.write_client({**coordinator_options(self.hudi.config, self.hudi.avro_schema),
