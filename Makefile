@@ -13,6 +13,8 @@ BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
 # Our replacements of classes of Hudi's bundle (java/hudi-fixes/, why in nbs/11_spark.ipynb), first on every local Spark's classpath.
 HUDI_FIXES := .jars/hudi-fixes/hudi-fixes.jar
+# Our own classes that extend Hudi's (java/hudi-kafka-nb/), loaded beside Hudi's bundle.
+SINK_JAR := .jars/hudi-kafka-nb/hudi-kafka-nb.jar
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup tools lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables soak clean
@@ -22,7 +24,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # one after another). Each part's output
 # is printed whole when it ends.
 setup:
-	@$(MAKE) --no-print-directory -j4 --output-sync=target $(INSTALLED) $(JARS) $(HUDI_FIXES) $(BUNDLE_SCHEMA) $(SPARK_CDS) $(MINIO)
+	@$(MAKE) --no-print-directory -j4 --output-sync=target $(INSTALLED) $(JARS) $(HUDI_FIXES) $(SINK_JAR) $(BUNDLE_SCHEMA) $(SPARK_CDS) $(MINIO)
 
 tools:
 	@command -v javac >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { echo "installing Java 17 and Maven from Debian's packages"; \
@@ -63,9 +65,16 @@ $(HUDI_FIXES): $(shell find java/hudi-fixes -name '*.java') | $(INSTALLED)
 	  -cp "$$($(PYTHON) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars/*" $^
 	jar cf $@ -C $(dir $@)classes .
 
+# Compiled against the Spark that pyspark ships and Hudi's bundle, for Java 8 and later.
+$(SINK_JAR): $(shell find java/hudi-kafka-nb -name '*.java') .jars/hudi/.resolved | $(INSTALLED)
+	rm -rf $(dir $@) && mkdir -p $(dir $@)classes
+	javac --release 8 -nowarn -d $(dir $@)classes \
+	  -cp "$$($(PYTHON) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars/*:.jars/hudi/*" $(filter %.java,$^)
+	jar cf $@ -C $(dir $@)classes .
+
 # The classes every local Spark loads, kept parsed and verified for the next JVMs (see tools/spark_cds.py): written
 # again whenever the venv (pyspark), the Hudi bundle or our fixes of it change.
-$(SPARK_CDS): $(INSTALLED) .jars/hudi/.resolved $(HUDI_FIXES) tools/spark_cds.py
+$(SPARK_CDS): $(INSTALLED) .jars/hudi/.resolved $(HUDI_FIXES) $(SINK_JAR) tools/spark_cds.py
 	$(PYTHON) tools/spark_cds.py $@ > .jars/spark-cds.log 2>&1 || { tail -30 .jars/spark-cds.log; exit 1; }
 
 $(INSTALLED): settings.ini setup.py | tools

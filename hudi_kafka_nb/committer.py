@@ -96,15 +96,9 @@ class HudiCommitter:
 
     def staged_records(self, instant: str, staged_files: list[str]):
         "The rows participants staged for `instant`, as the `JavaRDD` of Hudi records its write client takes."
-        H, hudi = self.hudi.H, self.hudi
+        hudi = self.hudi
         frame = hudi.spark.read.schema(hudi.struct).parquet(*staged_files)
-        schema = H.common.schema.HoodieSchema.parse(hudi.avro_schema)
-        options = coordinator_options(hudi.config, hudi.avro_schema)
-        args = getattr(H, "HoodieCreateRecordUtils$createHoodieRecordRddArgs")(
-            frame._jdf, self.client.getConfig(), H.HoodieConversionUtils.mapAsScalaImmutableMap(hudi.java_map(options)),
-            f"{hudi.config.table_name}_record", f"hoodie.{hudi.config.table_name}", schema, schema, hudi.write_operation(), instant,
-            False, False, False, hudi.meta_client().getTableConfig())
-        return H.HoodieCreateRecordUtils.createHoodieRecordRdd(args)
+        return hudi.records(frame, coordinator_options(hudi.config, hudi.avro_schema), self.client.getConfig(), instant)
 
     def write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
         "Insert or upsert the records participants staged for `instant` with Hudi's write client; its serialized write statuses."

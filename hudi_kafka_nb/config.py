@@ -31,10 +31,16 @@ class WriteMode(Enum):
     "Who writes an instant's rows into the table: chosen once, from `write_operation`, as `SinkConfig.write_mode`."
     FILES = "files"             # bulk_insert: each participant writes its rows as files of the instant; the coordinator commits them
     STAGED = "staged"           # insert, upsert: participants stage their rows; the coordinator writes them all, looking each key up
+    BUCKETS = "buckets"         # upsert by bucket index into merge-on-read: each participant writes its records as log files of their buckets
+
+    @property
+    def participants_write(self) -> bool:
+        "Whether participants write their rows into the instant themselves (the coordinator then only commits)."
+        return self is not WriteMode.STAGED
 
     def sends(self, write_statuses: bytes, staged_files: list) -> bool:
         "Whether a participant that reports these (Hudi's write statuses, staged files) writes in this mode."
-        return not (staged_files if self is WriteMode.FILES else write_statuses)
+        return not (staged_files if self.participants_write else write_statuses)
 
 class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     "Every setting of one Kafka → Hudi sink, shared by the coordinator and all participants."
@@ -105,8 +111,13 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         return name in self.topics if self.topics else bool(re.fullmatch(self.topics_regex, name))
     @property
     def write_mode(self) -> WriteMode:
-        "Who writes the rows: participants (bulk_insert), or the coordinator from what participants staged (insert, upsert)."
-        return WriteMode.FILES if self.write_operation == "bulk_insert" else WriteMode.STAGED
+        "Who writes the rows: participants (bulk_insert; upsert by bucket index), or the coordinator from what participants staged (insert, upsert)."
+        if self.write_operation == "bulk_insert": return WriteMode.FILES
+        return WriteMode.BUCKETS if self.write_operation == "upsert" and self.bucket_index else WriteMode.STAGED
+    @property
+    def bucket_index(self) -> bool:
+        "Whether Hudi finds a key's file group by the hash of the key (`hoodie.index.type` BUCKET), not by looking it up."
+        return self.hudi_options.get("hoodie.index.type", "").upper() == "BUCKET"
     @property
     def multi_writer(self) -> bool:
         "Whether two processes write the timeline (coordinator and table-services job): Hudi's optimistic concurrency control with a lock."
@@ -248,6 +259,13 @@ def _check_values(config: SinkConfig) -> SinkConfig:
          f"is 'avro' with value_format={config.value_format!r}; Avro keys are read with Avro values (value_format='avro')")
     need(config.schema_evolution in ("add_fields", "none"), "schema_evolution",
          f"is {config.schema_evolution!r}; use 'add_fields' (new fields of the events widen the table) or 'none'")
+    if config.bucket_index:
+        need(config.hudi_options.get("hoodie.index.bucket.engine", "SIMPLE").upper() == "SIMPLE", "hudi_options",
+             "set hoodie.index.bucket.engine to a resizable bucket index; the sink supports Hudi's simple bucket index "
+             "(hoodie.index.bucket.engine=SIMPLE, a fixed hoodie.bucket.index.num.buckets per partition)")
+        need(config.write_operation != "upsert" or config.table_type == "MERGE_ON_READ", "table_type",
+             f"is {config.table_type!r} with the bucket index: participants upsert a bucket side by side as log files of its "
+             "file group, which needs table_type='MERGE_ON_READ' (copy-on-write would have each rewrite the bucket's base file)")
     need(config.table_services in ("inline", "separate"), "table_services", f"is {config.table_services!r}; use 'inline' or 'separate'")
     need(config.table_services_interval_s > 0, "table_services_interval_s", "must be positive")
     need(not config.clustering_sort_columns or config.multi_writer, "clustering_sort_columns",

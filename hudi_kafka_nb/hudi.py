@@ -86,10 +86,21 @@ def table_services_options(config: SinkConfig, avro_schema: str) -> dict[str, st
     return {**table_options(config, avro_schema), **options, **config.hudi_options}
 
 def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
-    "Settings of a participant's writer: no table service, no sorting, no de-duplication; never touches the timeline."
-    return {**table_options(config, avro_schema), "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false",
-            "hoodie.compact.inline": "false", "hoodie.clustering.inline": "false", "hoodie.bulkinsert.sort.mode": "NONE",
-            "hoodie.combine.before.insert": "false", "hoodie.datasource.write.operation": "bulk_insert"}
+    """Settings of a participant's writer: no table service, no sorting, no de-duplication; never commits. By bucket
+    index (`WriteMode.BUCKETS`) an upsert whose records of one key are combined by the ordering field first."""
+    options = {**table_options(config, avro_schema), "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false",
+               "hoodie.compact.inline": "false", "hoodie.clustering.inline": "false", "hoodie.bulkinsert.sort.mode": "NONE",
+               "hoodie.combine.before.insert": "false", "hoodie.datasource.write.operation": "bulk_insert"}
+    if config.write_mode is WriteMode.BUCKETS:
+        options.update({"hoodie.datasource.write.operation": "upsert", "hoodie.combine.before.upsert": "true",
+                        # Hudi's non-blocking concurrency control gives a bucket's file group one name in every writer and
+                        # writes its records as log files only, never a base file: participants that write one bucket into
+                        # one instant add log files to one file group, merged by the ordering field when read or compacted
+                        "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL", "hoodie.table.type": config.table_type,
+                        # the instant is inflight already, and each participant's upsert writes its workload profile into
+                        # the inflight file again (see coordinator_options)
+                        "_.hoodie.allow.multi.write.on.same.instant": "true"})
+    return options
 
 # %% ../nbs/12_hudi.ipynb #f3e9c29f
 def java_list(collection) -> list:
@@ -162,6 +173,15 @@ class HudiJava:
                 if plan_of(meta, rollback).getInstantToRollback().getCommitTime() == instant: return True
             except Exception: return True           # a plan not readable yet (being written): assume it is this instant's
         return False
+
+    def records(self, frame, options: dict[str, str], write_config, instant: str):
+        "Spark rows of the table's data schema as the `JavaRDD` of Hudi records that a writer with these settings takes into `instant`."
+        H = self.H
+        schema = H.common.schema.HoodieSchema.parse(self.avro_schema)
+        args = getattr(H, "HoodieCreateRecordUtils$createHoodieRecordRddArgs")(
+            frame._jdf, write_config, H.HoodieConversionUtils.mapAsScalaImmutableMap(self.java_map(options)), f"{self.config.table_name}_record", f"hoodie.{self.config.table_name}", schema, schema,
+            self.write_operation(), instant, False, False, False, self.meta_client().getTableConfig())
+        return H.HoodieCreateRecordUtils.createHoodieRecordRdd(args)
 
     def java_map(self, values: dict[str, str]):
         result = self.jvm.java.util.HashMap()

@@ -9,7 +9,7 @@ from enum import Enum
 from typing import NamedTuple
 import msgspec
 import pyarrow as pa
-from .config import SinkConfig, WriteMode
+from .config import SinkConfig
 from .messages import PartitionProgress, PartitionStart
 from .records import DeadLetter, RawRecord
 
@@ -76,14 +76,14 @@ def is_full(instant: ParticipantInstant, config: SinkConfig, reading_ahead: bool
     "Whether `instant` (or the records read ahead for the next) can take no more of a participant's records."
     # rows past max_buffered_bytes go into the open instant at once (`writes_early`); rows read ahead (no instant yet)
     # or staged for the coordinator's write by key (written whole, by the coordinator) cannot, and fill the instant
-    over_memory = instant.held_bytes >= config.max_buffered_bytes and (reading_ahead or config.write_mode is WriteMode.STAGED)
+    over_memory = instant.held_bytes >= config.max_buffered_bytes and (reading_ahead or not config.write_mode.participants_write)
     return instant.buffered >= config.max_buffered_records or over_memory or all(p.held for p in instant.progress.values())
 
 def writes_early(instant: ParticipantInstant, config: SinkConfig) -> bool:
-    """Whether Hudi writes the open instant's rows in memory into it now, before END_COMMIT (bulk_insert): they have
+    """Whether Hudi writes the open instant's rows in memory into it now, before END_COMMIT (participants write): they have
     reached `max_buffered_bytes`, or the instant is full and no row will join them (its START_COMMIT may have come while
     the last instant commits: the write then runs beside that commit)."""
-    return (config.write_mode is WriteMode.FILES and bool(instant.batches)
+    return (config.write_mode.participants_write and bool(instant.batches)
             and (instant.held_bytes >= config.max_buffered_bytes or is_full(instant, config)))
 
 def adopts(ahead: ParticipantInstant, fresh: ParticipantInstant) -> bool:

@@ -7,20 +7,41 @@ from __future__ import annotations
 import pyarrow as pa
 import json
 import hudi
-from .storage import COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, Table, table_storage
+from .storage import COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, Table, table_properties, table_storage
 from .timeline import commit_log, rust_table
 
 # %% auto #0
-__all__ = ['read_snapshot', 'read_incremental', 'spark_read', 'spark_read_incremental', 'coordinate_check', 'coordinates',
-           'produced_coordinates', 'commit_history', 'coordinator_status', 'table_services_status']
+__all__ = ['HudiRsCannotRead', 'log_only_file_groups', 'read_snapshot', 'read_incremental', 'spark_read', 'snapshot_rows',
+           'spark_read_incremental', 'coordinate_check', 'coordinates', 'produced_coordinates', 'commit_history',
+           'coordinator_status', 'table_services_status']
 
 # %% ../nbs/17_reading.ipynb #2b0976b9
+class HudiRsCannotRead(ValueError):
+    "The table has rows hudi-rs would not return (see `log_only_file_groups`): read it with Spark."
+
+def log_only_file_groups(table_path: Table) -> list[str]:
+    "File groups (`<partition>/<file id>`) with log files and no base file yet: a bucket-indexed table's buckets before their first compaction."
+    bases, logs = set(), set()
+    for key in table_storage(table_path).list(""):
+        if key.startswith(".hoodie/"): continue
+        folder, _, name = key.rpartition("/")
+        if name.endswith(".crc"): continue            # a local disk's checksums of the files below
+        if name.startswith(".") and ".log." in name: logs.add(f"{folder}/{name[1:].split('_')[0]}")
+        elif name.endswith(".parquet"): bases.add(f"{folder}/{name.split('_')[0]}")
+    return sorted(logs - bases)
+
 def read_snapshot(table_path: Table, columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
-    "Rows of the latest snapshot (or as of an instant), read by hudi-rs."
+    "Rows of the latest snapshot (or as of an instant), read by hudi-rs; `HudiRsCannotRead` where it would miss some."
     options = hudi.HudiReadOptions()
     if columns: options = options.with_projection(columns)
     if as_of: options = options.with_as_of_timestamp(as_of)
-    batches = rust_table(table_path).read(options)
+    properties = table_properties(table_path) or {}
+    if properties.get("hoodie.table.type") == "MERGE_ON_READ" and (groups := log_only_file_groups(table_path)):
+        raise HudiRsCannotRead(
+            f"hudi-rs {hudi.__version__} does not read file groups that have only log files, and {len(groups)} of this table's "
+            f"do (e.g. {groups[0]}): the buckets of a table upserted by bucket index until a compaction gives them a base file. "
+            "Read the table with Spark (spark_read), or once it is compacted")
+    batches = rust_table(table_path, properties or None).read(options)
     return pa.Table.from_batches(batches) if batches else pa.table({c: [] for c in columns or []})
 
 def read_incremental(table_path: Table, start: str, end: str) -> pa.Table:
@@ -35,6 +56,14 @@ def spark_read(spark, table_path: Table, as_of: str | None = None):
     reader = spark.read.format("hudi")
     if as_of: reader = reader.option("as.of.instant", as_of)
     return reader.load(str(table_path))
+
+def snapshot_rows(table_path: Table, columns: list[str]) -> pa.Table:
+    "The latest snapshot's `columns`: read by hudi-rs, or by Spark's reader (the process's Spark) where hudi-rs would miss rows."
+    try: return read_snapshot(table_path, columns)
+    except HudiRsCannotRead:
+        from hudi_kafka_nb.spark import spark_session
+        frame = spark_read(spark_session("hudi-kafka-nb reader", table_path=table_path), table_path).select(*columns)
+        return pa.Table.from_pandas(frame.toPandas(), preserve_index=False)
 
 def spark_read_incremental(spark, table_path: Table, start: str, end: str):
     "Rows of commits completed after `start` up to and including `end` (completion times), read by Spark's Hudi datasource."

@@ -12,7 +12,7 @@ from fastcore.xtras import modified_env
 from .storage import Table, hadoop_options, scheme_of, table_storage
 
 # %% auto #0
-__all__ = ['scratch_dir', 'bundle_jars', 'hudi_fix_jars', 'on_databricks', 'object_store_jars', 'class_data_archive',
+__all__ = ['scratch_dir', 'bundle_jars', 'hudi_fix_jars', 'sink_jars', 'on_databricks', 'object_store_jars', 'class_data_archive',
            'spark_java_options', 'spark_session', 'hudi_version', 'arrow_frame']
 
 # %% ../nbs/11_spark.ipynb #6d8b0f12
@@ -79,6 +79,11 @@ def hudi_fix_jars() -> list[str]:
     return _resolved_jars("HUDI_KAFKA_NB_FIX_JARS", "hudi-fixes", "a local Spark needs the sink's fix of Hudi 1.2.0's inline file streams",
                           made="javac compiles java/hudi-fixes/")
 
+def sink_jars() -> list[str]:
+    "Our own classes beside Hudi's bundle (see above): `$HUDI_KAFKA_NB_SINK_JARS` or the repository's `.jars/hudi-kafka-nb/`."
+    return _resolved_jars("HUDI_KAFKA_NB_SINK_JARS", "hudi-kafka-nb", "a local Spark needs the sink's own classes (hudikafkanb.*)",
+                          made="javac compiles java/hudi-kafka-nb/")
+
 def on_databricks() -> bool: return bool(os.environ.get("DATABRICKS_RUNTIME_VERSION"))
 
 def object_store_jars(table_path: Table) -> list[str]:
@@ -116,7 +121,7 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
     if not on_databricks():
         fixes = os.pathsep.join(hudi_fix_jars())
         builder = (builder.master(master or os.environ.get("HUDI_KAFKA_NB_SPARK_MASTER", "local[2]"))
-                   .config("spark.jars", ",".join(bundle_jars() + object_store_jars(table_path) + list(extra_jars)))
+                   .config("spark.jars", ",".join(bundle_jars() + sink_jars() + object_store_jars(table_path) + list(extra_jars)))
                    .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
                    .config("spark.driver.extraJavaOptions", spark_java_options(quick_compile=quick_compile))
                    # a standalone cluster's executors write the files: they size records with JOL too (a local[2] has none)

@@ -16,7 +16,7 @@ from .ports import Written
 from .timeline import instant_of_file
 
 # %% auto #0
-__all__ = ['WrittenFiles', 'stage_rows', 'HudiWriter', 'delete_instant_files']
+__all__ = ['WrittenFiles', 'stage_rows', 'distinct_write_tokens', 'HudiWriter', 'delete_instant_files']
 
 # %% ../nbs/13_writer.ipynb #1f11bd1f
 class WrittenFiles:
@@ -32,19 +32,32 @@ def stage_rows(rows: pa.Table, table_path: Table, instant: str) -> str:
     storage.put(key, buffer.getvalue().to_pybytes())
     return storage.url(key)
 
+def distinct_write_tokens(hudi: HudiJava):
+    "Hudi's Spark engine context with write tokens no other process repeats (see above); a clear error where our jar is missing."
+    from py4j.protocol import Py4JError         # with pyspark: not every install of the package has it
+    try: return hudi.jvm.hudikafkanb.DistinctWriteTokens(hudi.jsc)
+    except Py4JError as e:
+        raise RuntimeError("upserting by bucket index (hoodie.index.type=BUCKET) needs the sink's own classes beside Hudi's bundle on "
+                           "Spark's classpath: .jars/hudi-kafka-nb/hudi-kafka-nb.jar (make setup compiles java/hudi-kafka-nb/), or "
+                           "that jar as a cluster library") from e
+
 class HudiWriter:
     "A participant's writer: rows in, files of an inflight instant and serialized write statuses out; never commits."
     def __init__(self, hudi: HudiJava):
         self.hudi, self.version, self.checked = hudi, hudi.version, False
-        self.write_config = hudi.write_config(participant_options(hudi.config, hudi.avro_schema))
+        self._configure()
         self.partitioned = bool(hudi.config.partition_field)
         # Spark's jobs of this table's writes, told apart from those of other tables writing through the same Spark
         self.job_group = f"hudi-kafka-nb write {hudi.config.table_identity}"
+        self.bucket_context = distinct_write_tokens(hudi) if hudi.config.write_mode is WriteMode.BUCKETS else None
+
+    def _configure(self):
+        self.options = participant_options(self.hudi.config, self.hudi.avro_schema)
+        self.write_config = self.hudi.write_config(self.options)
 
     def use_value_schema(self, value_schema: dict[str, str]):
         "Write the next instants with these value fields (START_COMMIT names them)."
-        if self.hudi.use_value_schema(value_schema):
-            self.write_config = self.hudi.write_config(participant_options(self.hudi.config, self.hudi.avro_schema))
+        if self.hudi.use_value_schema(value_schema): self._configure()
 
     def _table_ready(self) -> bool:
         "Whether the coordinator has created the table (checked against our settings once it exists)."
@@ -59,7 +72,8 @@ class HudiWriter:
         if self.hudi.config.write_mode is WriteMode.STAGED:
             return WrittenFiles(b"", [], rows.num_rows, 0, staged=[stage_rows(rows, self.hudi.storage, instant)])
         self.hudi.spark.sparkContext.setJobGroup(self.job_group, f"instant {instant}")    # this thread's jobs from now on
-        return self.write_frame(arrow_frame(self.hudi.spark, rows, self.hudi.struct), instant)
+        frame = arrow_frame(self.hudi.spark, rows, self.hudi.struct)
+        return self.upsert_frame(frame, instant) if self.bucket_context is not None else self.write_frame(frame, instant)
 
     def write_frame(self, frame, instant: str) -> WrittenFiles:
         "Write a Spark DataFrame of the table's data schema into `instant` with Hudi's row writer; nothing is committed."
@@ -68,13 +82,23 @@ class HudiWriter:
         partitioner = H.execution.bulkinsert.BulkInsertInternalPartitionerWithRowsFactory.get(self.write_config, self.partitioned)
         prepared = H.HoodieDatasetBulkInsertHelper.prepareForBulkInsert(
             frame._jdf, self.write_config, table.getMetaClient().getTableConfig(), partitioner, instant)
-        statuses = jvm.java.util.ArrayList(H.HoodieDatasetBulkInsertHelper.bulkInsert(
-            prepared, instant, table, self.write_config, partitioner.arePartitionRecordsSorted(), False).collectAsList())
+        return self._written(jvm.java.util.ArrayList(H.HoodieDatasetBulkInsertHelper.bulkInsert(
+            prepared, instant, table, self.write_config, partitioner.arePartitionRecordsSorted(), False).collectAsList()))
+
+    def upsert_frame(self, frame, instant: str) -> WrittenFiles:
+        "Upsert a Spark DataFrame of the table's data schema into `instant` by bucket index, as log files of its buckets; nothing is committed."
+        H, context = self.hudi.H, self.bucket_context
+        table = H.table.HoodieSparkTable.create(self.write_config, context)
+        records = H.data.HoodieJavaRDD.of(self.hudi.records(frame, self.options, self.write_config, instant))
+        return self._written(self.hudi.jvm.java.util.ArrayList(table.upsert(context, instant, records).getWriteStatuses().collectAsList()))
+
+    def _written(self, statuses) -> WrittenFiles:
+        "What Hudi's write statuses (a Java list) say was written, with the statuses serialized for WRITE_STATUS."
         paths, records, errors = [], 0, 0
         for status in java_list(statuses):
             stat = status.getStat()
             paths.append(stat.getPath()); records += status.getTotalRecords(); errors += status.getTotalErrorRecords()
-        return WrittenFiles(bytes(H.common.util.SerializationUtils.serialize(statuses)), paths, records, errors)
+        return WrittenFiles(bytes(self.hudi.H.common.util.SerializationUtils.serialize(statuses)), paths, records, errors)
 
     def is_inflight(self, instant: str, settle_timeout_s: float = 60) -> bool:
         """Whether `instant` is still open on the table (not committed, not rolled back).

@@ -13,7 +13,7 @@ from .demo import compare_latest
 from .producers import (UPSERT_SETTINGS, avro_order_writers, latest_per_key, produce_avro_orders, produce_orders,
                                 send_events, send_in_transaction)
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_of
-from ..reading import commit_history, read_snapshot
+from ..reading import commit_history, snapshot_rows
 import numpy as np, pyarrow as pa, pyarrow.compute as pc
 from ..timeline import (commit_log, committed_offsets, completed_commits, has_committed, instant_of_file,
                                     rust_table, timeline_instants, write_stats)
@@ -351,7 +351,7 @@ def count_coordinates(rows: pa.Table, ends: dict[tuple[str, int], int], dead_let
 
 def verify_table(table_path: Table, ends: dict[tuple[str, int], int], dead_lettered: AbstractSet = frozenset()) -> dict:
     "Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1) less what was dead-lettered."
-    counted = count_coordinates(read_snapshot(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"]), ends, dead_lettered)
+    counted = count_coordinates(snapshot_rows(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"]), ends, dead_lettered)
     broken, commits = [], commit_log(table_path)
     previous: dict[tuple[str, int], int] = {}
     for commit in commits:

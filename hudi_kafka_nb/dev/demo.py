@@ -17,7 +17,7 @@ from .roles import RoleProcess
 from ..supervisor import add_commands, run_command
 from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from .spark_cluster import LocalSparkCluster
-from ..reading import coordinate_check, read_snapshot
+from ..reading import coordinate_check, read_snapshot, snapshot_rows
 from ..timeline import commit_log, has_committed, rust_table, table_services_log, timeline_instants
 from ..storage import Table, TableStorage, resolve_storage_options
 
@@ -67,8 +67,8 @@ def print_summary(table_path: Table, produced: int, bad: int, workdir: Path, sec
 
 # %% ../../nbs/20_demo.ipynb #c9d1e004
 def compare_latest(table_path: Table, expected: dict[str, dict], key: str = "order_id", ordering: str = "event_time") -> dict:
-    "The latest snapshot (hudi-rs) against the expected latest event per key: rows, duplicate keys, missing, stale and unexpected keys."
-    rows = read_snapshot(table_path, [key, ordering, "status"])
+    "The latest snapshot (hudi-rs, or Spark where it cannot) against the expected latest event per key: rows, duplicate keys, missing, stale and unexpected keys."
+    rows = snapshot_rows(table_path, [key, ordering, "status"])
     found = collections.Counter(rows[key].to_pylist())
     latest = {k: t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] for k, t in zip(rows[key].to_pylist(), rows[ordering].to_pylist())}
     return {"rows": rows.num_rows, "keys": len(expected), "duplicate_keys": sum(n - 1 for n in found.values() if n > 1),

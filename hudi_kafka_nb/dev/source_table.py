@@ -8,7 +8,7 @@ import collections, random
 import msgspec
 from fastcore.basics import patch
 from ..avro_records import debezium_envelope
-from ..reading import read_snapshot
+from ..reading import snapshot_rows
 from ..storage import Table
 
 # %% auto #0
@@ -123,7 +123,7 @@ def as_avro_events(events: list[tuple[bytes, bytes | None]], registry_url: str, 
 # %% ../../nbs/19a_source_table.ipynb #cf2f21c4
 def compare_mirror(table_path: Table, expected: dict[int, dict], schema: dict[str, str] = CUSTOMERS_SCHEMA) -> dict:
     "The table's latest snapshot against the source table's rows, by key (the first field of `schema`)."
-    key, rows = next(iter(schema)), read_snapshot(table_path, list(schema)).to_pylist()
+    key, rows = next(iter(schema)), snapshot_rows(table_path, list(schema)).to_pylist()
     found = collections.Counter(r[key] for r in rows)
     return {"rows": len(rows), "keys": len(expected), "duplicate_keys": sum(n - 1 for n in found.values() if n > 1),
             "missing_keys": len(set(expected) - set(found)), "unexpected_keys": len(set(found) - set(expected)),

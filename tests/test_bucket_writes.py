@@ -1,0 +1,57 @@
+"""Upserts by bucket index (`WriteMode.BUCKETS`): participants write their own records as log files of their keys'
+buckets, side by side in one instant, and the coordinator only commits. In one Spark, two writers stand for two
+participants; the process tests (test_table_features) run the mode under kills."""
+from hudi_kafka_nb.committer import HudiCommitter
+from hudi_kafka_nb.config import WriteMode, load_config
+from hudi_kafka_nb.fencing import FencedTable
+from hudi_kafka_nb.hudi import HudiJava
+from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
+from hudi_kafka_nb.reading import read_snapshot
+from hudi_kafka_nb.records import RawRecord, decode_records
+from hudi_kafka_nb.timeline import completed_commits
+from hudi_kafka_nb.writer import HudiWriter
+
+
+def events(partition: int, offsets: range, keys: range, version: int) -> list[RawRecord]:
+    return [RawRecord("orders", partition, offset, 0, None, b'{"order_id": "o%d", "region": "%s", "version": %d, "writer": %d}'
+                      % (key, b"eu" if key % 2 else b"us", version, partition))
+            for offset, key in zip(offsets, keys)]
+
+
+def test_two_participants_upsert_the_same_buckets_into_one_instant_and_each_key_keeps_its_highest_version(tmp_path, spark):
+    config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(tmp_path / "t"), table_name="orders",
+                         value_schema={"order_id": "string", "region": "string", "version": "int64", "writer": "int64"},
+                         partition_field="region", write_operation="upsert", record_key_field="order_id", ordering_field="version",
+                         table_type="MERGE_ON_READ", hudi_options={"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2",
+                                                                   "hoodie.compact.inline.max.delta.commits": "2"})
+    assert config.write_mode is WriteMode.BUCKETS
+    table = FencedTable(config.table_path, HudiCommitter(HudiJava(spark, config)))
+    writers = [HudiWriter(HudiJava(spark, config)) for _ in range(2)]
+    table.take_over("c")
+    ends = [0, 0]
+    for round in range(3):
+        instant = table.start_instant()
+        # keys 0-39 through partition 0, keys 20-59 through partition 1 (keys 20-39 moved between partitions): in the
+        # first two rounds partition 0 holds their higher version, in the last partition 1 does
+        batches = [events(0, range(ends[0], ends[0] + 40), range(0, 40), 10 * round + (5 if round < 2 else 0)),
+                   events(1, range(ends[1], ends[1] + 40), range(20, 60), 10 * round + (0 if round < 2 else 5))]
+        written = [writer.write(decode_records(batch, config)[0], instant) for writer, batch in zip(writers, batches)]
+        assert all(w.errors == 0 and w.records == 40 for w in written)
+        files = [{path.rsplit("/", 1)[-1].split("_")[0] for path in w.paths} for w in written]
+        assert files[0] & files[1], "both participants wrote log files of the same buckets' file groups"
+        assert not set(written[0].paths) & set(written[1].paths), "each into its own log file"
+        progress = [PartitionProgress("orders", p, ends[p], ends[p] + 40, ends[p] + 40) for p in (0, 1)]
+        table.commit(instant, Checkpoint(epoch=table.epoch, coordinator_id="c", partitions=progress), [w.statuses for w in written], "c")
+        ends = [end + 40 for end in ends]
+    assert len(completed_commits(config.table_path)) == 4       # three delta commits, and the compaction after the second
+
+    # keys 0-19 only ever came through partition 0 (last version 20), keys 40-59 through partition 1 (25); keys 20-39 end
+    # with partition 1's version 25 of the last round, written into the same instant as partition 0's 20
+    expected = {f"o{key}": ((25, 1) if key >= 20 else (20, 0)) for key in range(60)}
+    rows = read_snapshot(config.table_path, ["order_id", "version", "writer"]).to_pylist()
+    assert len(rows) == 60 and {r["order_id"]: (r["version"], r["writer"]) for r in rows} == expected
+    spark_rows = spark.read.format("hudi").load(config.table_path).select("order_id", "version", "writer").collect()
+    assert len(spark_rows) == 60 and {r.order_id: (r.version, r.writer) for r in spark_rows} == expected
+    # the third commit followed a compaction (every two delta commits): its log files sit on compacted base files
+    assert any(f.name.endswith(".parquet") for f in (tmp_path / "t" / "eu").iterdir())
+    table.close()
