@@ -125,7 +125,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def overlaps_instants(self) -> bool:
         "Whether the next instant opens while the last one commits: participants write the files, and the coordinator is the table's one writer (`06_coordinator`)."
-        return self.write_mode is WriteMode.FILES and not self.multi_writer
+        return self.write_mode.participants_write and not self.multi_writer
     @property
     def group_id(self) -> str: return self.consumer_group or f"hudi-kafka-nb-{self.table_name}"
     @property

@@ -55,3 +55,36 @@ def test_two_participants_upsert_the_same_buckets_into_one_instant_and_each_key_
     # the third commit followed a compaction (every two delta commits): its log files sit on compacted base files
     assert any(f.name.endswith(".parquet") for f in (tmp_path / "t" / "eu").iterdir())
     table.close()
+
+
+def test_the_next_instant_written_while_the_last_commits_and_compacts_keeps_its_log_files_on_the_compacted_slice(tmp_path, spark):
+    """The coordinator opens the next instant before it commits the last (`05_commit_state`, "opens early"); here the
+    last one's commit also compacts every file group, while the next instant's log files are already written into them.
+    Hudi places a log file by when its instant completes: after the compaction, so on the compacted base file."""
+    config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(tmp_path / "t"), table_name="orders",
+                         value_schema={"order_id": "string", "region": "string", "version": "int64", "writer": "int64"},
+                         partition_field="region", write_operation="upsert", record_key_field="order_id", ordering_field="version",
+                         table_type="MERGE_ON_READ", hudi_options={"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "1",
+                                                                   "hoodie.compact.inline.max.delta.commits": "2"})
+    assert config.overlaps_instants
+    table = FencedTable(config.table_path, HudiCommitter(HudiJava(spark, config)))
+    writer = HudiWriter(HudiJava(spark, config))
+    table.take_over("c")
+    def checkpoint(start, end):
+        return Checkpoint(epoch=table.epoch, coordinator_id="c", partitions=[PartitionProgress("orders", 0, start, end, end)])
+    first = table.start_instant()
+    table.commit(first, checkpoint(0, 20), [writer.write(decode_records(events(0, range(0, 20), range(20), 1), config)[0], first).statuses], "c")
+    second = table.start_instant()
+    written = writer.write(decode_records(events(0, range(20, 40), range(20), 2), config)[0], second)
+    third = table.start_instant(committing=second)        # opened early: its log files are written before `second` commits
+    later = writer.write(decode_records(events(0, range(40, 50), range(10), 3), config)[0], third)
+    table.commit(second, checkpoint(20, 40), [written.statuses], "c")       # the second delta commit: compacts inline
+    table.commit(third, checkpoint(40, 50), [later.statuses], "c")
+    compactions = [c for c in completed_commits(config.table_path) if c["metadata"].get("operationType") == "COMPACT"]
+    assert len(compactions) == 1 and compactions[0]["instant"] > third, "compacted after the third instant opened"
+    expected = {f"o{key}": 3 if key < 10 else 2 for key in range(20)}
+    spark_rows = spark.read.format("hudi").load(config.table_path).select("order_id", "version").collect()
+    assert {r.order_id: r.version for r in spark_rows} == expected and len(spark_rows) == 20
+    rows = read_snapshot(config.table_path, ["order_id", "version"]).to_pylist()
+    assert {r["order_id"]: r["version"] for r in rows} == expected and len(rows) == 20
+    table.close()
