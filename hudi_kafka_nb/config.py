@@ -115,6 +115,10 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         if self.write_operation == "bulk_insert": return WriteMode.FILES
         return WriteMode.BUCKETS if self.write_operation == "upsert" and self.bucket_index else WriteMode.STAGED
     @property
+    def coordinator_writes_rows(self) -> bool:
+        "Whether the coordinator's own Spark writes the rows (what participants staged), not only commits what they wrote."
+        return not self.write_mode.participants_write
+    @property
     def bucket_index(self) -> bool:
         "Whether Hudi finds a key's file group by the hash of the key (`hoodie.index.type` BUCKET), not by looking it up."
         return self.hudi_options.get("hoodie.index.type", "").upper() == "BUCKET"

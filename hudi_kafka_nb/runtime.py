@@ -74,7 +74,7 @@ def open_coordinator(config: SinkConfig, coordinator_id: str | None = None, spar
     check_table_folder(config, storage)               # a file, a read-only folder, another table, a store without fences: refused before Spark starts
     broker = BrokerView(config, admin)
     # a coordinator that writes no rows runs its code a few times a commit: the quick compiler (11_spark)
-    spark = spark or spark_session(coordinator_id, table_path=storage, quick_compile=config.write_mode.participants_write)
+    spark = spark or spark_session(coordinator_id, table_path=storage, quick_compile=not config.coordinator_writes_rows)
     table = FencedTable(storage, HudiCommitter(HudiJava(spark, config, storage)))
     observed = metrics.role("coordinator", config.table_name, coordinator_id) if metrics else None
     write_status = status_writer(storage, COORDINATOR_STATUS_KEY)
@@ -143,7 +143,7 @@ def open_table_host(role: str, config: SinkConfig, role_id: str, crash: CrashHoo
     def spark(table: SinkConfig):
         with lock:                       # tables start on threads of their own: the first creates the process's Spark
             if not sessions: sessions.append(spark_session(f"{role} {role_id}", table_path=storage_of(table),
-                                                           quick_compile=role == "coordinator" and config.write_mode.participants_write))
+                                                           quick_compile=role == "coordinator" and not config.coordinator_writes_rows))
         return sessions[0]
     # each family of tables (a name in `tables` holding {route}): its topics scanned for the values that name its tables
     scans = {family: RouteValues(table := table_config(config, family, own=own), table.route_field,
