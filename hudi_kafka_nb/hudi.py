@@ -182,8 +182,9 @@ class HudiJava:
         "Spark rows of the table's data schema as the `JavaRDD` of Hudi records that a writer with these settings takes into `instant`."
         H = self.H
         schema = H.common.schema.HoodieSchema.parse(self.avro_schema)
+        settings = H.HoodieConversionUtils.mapAsScalaImmutableMap(self.java_map(options))
         args = getattr(H, "HoodieCreateRecordUtils$createHoodieRecordRddArgs")(
-            frame._jdf, write_config, H.HoodieConversionUtils.mapAsScalaImmutableMap(self.java_map(options)), f"{self.config.table_name}_record", f"hoodie.{self.config.table_name}", schema, schema,
+            frame._jdf, write_config, settings, f"{self.config.table_name}_record", f"hoodie.{self.config.table_name}", schema, schema,
             self.write_operation(), instant, False, False, False, self.meta_client().getTableConfig())
         return H.HoodieCreateRecordUtils.createHoodieRecordRdd(args)
 
