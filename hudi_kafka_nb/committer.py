@@ -110,8 +110,8 @@ class HudiCommitter:
         return [bytes(H.common.util.SerializationUtils.serialize(statuses))]
 
     def failed_records(self, write_statuses: list[bytes], limit: int = 1000) -> tuple[int, list[FailedRecord]]:
-        "How many records Hudi's serialized write statuses report as not written, and the first `limit` with Hudi's reason."
-        total, failed, jvm = 0, [], self.hudi.jvm
+        "How many records Hudi's serialized write statuses report as not written (a file two name, too), and the first `limit` with the reason."
+        total, failed, jvm, paths = 0, [], self.hudi.jvm, set()
         for blob in write_statuses:
             for status in java_list(self.hudi.H.common.util.SerializationUtils.deserialize(bytearray(blob))):
                 errors = status.getTotalErrorRecords()
@@ -119,6 +119,12 @@ class HudiCommitter:
                     total += max(1, errors)
                     failed.append(FailedRecord("", status.getPartitionPath() or "", f"the write of a file failed: {status.getGlobalError().toString()}"))
                     continue
+                path = stat.getPath() if (stat := status.getStat()) is not None else None
+                if path in paths:          # one file written twice: the first write's records are gone
+                    total += max(1, status.getTotalRecords())
+                    failed.append(FailedRecord("", status.getPartitionPath() or "", f"two writes made the same file {path}: one replaced the other"))
+                    continue
+                if path: paths.add(path)
                 total += errors
                 if not errors or len(failed) >= limit: continue      # the error map asked for only when it holds something
                 for entry in java_list(jvm.java.util.ArrayList(status.getErrors().entrySet()))[:limit - len(failed)]:

@@ -88,3 +88,25 @@ def test_the_next_instant_written_while_the_last_commits_and_compacts_keeps_its_
     rows = read_snapshot(config.table_path, ["order_id", "version"]).to_pylist()
     assert {r["order_id"]: r["version"] for r in rows} == expected and len(rows) == 20
     table.close()
+
+
+def test_an_instant_whose_write_statuses_name_one_file_twice_is_not_committed(tmp_path, spark):
+    "Two writes of one file name mean the second replaced the first: its records count as not written (see 14_committer)."
+    import pytest
+    from hudi_kafka_nb.ports import RecordsFailed
+    config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(tmp_path / "t"), table_name="orders",
+                         value_schema={"order_id": "string", "region": "string", "version": "int64", "writer": "int64"},
+                         partition_field="region", write_operation="upsert", record_key_field="order_id", ordering_field="version",
+                         table_type="MERGE_ON_READ", hudi_options={"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "1"})
+    table = FencedTable(config.table_path, HudiCommitter(HudiJava(spark, config)))
+    writer = HudiWriter(HudiJava(spark, config))
+    table.take_over("c")
+    instant = table.start_instant()
+    written = writer.write(decode_records(events(0, range(0, 10), range(10), 1), config)[0], instant)
+    checkpoint = Checkpoint(epoch=table.epoch, coordinator_id="c", partitions=[PartitionProgress("orders", 0, 0, 10, 10)])
+    with pytest.raises(RecordsFailed) as refused:
+        table.commit(instant, checkpoint, [written.statuses, written.statuses], "c")
+    assert refused.value.total == 10 and all("one replaced the other" in f.reason for f in refused.value.failed), refused.value
+    table.rollback(instant)
+    assert completed_commits(config.table_path) == []
+    table.close()
