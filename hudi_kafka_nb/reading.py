@@ -8,7 +8,7 @@ import pyarrow as pa
 import json
 import hudi
 from .storage import COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, Table, table_properties, table_storage
-from .timeline import commit_log, rust_table
+from .timeline import commit_log, file_group_of, rust_table
 
 # %% auto #0
 __all__ = ['HudiRsCannotRead', 'log_only_file_groups', 'read_snapshot', 'read_incremental', 'spark_read', 'snapshot_rows',
@@ -21,14 +21,11 @@ class HudiRsCannotRead(ValueError):
 
 def log_only_file_groups(table_path: Table) -> list[str]:
     "File groups (`<partition>/<file id>`) with log files and no base file yet: a bucket-indexed table's buckets before their first compaction."
-    bases, logs = set(), set()
+    groups: dict[str, set[str]] = {"base": set(), "log": set()}
     for key in table_storage(table_path).list(""):
-        if key.startswith(".hoodie/"): continue
         folder, _, name = key.rpartition("/")
-        if name.endswith(".crc"): continue            # a local disk's checksums of the files below
-        if name.startswith(".") and ".log." in name: logs.add(f"{folder}/{name[1:].split('_')[0]}")
-        elif name.endswith(".parquet"): bases.add(f"{folder}/{name.split('_')[0]}")
-    return sorted(logs - bases)
+        if not key.startswith(".hoodie/") and (group := file_group_of(name)): groups[group[1]].add(f"{folder}/{group[0]}")
+    return sorted(groups["log"] - groups["base"])
 
 def read_snapshot(table_path: Table, columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
     "Rows of the latest snapshot (or as of an instant), read by hudi-rs; `HudiRsCannotRead` where it would miss some."

@@ -15,8 +15,8 @@ from .storage import Table, table_properties, table_storage
 # %% auto #0
 __all__ = ['SERVICE_ACTIONS', 'InstantFile', 'instant_file', 'timeline_files', 'completion_times', 'rust_table',
            'completed_commits', 'latest_checkpoint_of', 'latest_schema_fields', 'write_stats', 'timeline_instants',
-           'pending_instants', 'instant_of_file', 'commit_log', 'table_services_log', 'committed_offsets',
-           'has_committed', 'timeline_sizes']
+           'pending_instants', 'instant_of_file', 'file_group_of', 'commit_log', 'table_services_log',
+           'committed_offsets', 'has_committed', 'timeline_sizes']
 
 # %% ../nbs/10_timeline.ipynb #b2c4d6e8
 class InstantFile(NamedTuple):
@@ -110,6 +110,11 @@ def instant_of_file(name: str) -> str | None:
     "The instant that wrote a data file: `<file id>_<token>_<instant>.parquet` or `.<file id>_<instant>.log.<n>_<token>`."
     match = re.search(r"_(\d{17})\.(?:parquet(?:\.crc)?$|log\.)", name)
     return match.group(1) if match else None
+
+def file_group_of(name: str) -> tuple[str, str] | None:
+    "A data file's file id and kind (\"base\" or \"log\"), from the names above; None for any other file (a checksum, partition metadata)."
+    if name.endswith(".crc") or instant_of_file(name) is None: return None
+    return (name[1:].split("_")[0], "log") if name.startswith(".") else (name.split("_")[0], "base")
 
 # %% ../nbs/10_timeline.ipynb #98515ee1
 def commit_log(table_path: Table) -> list[dict]:
