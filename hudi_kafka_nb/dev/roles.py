@@ -14,7 +14,7 @@ from ..runtime import run_job
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'run_role', 'crash_at', 'jobs_dir', 'tree_memory', 'RoleProcess']
+__all__ = ['log', 'run_role', 'crash_at', 'jobs_dir', 'tree_memory', 'RoleProcess', 'participant_params']
 
 # %% ../../nbs/19b_roles.ipynb #4a4f5ecf
 def run_role(role: str, params_file: str) -> dict:
@@ -130,3 +130,9 @@ class RoleProcess:
             try: proc.kill()
             except Exception: pass
         if self.process: self.process.wait()
+
+# %% ../../nbs/19b_roles.ipynb #e4a9e985
+def participant_params(params: dict, participants: int) -> dict:
+    "The settings of one of `participants` participants on this machine: unless they name a Spark master, a local one with its share of the cores."
+    if params.get("spark_master"): return params
+    return {**params, "spark_master": f"local[{max(1, (os.cpu_count() or 1) // max(1, participants))}]"}
