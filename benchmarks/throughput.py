@@ -6,7 +6,8 @@ In one run on the embedded Apache Kafka broker it measures
   (c) the keyed mode (upsert into merge-on-read, compaction every 3 delta commits): rows staged for the coordinator's
       write, then by bucket index (each participant writes its own) with the table services run by the coordinator inside
       its commits, then by a table-services job beside it; then the peer (f) upserting the same events, by Hudi's default
-      index and by the same bucket index,
+      index and by the same bucket index (by default at the scale issue 34 measured: 400,000 events of 50,000 orders,
+      100,000 a commit; `--keyed-records 150000 --keyed-orders 20000 --keyed-per-commit 20000` for small instants),
   (d) an appending sink with and without the table-services job beside it,
   (e) the sink with 2 participants and the table on an embedded S3 server (MinIO, S3A) against (b)'s local table,
   (f) the peer a user would pick instead: Spark Structured Streaming's Kafka source into Hudi's streaming sink
@@ -21,6 +22,7 @@ In one run on the embedded Apache Kafka broker it measures
       and its roles' CPU, the same backlog through the sink's stages in turn in one process (each stage's wall and CPU
       seconds), and Hudi's row writer alone on the same rows; then each record's produce → commit latency at a steady
       rate (half the 2 participants' steady rate, or --steady-rate), our sink (1 and 2 participants) against the peer (f),
+with 2 participants each given half the cores (`dev.roles.participant_params`, as for any participants sharing a machine),
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages once).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
@@ -32,7 +34,7 @@ from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.demo import compare_latest, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_orders
 from hudi_kafka_nb.reading import coordinate_check
-from hudi_kafka_nb.dev.roles import RoleProcess
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from hudi_kafka_nb.storage import TableStorage, resolve_storage_options
 from breakdown import plot_breakdown, print_breakdown, stage_breakdown, tree_cpu_s   # benchmarks/breakdown.py: figure (j)
@@ -68,7 +70,8 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
     table = TableStorage(params["table_path"], resolve_storage_options(params.get("storage_options", {})))
     env = role_env or {}
     roles = [RoleProcess("coordinator", params, workdir, env=env.get("coordinator"))]
-    roles += [RoleProcess("participant", params, workdir, name=f"participant-{i}", env=env.get("participant")) for i in range(participants)]
+    roles += [RoleProcess("participant", participant_params(params, participants), workdir, name=f"participant-{i}", env=env.get("participant"))
+              for i in range(participants)]
     if table_services: roles.append(RoleProcess("table_services", {**params, "table_services_interval_s": 5.0}, workdir, name="table-services"))
     participants_of = [r for r in roles if r.role == "participant"]
     peak, stop = {r.name: 0 for r in participants_of}, threading.Event()
@@ -141,15 +144,17 @@ def breakdown_figure(broker, args, root, role_env: dict | None = None):
 
 
 def keyed_figure(broker, args, root):
-    """(c) upserts of 20,000 orders into merge-on-read: staged for the coordinator's write (table services inline), then
+    """(c) upserts of `--keyed-orders` orders into merge-on-read: staged for the coordinator's write (table services inline), then
     by bucket index, each participant writing its own (table services inline, then a table-services job beside it);
     then the peer (f) upserting the same events, by Hudi's default index and by the same bucket index."""
     keyed_topic = f"bench-keyed-{uuid.uuid4().hex[:6]}"
     create_topic(broker.bootstrap_servers, keyed_topic, 8)
-    keyed_ends = produce_orders(broker.bootstrap_servers, keyed_topic, args.records // 2, progress=False, orders=20_000)
-    # small instants (10,000 events per participant), so that compactions come every few commits
+    keyed_ends = produce_orders(broker.bootstrap_servers, keyed_topic, args.keyed_records, progress=False, orders=args.keyed_orders)
+    # compactions every few commits: at the issue's scale (400,000 events of 50,000 orders, 100,000 a commit) one in
+    # the drain; with small instants (150,000 of 20,000, 20,000 a commit) two
     compaction = {"hoodie.compact.inline.max.delta.commits": "3"}
-    # one bucket per region: 20,000 orders make file groups of 4,000 rows, as many as Hudi's default index makes here
+    # one bucket per region: as many file groups as Hudi's default index makes of these orders (one per region, far
+    # below its small-file limit)
     bucket_index = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "1"}
     keyed = {**UPSERT_SETTINGS, "hudi_options": compaction, "max_batch_records": 5_000}
     runs = {"staged, services inline": ({**keyed, "table_services": "inline"}, False),
@@ -157,7 +162,7 @@ def keyed_figure(broker, args, root):
             "by bucket, services beside": ({**keyed, "hudi_options": {**compaction, **bucket_index}, "table_services": "separate"}, True)}
     medians, rates = {}, {}
     for name, (settings, beside) in runs.items():
-        rate, latencies, _ = sink_rate(broker, keyed_topic, keyed_ends, 2, args.commit_interval, 10_000,
+        rate, latencies, _ = sink_rate(broker, keyed_topic, keyed_ends, 2, args.commit_interval, args.keyed_per_commit // 2,
                                        root / f"keyed-{name.replace(', ', '-').replace(' ', '_')}", settings=settings, table_services=beside)
         medians[name], rates[name] = statistics.median(latencies), rate
         print(f"(c) upsert, merge-on-read, {name}: {rate:,.0f} events/s; commit latency median "
@@ -165,8 +170,8 @@ def keyed_figure(broker, args, root):
     print(f"(c) by bucket / staged (services inline): {rates['by bucket, services inline'] / rates['staged, services inline']:.2f}x; "
           f"commit latency with the table-services job beside the sink / without (by bucket): "
           f"{medians['by bucket, services beside'] / medians['by bucket, services inline']:.2f}")
-    # the peer (f) upserting the same events by the same key into merge-on-read, compacted as often, 20,000 a micro-batch
-    # (our two participants' 10,000 each a commit), its table checked like ours: by Hudi's default index (what a user
+    # the peer (f) upserting the same events by the same key into merge-on-read, compacted as often, as many a
+    # micro-batch as our commits take (half from each participant), its table checked like ours: by Hudi's default index (what a user
     # of the peer gets), and by the same bucket index as ours
     keyed_options = {"hoodie.datasource.write.operation": "upsert", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
                      "hoodie.datasource.write.recordkey.field": "order_id", "hoodie.table.ordering.fields": "event_time",
@@ -179,10 +184,10 @@ def keyed_figure(broker, args, root):
         assert check["rows"] == check["keys"] and not check["duplicate_keys"] and not check["stale_rows"], check
     peer_rates = {}
     for index, options in {"default index": keyed_options, "bucket index": {**keyed_options, **bucket_index}}.items():
-        seconds, _, _ = run_peer(broker, keyed_topic, keyed_ends, 20_000, root / f"keyed-peer-{index.replace(' ', '-')}", args,
+        seconds, _, _ = run_peer(broker, keyed_topic, keyed_ends, args.keyed_per_commit, root / f"keyed-peer-{index.replace(' ', '-')}", args,
                                  hudi_options=options, check=latest_checked)
         peer_rates[index] = sum(keyed_ends.values()) / seconds
-        print(f"(c) the peer upserting the same events by {index}, 20,000 a micro-batch: {peer_rates[index]:,.0f} events/s")
+        print(f"(c) the peer upserting the same events by {index}, {args.keyed_per_commit:,} a micro-batch: {peer_rates[index]:,.0f} events/s")
     print(f"(c) ours by bucket (services inline) / the peer by its default index: {rates['by bucket, services inline'] / peer_rates['default index']:.2f}x "
           f"(target at least 1.50x); / the peer by bucket index: {rates['by bucket, services inline'] / peer_rates['bucket index']:.2f}x; "
           f"ours staged / the peer by its default index: {rates['staged, services inline'] / peer_rates['default index']:.2f}x")
@@ -340,6 +345,9 @@ def main():
     parser.add_argument("--memory-records", type=int, default=1_000_000, help="(g): the smaller backlog; the larger is four times it")
     parser.add_argument("--memory-budget-mib", type=int, default=64, help="(g): max_buffered_bytes, in MiB")
     parser.add_argument("--overlap-per-instant", type=int, default=250_000, help="(h): records a participant takes into an instant")
+    parser.add_argument("--keyed-records", type=int, default=400_000, help="(c): order events upserted")
+    parser.add_argument("--keyed-orders", type=int, default=50_000, help="(c): distinct orders (keys) among them")
+    parser.add_argument("--keyed-per-commit", type=int, default=100_000, help="(c): records per commit (the peer's per micro-batch), half for each participant")
     parser.add_argument("--avro-decode-records", type=int, default=200_000, help="(i): records decoded in the decode-rate figure")
     parser.add_argument("--breakdown-records", type=int, default=1_200_000, help="(j): the backlog")
     parser.add_argument("--breakdown-per-instant", type=int, default=300_000, help="(j): records per commit")
