@@ -128,10 +128,12 @@ def breakdown_figure(broker, args, root, role_env: dict | None = None):
     plot_breakdown(result, rates, root / "breakdown.png")
     print(f"(j) plot: {root / 'breakdown.png'}")
     # each record's produce → commit latency at one steady rate (`--steady-rate`, else half the two participants' drain
-    # rate), ours with 1 and 2 participants, then the peer's
+    # rate), ours with 1 and 2 participants, then the peer's. Our instants are capped as in the drains above (else, at
+    # `--max-buffered`, the sink's capacity is about the steady rate itself, and the backlog its cold first instant
+    # leaves never drains), and still end by the commit interval
     steady, spans = args.steady_rate or rates[2] / 2, {}
-    for name, run in (("our sink, 1 participant", lambda t, w: run_sink(broker, t, {}, 1, w, args, steady)),
-                      ("our sink, 2 participants", lambda t, w: run_sink(broker, t, {}, 2, w, args, steady)),
+    for name, run in (("our sink, 1 participant", lambda t, w: run_sink(broker, t, {}, 1, w, args, steady, per_instant)),
+                      ("our sink, 2 participants", lambda t, w: run_sink(broker, t, {}, 2, w, args, steady, per_instant // 2)),
                       ("the peer", lambda t, w: run_peer(broker, t, {}, 0, w, args, steady))):
         steady_topic = f"bench-steady-{uuid.uuid4().hex[:6]}"
         create_topic(broker.bootstrap_servers, steady_topic, 8)

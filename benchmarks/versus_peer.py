@@ -84,11 +84,12 @@ def latencies(table):
     return statistics.median(spans), spans[int(0.95 * (len(spans) - 1))]
 
 
-def run_sink(broker, topic, ends, participants, workdir, args, steady_rate=0):
-    "Our sink on `topic`: seconds to drain `ends` (or, with `steady_rate`, to take a steady stream), and each process's usage."
+def run_sink(broker, topic, ends, participants, workdir, args, steady_rate=0, max_buffered=0):
+    """Our sink on `topic`: seconds to drain `ends` (or, with `steady_rate`, to take a steady stream), and each process's
+    usage; `max_buffered`: records a participant takes into an instant (0: `args.max_buffered`)."""
     params = {"bootstrap_servers": broker.bootstrap_servers, "topics": topic, "table_path": str(workdir / "table"), "table_name": "bench",
               "partition_field": "region", "commit_interval_s": args.commit_interval, "write_timeout_s": 300.0,
-              "value_schema": DEMO_VALUE_SCHEMA, "min_participants": participants, "max_buffered_records": args.max_buffered,
+              "value_schema": DEMO_VALUE_SCHEMA, "min_participants": participants, "max_buffered_records": max_buffered or args.max_buffered,
               "control_topic": f"control-{uuid.uuid4().hex[:6]}", "hudi_options": HUDI_OPTIONS}
     roles = [RoleProcess("coordinator", params, workdir)] + [RoleProcess("participant", participant_params(params, participants), workdir,
                                                                          name=f"participant-{i}") for i in range(participants)]
