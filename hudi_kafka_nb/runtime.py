@@ -164,7 +164,7 @@ class JobControls(msgspec.Struct, kw_only=True):
     stop_file: str = ""                 # the job stops when this file appears
     max_runtime_s: float = 0.0          # the job stops after this long; 0 runs until stopped
     log_level: str = "INFO"             # Python's logging level for the role's log
-    spark_master: str = ""              # a local Spark's master: spark://host:7077 runs the role's Spark on a standalone cluster; "" is local[2]
+    spark_master: str = ""              # a local Spark's master: spark://host:7077 runs the role's Spark on a standalone cluster; "" is local[2] (participants sharing one machine: local[cores ÷ participants] each)
     metrics_port: int = -1              # Prometheus metrics (16b_metrics) served on this port; 0: a free port (logged); -1: not served
     metrics_pushgateway: str = ""       # a Prometheus Pushgateway (host:port) the metrics are pushed to every 15 s, where no port can be reached
 
