@@ -154,7 +154,7 @@ jobs: setup
 	$(PYTHON) tools/render_jobs.py
 
 # Every figure of benchmarks/throughput.py, our sink and the peer side by side, and where a record's time goes (figure j)
-# (about 26 minutes on 2 cores; figure c alone, `ARGS="--parts c"`, about 7).
+# (about 27 minutes on 2 cores; figure c alone, `ARGS="--parts c"`, about 8).
 # Each benchmark takes its script's options in ARGS, e.g. make benchmark-peer ARGS="--records 1000000".
 benchmark: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/throughput.py $(ARGS)
