@@ -17,7 +17,7 @@ from ..reading import commit_history, snapshot_rows
 import numpy as np, pyarrow as pa, pyarrow.compute as pc
 from ..timeline import (commit_log, committed_offsets, completed_commits, has_committed, instant_of_file,
                                     rust_table, timeline_instants, write_stats)
-from .roles import RoleProcess
+from .roles import RoleProcess, participant_params
 from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic, free_port
 from ..metrics import read_metrics
 from .spark_cluster import LocalSparkCluster
@@ -125,6 +125,8 @@ def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess
     if name == "registry": self._registry().start(); return None
     role = next(r for prefix, r in ROLES if name.startswith(prefix))
     params = self.role_params()
+    # participants share this machine's cores, as the demo's do (`participant_params`)
+    if role == "participant": params = participant_params(params, sum(n.startswith("participant") for n in self.names))
     if self.metrics_ports is not None: params["metrics_port"] = self.metrics_ports.setdefault(name, free_port())   # the same across restarts
     self.roles[name] = RoleProcess(role, params, self.workdir, name=name, direct=True, env={**self.role_env, **(env or {})}).start()
     return self.roles[name]
