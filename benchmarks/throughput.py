@@ -22,10 +22,10 @@ In one run on the embedded Apache Kafka broker it measures
       and its roles' CPU, the same backlog through the sink's stages in turn in one process (each stage's wall and CPU
       seconds), and Hudi's row writer alone on the same rows; then each record's produce → commit latency at a steady
       rate (half the 2 participants' steady rate, or --steady-rate), our sink (1 and 2 participants) against the peer (f),
-with 2 participants each given half the cores (`dev.roles.participant_params`, as for any participants sharing a machine),
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages once).
-Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
+Everything is compared within the run, as ratios: these machines are too noisy for absolute targets. Participants that
+run together get their share of the cores each (`dev.roles.participant_params`), as any sharing one machine should.
 """
 import argparse, statistics, tempfile, threading, time, uuid
 from datetime import datetime
