@@ -38,14 +38,15 @@ STAGES = {"consume": "consume (confluent-kafka, the participant's consumer)",
 
 def tree_cpu_s(pid: int, kind: str = "") -> float:
     """CPU seconds so far of process `pid` and its children (a role's papermill, kernel and Spark JVM; this process's
-    JVM); with `kind` "JVM" only its Java processes, with "Python" only the others."""
+    JVM), with the children they have reaped (a JVM's short-lived `chmod` and `ls`: Hadoop's local file system without
+    its native library); with `kind` "JVM" only its Java processes, with "Python" only the others."""
     try: procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
     except psutil.NoSuchProcess: return 0.0
     total = 0.0
     for proc in procs:
         try:
             if kind and (proc.name() == "java") != (kind == "JVM"): continue
-            t = proc.cpu_times(); total += t.user + t.system
+            t = proc.cpu_times(); total += t.user + t.system + t.children_user + t.children_system
         except psutil.NoSuchProcess: pass
     return total
 

@@ -75,8 +75,8 @@ def bundle_jars() -> list[str]:
     return _resolved_jars("HUDI_KAFKA_NB_JARS", "hudi", "a local Spark needs Hudi's bundle (hudi-spark3.5-bundle_2.12)")
 
 def hudi_fix_jars() -> list[str]:
-    "Our replacements of classes of Hudi's bundle (see above): `$HUDI_KAFKA_NB_FIX_JARS` or the repository's `.jars/hudi-fixes/`."
-    return _resolved_jars("HUDI_KAFKA_NB_FIX_JARS", "hudi-fixes", "a local Spark needs the sink's fix of Hudi 1.2.0's inline file streams",
+    "Our classes for the JVM's own classpath (see above): `$HUDI_KAFKA_NB_FIX_JARS` or the repository's `.jars/hudi-fixes/`."
+    return _resolved_jars("HUDI_KAFKA_NB_FIX_JARS", "hudi-fixes", "a local Spark needs the sink's fix of Hudi 1.2.0's inline file streams and its local file system",
                           made="javac compiles java/hudi-fixes/")
 
 def sink_jars() -> list[str]:
@@ -128,6 +128,8 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
                    .config("spark.executor.extraJavaOptions", spark_java_options(driver=False))
                    # on the JVM's own classpath, found before the bundle's classes of the same names (see above)
                    .config("spark.driver.extraClassPath", fixes).config("spark.executor.extraClassPath", fixes)
+                   # file: paths through Hadoop's local file system, its permissions set without a process each (see above)
+                   .config("spark.hadoop.fs.file.impl", "hudikafkanb.LocalFileSystemWithoutShell")
                    .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
         # more Spark settings for a local or standalone Spark, e.g. spark.cores.max=1,spark.executor.memory=768m
         for pair in filter(None, os.environ.get("HUDI_KAFKA_NB_SPARK_CONF", "").split(",")):

@@ -309,3 +309,15 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
         assert rows.count() == rows.select("order_id").distinct().count(), "no key twice"
     finally:
         role.close(); table.close()
+
+
+def test_local_tables_are_written_by_hadoops_file_system_without_a_chmod_process(tmp_path, spark):
+    """A local Spark writes file: paths through our LocalFileSystemWithoutShell (11_spark), which sets permissions without
+    a `chmod` process: those Hadoop gives a new folder and file (its defaults less its umask), the checksum file beside."""
+    jvm = spark._jvm
+    fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI("file:///"), spark._jsc.hadoopConfiguration())
+    assert fs.getClass().getName() == "hudikafkanb.LocalFileSystemWithoutShell"
+    fs.create(jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/folder/file"), True).close()
+    mode = lambda p: oct(p.stat().st_mode & 0o7777)
+    assert (mode(tmp_path / "folder"), mode(tmp_path / "folder" / "file")) == ("0o755", "0o644")
+    assert (tmp_path / "folder" / ".file.crc").exists()
