@@ -148,7 +148,7 @@ def print_breakdown(result: dict, sink_rates: dict, role_usage: dict, per_instan
         print(f"    {label:<82} {wall[stage]:>7.2f} {cpu[stage]:>7.2f} {1e6 * wall[stage] / records:>10.1f} {records / max(wall[stage], 1e-9):>16,.0f}")
     series = sum(wall.values())
     print(f"    {'all stages in series':<82} {series:>7.2f} {sum(cpu.values()):>7.2f} {1e6 * series / records:>10.1f} {records / series:>16,.0f}")
-    alone = result["writer_alone_rate"]
+    alone, cores = result["writer_alone_rate"], os.cpu_count() or 1
     for participants, rate in sorted(sink_rates.items()):
         usage = role_usage.get(participants, {})
         sink_s = records / rate
@@ -156,10 +156,18 @@ def print_breakdown(result: dict, sink_rates: dict, role_usage: dict, per_instan
               f"({alone:,.0f} rows/s); per record {1e6 / rate:.1f} µs against the stages' {1e6 * series / records:.1f} µs in series"
               + ("; CPU over its drain: " + ", ".join(f"{name} {u['cpu_s']:,.1f} s" + (f" (JVM {u['jvm_s']:,.1f})" if "jvm_s" in u else "")
                                                       for name, u in sorted(usage.items())) if usage else "")
-              + f" (two cores for {sink_s:,.0f} s offer {2 * sink_s:,.0f} CPU-s)")
+              + f" ({cores} cores for {sink_s:,.0f} s offer {cores * sink_s:,.0f} CPU-s)")
     if 1 in sink_rates and 2 in sink_rates:
         print(f"(j) two participants / one: {sink_rates[2] / sink_rates[1]:.2f}x (target at least 1.00x); one participant / writer alone: "
               f"{sink_rates[1] / alone:.2f}x (target at least 0.75x)")
+    # the most a machine of `cores` can commit while every stage costs the CPU it did in series: every core busy, nothing
+    # waiting. A sink near it is bound by its stages' CPU, not by waits; past it only less CPU per record goes faster
+    bound = records * cores / sum(cpu.values())
+    beside = sum(cpu.values()) - cpu["write"]
+    budget = records * cores / (0.75 * alone) - cpu["write"]
+    print(f"(j) the stages' CPU bound on {cores} cores: {bound:,.0f} records/s = {bound / alone:.2f}x Hudi's writer alone"
+          + (f"; the sink with 1 participant reaches {sink_rates[1] / bound:.2f} of it" if 1 in sink_rates else "")
+          + f". At 0.75x the writer alone the stages beside Hudi's write may cost {budget:,.1f} CPU-s; they cost {beside:,.1f}")
     others = {label: wall[stage] for stage, label in STAGES.items() if stage != "write"}
     if 1 in sink_rates: others["the sink's waits and overlap (its drain's wall time less the stages in series)"] = records / sink_rates[1] - series
     largest = sorted(others.items(), key=lambda item: -item[1])[:3]
