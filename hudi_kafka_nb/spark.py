@@ -128,7 +128,7 @@ def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, me
                    .config("spark.executor.extraJavaOptions", spark_java_options(driver=False))
                    # on the JVM's own classpath, found before the bundle's classes of the same names (see above)
                    .config("spark.driver.extraClassPath", fixes).config("spark.executor.extraClassPath", fixes)
-                   # file: paths through Hadoop's local file system, its permissions set without a process each (see above)
+                   # file: paths through Hadoop's local file system, permissions set without a process each, small read buffers (see above)
                    .config("spark.hadoop.fs.file.impl", "hudikafkanb.LocalFileSystemWithoutShell")
                    .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
         # more Spark settings for a local or standalone Spark, e.g. spark.cores.max=1,spark.executor.memory=768m
