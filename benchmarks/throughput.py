@@ -25,7 +25,7 @@ In one run on the embedded Apache Kafka broker it measures
 and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's
 log) and the peak memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages once).
 Everything is compared within the run, as ratios: these machines are too noisy for absolute targets. Participants that
-run together get their share of the cores each (`dev.roles.participant_params`), as any sharing one machine should.
+run together get their share of the cores each (`dev.roles.participant_roles`), as any sharing one machine should.
 """
 import argparse, statistics, tempfile, threading, time, uuid
 from datetime import datetime
@@ -34,7 +34,7 @@ from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.demo import compare_latest, wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_orders
 from hudi_kafka_nb.reading import coordinate_check
-from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from hudi_kafka_nb.storage import TableStorage, resolve_storage_options
 from breakdown import plot_breakdown, print_breakdown, stage_breakdown, tree_cpu_s   # benchmarks/breakdown.py: figure (j)
@@ -70,8 +70,7 @@ def sink_rate(broker, topic, ends, participants, commit_interval_s, max_buffered
     table = TableStorage(params["table_path"], resolve_storage_options(params.get("storage_options", {})))
     env = role_env or {}
     roles = [RoleProcess("coordinator", params, workdir, env=env.get("coordinator"))]
-    roles += [RoleProcess("participant", participant_params(params, participants), workdir, name=f"participant-{i}", env=env.get("participant"))
-              for i in range(participants)]
+    roles += participant_roles(params, participants, workdir, env=env.get("participant"))
     if table_services: roles.append(RoleProcess("table_services", {**params, "table_services_interval_s": 5.0}, workdir, name="table-services"))
     participants_of = [r for r in roles if r.role == "participant"]
     peak, stop = {r.name: 0 for r in participants_of}, threading.Event()

@@ -22,7 +22,7 @@ from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, consumer_settings, load_conf
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.reading import coordinate_check, read_snapshot
-from hudi_kafka_nb.dev.roles import RoleProcess, participant_params, tree_memory
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles, tree_memory
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from hudi_kafka_nb.timeline import completion_times
 
@@ -91,8 +91,7 @@ def run_sink(broker, topic, ends, participants, workdir, args, steady_rate=0, ma
               "partition_field": "region", "commit_interval_s": args.commit_interval, "write_timeout_s": 300.0,
               "value_schema": DEMO_VALUE_SCHEMA, "min_participants": participants, "max_buffered_records": max_buffered or args.max_buffered,
               "control_topic": f"control-{uuid.uuid4().hex[:6]}", "hudi_options": HUDI_OPTIONS}
-    roles = [RoleProcess("coordinator", params, workdir)] + [RoleProcess("participant", participant_params(params, participants), workdir,
-                                                                         name=f"participant-{i}") for i in range(participants)]
+    roles = [RoleProcess("coordinator", params, workdir), *participant_roles(params, participants, workdir)]
     usage = Usage(lambda: {r.name: r.process.pid for r in roles if r.process})
     try:
         for r in roles: r.start()

@@ -6,7 +6,7 @@ from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.reading import commit_history, coordinate_check, coordinates, coordinator_status
 from hudi_kafka_nb.timeline import commit_log
-from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.servers import free_port
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters, scrape, wait_for
 
@@ -18,9 +18,7 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
     sink_params = {**sink_params, "max_buffered_bytes": 65_536, "max_batch_records": 1_000}
     ports = {name: free_port() for name in ("coordinator", "participant-0", "participant-1")}   # each role serves its metrics
     roles = [RoleProcess("coordinator", {**sink_params, "metrics_port": ports["coordinator"]}, workdir)]
-    # the two participants share this machine's cores, as a user starting them on one machine is told to (README)
-    roles += [RoleProcess("participant", participant_params({**sink_params, "metrics_port": ports[f"participant-{i}"]}, 2), workdir,
-                          name=f"participant-{i}") for i in range(2)]
+    roles += participant_roles(sink_params, 2, workdir, each=lambda i: {"metrics_port": ports[f"participant-{i}"]})
     table_path = Path(sink_params["table_path"])
     try:
         for role in roles: role.start()

@@ -16,7 +16,7 @@ from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.preflight import sink_acls
 from hudi_kafka_nb.reading import coordinate_check, coordinates
-from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.runtime import run_job
 from hudi_kafka_nb.dev.servers import EmbeddedBroker
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
@@ -63,7 +63,7 @@ def test_the_sink_with_exactly_the_documented_acls_is_exactly_once_and_its_passw
     params, secret, env = secured_sink["params"], secured_sink["password"], secured_sink["env"]
     table_path, workdir = Path(params["table_path"]), tmp_path / "jobs"
     roles = [RoleProcess("coordinator", params, workdir, env=env)]
-    roles += [RoleProcess("participant", participant_params(params, 2), workdir, name=f"participant-{i}", env=env) for i in range(2)]   # sharing the cores
+    roles += participant_roles(params, 2, workdir, env=env)
     try:
         for role in roles: role.start()
         wait_until_ingesting(table_path, roles)

@@ -13,7 +13,7 @@ from ..config import DEMO_VALUE_SCHEMA
 from .producers import (UPSERT_SETTINGS, latest_per_key, produce_avro_orders, produce_changes, produce_orders,
                                          register_schema)
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
-from .roles import RoleProcess, participant_params
+from .roles import RoleProcess, participant_roles
 from ..supervisor import add_commands, run_command
 from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from .spark_cluster import LocalSparkCluster
@@ -183,8 +183,7 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
                   **({"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None} if registry else {})}
         try:
             roles.append(RoleProcess("coordinator", params, workdir, env=role_env).start())
-            roles += [RoleProcess("participant", participant_params(params, participants), workdir, name=f"participant-{i}", env=role_env).start()
-                      for i in range(participants)]
+            roles += [role.start() for role in participant_roles(params, participants, workdir, env=role_env)]
             wait_until_ingesting(table_path, roles)
             expected = None
             if database: seconds = mirror_database(broker.bootstrap_servers, database, table_at, roles, records, rate_per_s, timeout_s)

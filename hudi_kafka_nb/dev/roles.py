@@ -5,6 +5,7 @@
 # %% ../../nbs/19b_roles.ipynb #086346d6
 from __future__ import annotations
 import logging, os, signal, subprocess, sys, time
+from typing import Callable
 from pathlib import Path
 import yaml
 from .servers import owner_only
@@ -14,7 +15,7 @@ from ..runtime import run_job
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'run_role', 'crash_at', 'jobs_dir', 'tree_memory', 'RoleProcess', 'participant_params']
+__all__ = ['log', 'run_role', 'crash_at', 'jobs_dir', 'tree_memory', 'RoleProcess', 'participant_params', 'participant_roles']
 
 # %% ../../nbs/19b_roles.ipynb #4a4f5ecf
 def run_role(role: str, params_file: str) -> dict:
@@ -136,3 +137,9 @@ def participant_params(params: dict, participants: int) -> dict:
     "The settings of one of `participants` participants on this machine: unless they name a Spark master, a local one with its share of the cores."
     if params.get("spark_master"): return params
     return {**params, "spark_master": f"local[{max(1, (os.cpu_count() or 1) // max(1, participants))}]"}
+
+def participant_roles(params: dict, count: int, workdir: str | Path, env: dict | None = None,
+                      each: Callable[[int], dict] | None = None) -> list[RoleProcess]:
+    "`count` participants of one sink on this machine (participant-0, …), each with its share of the cores; `each(i)`: the i-th one's own settings."
+    return [RoleProcess("participant", participant_params({**params, **(each(i) if each else {})}, count), workdir,
+                        name=f"participant-{i}", env=env) for i in range(count)]
