@@ -15,37 +15,56 @@ from .setting_values import ConfigError
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'ERROR_LINE', 'RestartPolicy', 'Exit', 'next_start', 'exit_cause', 'SupervisedRole', 'role_names',
-           'check_one_machine', 'Supervisor', 'run_role', 'add_commands', 'run_command', 'main']
+__all__ = ['log', 'KILLING_SIGNALS', 'ERROR_LINE', 'RestartPolicy', 'Exit', 'killed_from_outside', 'next_start', 'exit_cause',
+           'SupervisedRole', 'role_names', 'check_one_machine', 'Supervisor', 'run_role', 'add_commands', 'run_command',
+           'main']
 
 # %% ../nbs/19d_supervisor.ipynb #51db0930
 @dataclass(frozen=True)
 class RestartPolicy:
     "How the supervisor starts a role again."
-    first_s: float = 1.0            # the wait before the first restart
-    max_s: float = 60.0             # the longest wait between restarts
-    healthy_s: float = 60.0         # a run this long counts as healthy: the waits start again from first_s
-    same_failures: int = 5          # this many quick exits in a row with one cause: the role is held back
-    hold_s: float = 600.0           # how long a role held back waits before it is tried again
+
+    first_s: float = 1.0  # the wait before the first restart
+    max_s: float = 60.0  # the longest wait between restarts
+    healthy_s: float = 60.0  # a run this long counts as healthy: the waits start again from first_s
+    same_failures: int = 5  # this many failures of its own in a row with one cause: the role is held back
+    hold_s: float = 600.0  # how long a role held back waits before it is tried again
+
 
 class Exit(NamedTuple):
     "One run of a role: when it started and ended (the supervisor's clock), its exit code, and the cause it gave."
+
     started: float
     ended: float
     code: int
     cause: str
 
+
+# signals that end a process from outside (an operator, the OOM killer, a node going away); a process raises the
+# others itself (SIGABRT, SIGSEGV: a crash of its own)
+KILLING_SIGNALS = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+
+
+def killed_from_outside(run: Exit) -> bool:
+    "Whether the run was ended by a signal the role did not raise itself: a kill is not the role failing."
+    return run.code < 0 and -run.code in {int(s) for s in KILLING_SIGNALS}
+
+
 def next_start(exits: list[Exit], policy: RestartPolicy = RestartPolicy()) -> tuple[float, bool]:
     "When to start a role again after its `exits` (the latest last), and whether it is held back."
     last = exits[-1]
-    quick = []                      # the quick exits that end the history, newest first
+    quick = []  # the quick exits that end the history, newest first
     for run in reversed(exits):
-        if run.ended - run.started >= policy.healthy_s: break
+        if run.ended - run.started >= policy.healthy_s:
+            break
         quick.append(run)
-    if not quick: return last.ended + policy.first_s, False
-    if len(quick) >= policy.same_failures and len({run.cause for run in quick[:policy.same_failures]}) == 1:
+    if not quick:
+        return last.ended + policy.first_s, False
+    failures = [run for run in quick if not killed_from_outside(run)]
+    repeated = failures[: policy.same_failures]
+    if not killed_from_outside(last) and len(repeated) == policy.same_failures and len({r.cause for r in repeated}) == 1:
         return last.ended + policy.hold_s, True
-    return last.ended + min(policy.max_s, policy.first_s * 2 ** (len(quick) - 1)), False
+    return last.ended + min(policy.max_s, policy.first_s * 2 ** min(len(quick) - 1, 30)), False
 
 # %% ../nbs/19d_supervisor.ipynb #934454b5
 ERROR_LINE = re.compile(r"\b\w*(Error|Exception)\b:?")
