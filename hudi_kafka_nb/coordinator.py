@@ -53,9 +53,13 @@ class ParticipantHealth:
 class CoordinatorState(Enum):
     WAITING = "WAITING"; WRITING = "WRITING"; COLLECTING = "COLLECTING"; STOPPED = "STOPPED"
 
-def table_value_schema(config: SinkConfig, checkpoint: Checkpoint | None) -> dict[str, str]:
-    "The fields instants are written with: the table's (its latest checkpoint's), then those declared in `value_schema`."
-    return {**(checkpoint.value_schema if checkpoint else {}), **config.value_schema}
+def table_value_schema(table: dict[str, str], declared: dict[str, str]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """The fields instants are written with: the table's, each of its type, then the declared ones it lacks (`value_schema`,
+    or the registry's latest schemas); and the declared fields whose type differs from the table's column (name → the
+    column's type, the declared one). The table decides: a column never changes its type."""
+    fields = {**table, **{name: type_name for name, type_name in declared.items() if name not in table}}
+    differing = {name: (table[name], type_name) for name, type_name in declared.items() if table.get(name, type_name) != type_name}
+    return fields, differing
 
 class Coordinator:
     "The coordinator role: drive START_COMMIT → END_COMMIT → WRITE_STATUS → commit → ACK_COMMIT."
@@ -77,7 +81,7 @@ class Coordinator:
         self.epoch = self.table.take_over(self.id)
         self.last_committed_instant, checkpoint = self.table.latest()
         self.committed = checkpoint.next_offsets() if checkpoint else {}
-        self.value_schema = table_value_schema(config, checkpoint)
+        self.value_schema = self._table_fields(checkpoint)
         self.partitions = self.broker.partitions()
         log.info(transition_line("coordinator", self.id, "RECOVERED", epoch=self.epoch, last_commit=self.last_committed_instant,
                                  known_partitions=len(self.committed), partitions=len(self.partitions)))
@@ -91,6 +95,17 @@ class Coordinator:
         "The open instant, in the states that have one (WRITING, COLLECTING, and the commit between them and WAITING)."
         if self.open is None: raise RuntimeError(f"coordinator {self.id} has no open instant")
         return self.open
+
+    def _table_fields(self, checkpoint: Checkpoint | None) -> dict[str, str]:
+        """The fields of the table: its latest commit's (before the first, those the first coordinator gave it), then the
+        declared ones it lacks. A declared type that differs from the table's column is said, and the column's kept."""
+        table = checkpoint.value_schema if checkpoint and checkpoint.value_schema else self.table.first_value_schema(self.config.value_schema)
+        fields, differing = table_value_schema(table, self.config.value_schema)
+        for name, (column, declared) in differing.items():
+            log.warning("coordinator %s: the settings (value_schema, or the schema registry's latest schema) give field %r as %s, "
+                        "but the table's column is %s: the column keeps its type, and records that write the field as %s go "
+                        "where incompatible_schema=%r says", self.id, name, declared, column, declared, self.config.incompatible_schema)
+        return fields
 
     def _transition(self, state: CoordinatorState, **fields):
         self.state = state
@@ -324,7 +339,7 @@ def on_conflict(self: Coordinator, error: CommitConflict, following: OpenInstant
     self.abort(f"commit conflict: {error}", cause="commit_conflict", following=following)
     self.last_committed_instant, checkpoint = self.table.latest()
     self.committed = checkpoint.next_offsets() if checkpoint else {}
-    self.value_schema = widen_value_schema(table_value_schema(self.config, checkpoint), [self.value_schema])
+    self.value_schema = widen_value_schema(self._table_fields(checkpoint), [self.value_schema])
 
 WRITE_FAILURES_BEFORE_STOP = 3
 

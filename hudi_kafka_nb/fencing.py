@@ -14,14 +14,15 @@ from .storage import Table, TableError, aux_key, table_storage
 from .timeline import completed_commits, instant_of_file, pending_instants, timeline_files, timeline_instants, timeline_sizes
 
 # %% auto #0
-__all__ = ['log', 'GENESIS', 'MARKERS', 'ABORTED_MARKERS_KEPT_S', 'LEFTOVER_SWEEPS_S', 'latest_epoch', 'claim_epoch',
-           'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable', 'aborted_writes',
-           'sweep_aborted_writes', 'leftover_files', 'sweep_rolled_back_files', 'decision_in_flight', 'writing_by_key',
-           'keyed_write_in_flight']
+__all__ = ['log', 'GENESIS', 'FIRST_VALUE_SCHEMA_KEY', 'MARKERS', 'ABORTED_MARKERS_KEPT_S', 'LEFTOVER_SWEEPS_S', 'latest_epoch',
+           'claim_epoch', 'check_epoch', 'Decision', 'Slot', 'walk', 'claim_slot', 'prune', 'FencedTable',
+           'aborted_writes', 'sweep_aborted_writes', 'leftover_files', 'sweep_rolled_back_files', 'decision_in_flight',
+           'writing_by_key', 'keyed_write_in_flight']
 
 # %% ../nbs/07_fencing.ipynb #ff9c9924
 log = logging.getLogger(__name__)
 GENESIS = "genesis"                         # the slot before a table's first commit
+FIRST_VALUE_SCHEMA_KEY = aux_key("first-value-schema.json")   # the table's value fields until its first commit records them
 
 # %% ../nbs/07_fencing.ipynb #0a757e07
 def _epochs(table_path) -> list[int]:
@@ -106,6 +107,13 @@ class FencedTable:
     def hudi_version(self) -> str: return self.committer.hudi.version
 
     def use_value_schema(self, value_schema: dict[str, str]): self.committer.use_value_schema(value_schema)
+
+    def first_value_schema(self, proposed: dict[str, str]) -> dict[str, str]:
+        """The value fields of a table none of our commits has written yet: those the first coordinator proposed, kept
+        beside the table, so that one restarted before the first commit writes the same (never a registry's newer types)."""
+        storage = table_storage(self.path)
+        storage.create(FIRST_VALUE_SCHEMA_KEY, msgspec.json.encode(proposed))
+        return msgspec.json.decode(storage.read(FIRST_VALUE_SCHEMA_KEY), type=dict[str, str])
 
     def latest(self):
         "(latest commit instant, its Checkpoint) of our commits, by epoch then instant; (None, None) before the first."
