@@ -68,6 +68,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     control_topic: str = ""                     # one partition, this table's only; "" means "hudi-control-<table_name>"
     dead_letter_topic: str = ""                 # bad records go here; "" means "<table_name>-dead-letters"
     dead_letter_max_bytes: int = 262_144        # a larger letter keeps the first bytes of its value (the record stays in its topic)
+    dead_letter_exactly_once: bool = True       # each bad record's letter once (Kafka transactions; read_committed readers); False: at least once, for a broker without transactions
     consumer_group: str = ""                    # offsets are committed here for lag tools; "" means "hudi-kafka-nb-<table_name>"
     partition_field: str = ""                   # "" means a non-partitioned table
     partition_time_field: str = ""              # a timestamp field: partition_field is then its time bucket, not a value field
@@ -132,6 +133,10 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         return self.write_mode.participants_write and not self.multi_writer
     @property
     def group_id(self) -> str: return self.consumer_group or f"hudi-kafka-nb-{self.table_name}"
+    @property
+    def dead_letter_group(self) -> str:
+        "The consumer group that keeps where the dead-letter topic's letters of each data partition end (`dead_letter_exactly_once`)."
+        return f"{self.group_id}-dead-letters"
     @property
     def mirrors_changes(self) -> bool: return self.value_format == "debezium"
     @property

@@ -5,13 +5,14 @@
 # %% ../nbs/16_kafka.ipynb #9e9747f0
 from __future__ import annotations
 import logging, threading, time, uuid
+from typing import Any, Callable
 import msgspec
 from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_BEGINNING, OFFSET_END, KafkaException, KafkaError, IsolationLevel
 from confluent_kafka.admin import AdminClient, OffsetSpec
 from .config import SinkConfig, client_settings, consumer_settings
 from .messages import ControlEvent, Hello, PartitionStart, decode_event, encode_event
 from .ports import ForeignEvents
-from .preflight import admin_client, data_partitions, warn_unless_unauthorised
+from .preflight import UNAUTHORISED, admin_client, data_partitions, warn_unless_unauthorised
 from .records import DeadLetter, RawRecord, dead_letter_message
 
 log = logging.getLogger(__name__)
@@ -190,19 +191,86 @@ class RouteValues:
 
 # %% ../nbs/16_kafka.ipynb #d1e7a002
 class DeadLetterQueue:
-    "Letters for records the sink cannot store, sent so that they always fit; `flush` says how many were not delivered."
-    def __init__(self, producer, topic: str, participant_id: str, max_bytes: int, table: str = ""):
+    """The participant's dead-letter topic: an instant's letters delivered at once, each sent so that it fits. With
+    `dead_letter_exactly_once`, in one Kafka transaction with where the letters of each of their partitions end (offsets
+    of the consumer group `dead_letter_group`): read committed, a letter is there with its instant's others, or not at
+    all, and `lettered` says which records' letters are there."""
+
+    def __init__(self, producer, topic: str, participant_id: str, max_bytes: int, table: str = "", positions=None,
+                 new_producer: Callable[[], Any] | None = None, group: str = ""):
         self.producer, self.topic, self.participant_id, self.max_bytes, self.table = producer, topic, participant_id, max_bytes, table
+        self.positions, self.group = positions, group  # a consumer of the letters' group, never subscribed; None: at least once
+        self.new_producer = new_producer  # replaces a transactional producer Kafka fenced or failed for good
+        self.ready = False  # the transactional producer has registered its transactional.id
         self.failed = 0
+        self.refused: list[int] = []  # letters of the transaction under way that the topic refused as too large
 
     @classmethod
     def for_config(cls, config: SinkConfig, participant_id: str) -> "DeadLetterQueue":
         # one letter per batch: the broker judges each letter alone, so one that is too large never takes others down with it
-        producer = Producer(client_settings(config, **{"acks": "all", "linger.ms": 5, "batch.num.messages": 1}))
-        return cls(producer, config.dead_letters, participant_id, config.dead_letter_max_bytes, table=config.table_name)
+        settings = client_settings(config, **{"acks": "all", "linger.ms": 5, "batch.num.messages": 1})
+        if not config.dead_letter_exactly_once:
+            return cls(Producer(settings), config.dead_letters, participant_id, config.dead_letter_max_bytes, table=config.table_name)
+        # one transactional.id per participant, the same across its restarts: the new process fences a killed one's
+        # unfinished transaction at once, instead of after transaction.timeout.ms
+        settings["transactional.id"] = f"{config.dead_letter_group}-{participant_id}"
+        positions = Consumer(consumer_settings(config, config.dead_letter_group, **{"client.id": participant_id}))
+        return cls(Producer(settings), config.dead_letters, participant_id, config.dead_letter_max_bytes, table=config.table_name,
+                   positions=positions, new_producer=lambda: Producer(settings), group=config.dead_letter_group)
 
-    def send(self, letter: DeadLetter):
-        self._produce(*dead_letter_message(letter, self.participant_id, self.max_bytes, self.table))
+    def lettered(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        "Where the letters of each partition end: every bad record before that offset has its letter in the topic."
+        if self.positions is None or not partitions: return {}
+        # read committed (the consumer's default): Kafka answers once a transaction that moves them has ended
+        found = self.positions.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
+        for tp in found:
+            if tp.error is not None and tp.error.code() in UNAUTHORISED: warn_unless_unauthorised(tp.error, f"dead letters' group {self.group}")
+            if tp.error is not None: raise KafkaException(tp.error)
+        return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
+
+    def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], int], timeout_s: float) -> int:
+        "Deliver `letters` (with transactions, and `ends` as their partitions' new positions); how many were not delivered."
+        messages = [dead_letter_message(letter, self.participant_id, self.max_bytes, self.table) for letter in letters]
+        if self.positions is None:
+            for key, value, headers in messages: self._produce(key, value, headers)
+            return self.flush(timeout_s)
+        for attempt in range(3):
+            self.refused = []
+            try: return self._in_transaction(messages, ends, timeout_s)
+            except KafkaException as e:
+                if e.args[0].code() in UNAUTHORISED: warn_unless_unauthorised(e.args[0], f"dead letters to {self.topic}")   # stops the role
+                log.warning("dead letters: the transaction of %d letter(s) to %s failed (attempt %d): %s", len(messages), self.topic,
+                            attempt + 1, e.args[0])
+                self._abort(timeout_s)
+                # letters the topic refused as too large go again without their values; other failures once more
+                refused = set(self.refused)
+                messages = [_headers_only(*m) if i in refused else m for i, m in enumerate(messages)]
+        return len(messages)
+
+    def _in_transaction(self, messages: list, ends: dict[tuple[str, int], int], timeout_s: float) -> int:
+        if not self.ready:
+            self.producer.init_transactions(timeout_s)
+            self.ready = True
+        self.producer.begin_transaction()
+        for index, (key, value, headers) in enumerate(messages):
+            refused = lambda error, message, index=index: self._refused(error, index)
+            self.producer.produce(self.topic, key=key, value=value, headers=headers, on_delivery=refused)
+        offsets = [TopicPartition(t, p, end) for (t, p), end in sorted(ends.items())]
+        self.producer.send_offsets_to_transaction(offsets, self.positions.consumer_group_metadata(), timeout_s)
+        self.producer.commit_transaction(timeout_s)
+        return 0
+
+    def _refused(self, error, index: int):
+        if error is not None and error.code() == KafkaError.MSG_SIZE_TOO_LARGE: self.refused.append(index)
+
+    def _abort(self, timeout_s: float):
+        "End a failed transaction; a producer that cannot (fenced, or failed for good) is replaced by a new one."
+        try:
+            self.producer.abort_transaction(timeout_s)
+            return
+        except KafkaException as e:
+            log.warning("dead letters: could not abort the transaction (%s); a new producer takes over", e.args[0])
+        if self.new_producer is not None: self.producer, self.ready = self.new_producer(), False
 
     def _produce(self, key, value, headers):
         delivered = lambda error, message: self._delivered(error, key, value, headers)   # reports do not carry the headers
@@ -221,16 +289,23 @@ class DeadLetterQueue:
 
     def _without_value(self, key, value, headers, error):
         log.warning("dead-letter topic %s refused a %d-byte letter (%s); sending its headers only", self.topic, len(value), error)
-        headers = [h for h in headers if h[0] != "hudi_kafka_nb.value.truncated"] + [("hudi_kafka_nb.value.truncated", b"value left out: too large for the topic")]
-        self._produce(key[:1024] if key else key, None, headers)
-
-    def poll(self): self.producer.poll(0)
+        self._produce(*_headers_only(key, value, headers))
 
     def flush(self, timeout_s: float) -> int:
-        "Wait for every letter; the number not delivered (still queued or refused) since the last flush."
+        "Wait for every letter sent without a transaction; the number not delivered (still queued or refused) since the last flush."
         left = self.producer.flush(timeout_s)
         failed, self.failed = self.failed, 0
         return left + failed
+
+    def close(self):
+        self.producer.flush(10)
+        if self.positions is not None: self.positions.close()
+
+
+def _headers_only(key, value, headers):
+    "A letter without its value, for a topic that refused it as too large: the headers still say where the record is and why."
+    headers = [h for h in headers if h[0] != "hudi_kafka_nb.value.truncated"] + [("hudi_kafka_nb.value.truncated", b"value left out: too large for the topic")]
+    return key[:1024] if key else key, None, headers
 
 # %% ../nbs/16_kafka.ipynb #64f8005d
 def read_dead_letters(bootstrap_servers: str, topic: str, expected: int, timeout_s: float = 30,

@@ -119,16 +119,19 @@ class RoleMetrics:
         self._of(self.metrics.buffered).set_function(buffered)
 
     def dead_letters(self, port: DeadLetters) -> DeadLetters:
-        "`port`, counting what it sends by the kind of reason."
+        "`port`, counting the letters it delivers by the kind of reason."
         return CountedDeadLetters(port, lambda reason: self._of(self.metrics.dead_lettered, reason=reason_kind(reason)).inc())
 
 class CountedDeadLetters:
-    "A `DeadLetters` port that counts each letter it sends."
+    "A `DeadLetters` port that counts each letter it delivers (once each: a letter an aborted instant delivered is not due again)."
     def __init__(self, port: DeadLetters, count: Callable[[str], None]): self.port, self.count = port, count
-    def send(self, letter: DeadLetter):
-        self.port.send(letter); self.count(letter.reason)
-    def poll(self): self.port.poll()
-    def flush(self, timeout_s: float) -> int: return self.port.flush(timeout_s)
+    def lettered(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]: return self.port.lettered(partitions)
+    def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], int], timeout_s: float) -> int:
+        undelivered = self.port.deliver(letters, ends, timeout_s)
+        if not undelivered:
+            for letter in letters: self.count(letter.reason)
+        return undelivered
+    def close(self): self.port.close()
 
 # %% ../nbs/16b_metrics.ipynb #ab5c8ec2
 def serve_metrics(metrics: SinkMetrics, port: int, address: str = "0.0.0.0") -> int:

@@ -13,11 +13,12 @@ import pyarrow as pa
 from fastcore.basics import patch
 from .changes import decode_changes, latest_changes
 from .config import SinkConfig
+from .setting_values import ConfigError
 from .messages import AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, StartCommit, WriteStatus, transition_line
 from .ports import Channel, Clock, DataSource, DeadLetters, Observe, Writer
 from .background_writes import BackgroundWrites
 from .participant_state import (Move, ParticipantInstant, ParticipantState, Progress, Situation, adopts, advance,
-                                             fresh_records, is_full, next_move, over_share, set_aside_failed, skip_to,
+                                             fresh_records, is_full, letters_due, next_move, over_share, set_aside_failed, skip_to,
                                              writes_early)
 from .records import Decode, Decoded, RawRecord, ServiceUnavailable, data_schema, decode_batch, routed_decoder, wider_type
 
@@ -50,6 +51,7 @@ class Participant:
         self.ignored_fields: set[str] = set()               # warned about once
         self.stopped_partitions: dict[tuple[str, int], str] = {}   # partitions stopped at records the table cannot take, and why
         self.failed_keys: dict[str, str] = {}               # Hudi keys of records Hudi could not write → its reason (until a commit)
+        self.refused_lettered: set = set()                  # coordinates of those records whose letters were delivered (until a commit)
         self.state, self.epoch = ParticipantState.IDLE, 0   # the newest epoch seen: older coordinators are ignored
         self.current: ParticipantInstant | None = None      # the latest instant this participant took part in
         self.committing: ParticipantInstant | None = None   # the instant before it, while its commit runs (the next opened early)
@@ -157,9 +159,8 @@ def on_start_commit(self: Participant, event: StartCommit):
 def _adopt(self: Participant, ahead: ParticipantInstant, fresh: ParticipantInstant) -> ParticipantInstant:
     "The records read ahead as the new instant's, if it can take them (`adopts`); else `fresh`."
     if not adopts(ahead, fresh): return fresh
-    for letter in ahead.letters: self.dead_letters.send(letter)
     # START_COMMIT assigns the partitions again, unpaused: the instant's shares start over from what was read ahead
-    return replace(ahead, epoch=fresh.epoch, instant=fresh.instant, letters=[], paused=set())
+    return replace(ahead, epoch=fresh.epoch, instant=fresh.instant, paused=set())
 
 @patch
 def _use_value_schema(self: Participant, value_schema: dict[str, str]):
@@ -239,11 +240,7 @@ def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant 
     if self.failed_keys and rows.num_rows:                   # records Hudi refused in an aborted instant: set aside
         rows, refused = set_aside_failed(rows, records, self.failed_keys, self.config); dead = dead + refused
     if rows.num_rows: now.batches.extend(rows.to_batches()); now.buffered += rows.num_rows; now.held_bytes += rows.nbytes
-    now.count(rows, dead)
-    if now is self.ahead: now.letters.extend(dead)
-    else:
-        for letter in dead: self.dead_letters.send(letter)
-    self.dead_letters.poll()
+    now.count(rows, dead)               # the letters wait in the instant for its WRITE_STATUS (`_deliver_letters`)
     advance(now.progress, [r for r in records if r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)])
     self._note_fields(decoded)
 
@@ -330,8 +327,11 @@ def _report_written(self: Participant):
     now = self.now
     write_s = round(self.clock() - (now.ended_at or 0.0), 2)
     written = self.writer.combine(now.parts) if now.parts else None
-    undelivered = self.dead_letters.flush(30)
-    if undelivered: return self._report_failure(f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}")
+    if now.letters and not self.writer.is_inflight(now.instant):      # rolled back meanwhile: its letters are not due
+        now.drop_rows(); self.ahead = None
+        return self._transition(ParticipantState.IDLE, reason="instant_rolled_back_before_its_letters")
+    undelivered = self._deliver_letters(now)
+    if undelivered: return self._report_failure(undelivered)
     reports = now.reports()
     self.channel.send(WriteStatus(epoch=now.epoch, instant=now.instant, participant_id=self.id, partitions=reports,
                                   hudi_version=self.writer.version, write_statuses=written.statuses if written else b"",
@@ -340,6 +340,23 @@ def _report_written(self: Participant):
     self._transition(ParticipantState.AWAITING_ACK, files=len(written.paths) if written else 0,
                      records=sum(r.records_written for r in reports), write_s=write_s,
                      **({"written_early": now.written_early} if now.written_early else {}))
+
+@patch
+def _deliver_letters(self: Participant, now: ParticipantInstant) -> str:
+    """The instant's dead letters the topic does not hold yet (`letters_due`), delivered with where each of their
+    partitions has now been read up to, before WRITE_STATUS reports those records as processed: '' or what failed."""
+    if not now.letters: return ""
+    partitions = sorted({(letter.record.topic, letter.record.partition) for letter in now.letters})
+    try: lettered = self.dead_letters.lettered(partitions)
+    except ConfigError: raise                                    # a right the sink's user lacks: the role stops, saying which
+    except Exception as e: return f"could not ask where the dead letters of {partitions} end in {self.config.dead_letters}: {e}"
+    due = letters_due(now.letters, lettered, self.refused_lettered)
+    if not due: return ""                   # every one delivered by an instant that was then aborted
+    ends = {tp: max(lettered.get(tp, 0), now.progress[tp].next_offset) for tp in partitions}
+    undelivered = self.dead_letters.deliver(due, ends, timeout_s=30)
+    if undelivered: return f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}"
+    self.refused_lettered |= {(letter.record.topic, letter.record.partition, letter.record.offset) for letter in due if letter.refused}
+    return ""
 
 # %% ../nbs/04_participant.ipynb #42181f30
 @patch
@@ -356,10 +373,10 @@ def _report_failure(self: Participant, error: str):
 def on_ack_commit(self: Participant, event: AckCommit):
     if self.committing is not None and event.instant == self.committing.instant:        # while writing the next instant
         done, self.committing = self.committing, None
-        self.failed_keys.clear(); self._commit_offsets(done)
+        self.failed_keys.clear(); self.refused_lettered.clear(); self._commit_offsets(done)
         log.info(transition_line("participant", self.id, self.state.value, instant=self.instant, epoch=self.epoch, acked=event.instant)); return
     if self.state is not ParticipantState.AWAITING_ACK or event.instant != self.instant: return
-    self.failed_keys.clear()                                 # an instant committed: the records Hudi refused were read and set aside
+    self.failed_keys.clear(); self.refused_lettered.clear()  # an instant committed: the records Hudi refused were read and set aside
     self._commit_offsets(self.now)
     self._transition(ParticipantState.IDLE, acked=event.instant)
 
@@ -393,5 +410,5 @@ def close(self: Participant):
     self.writes.shutdown()
     self._settle_previous_instant()   # committed while we waited for the ACK → commit the offsets
     if self._heartbeats: self._heartbeats.set()
-    self.channel.close(); self.source.close(); self.dead_letters.flush(10)
+    self.channel.close(); self.source.close(); self.dead_letters.close()
     log.info(transition_line("participant", self.id, "STOPPED", **self.stats))

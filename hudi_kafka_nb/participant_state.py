@@ -15,8 +15,8 @@ from .records import DeadLetter, RawRecord
 
 # %% auto #0
 __all__ = ['ParticipantState', 'Progress', 'ParticipantInstant', 'is_full', 'writes_early', 'adopts', 'over_share',
-           'fresh_records', 'advance', 'skip_to', 'Wrote', 'hudi_keys', 'set_aside_failed', 'Move', 'Situation',
-           'next_move']
+           'fresh_records', 'advance', 'skip_to', 'Wrote', 'hudi_keys', 'set_aside_failed', 'letters_due', 'Move',
+           'Situation', 'next_move']
 
 # %% ../nbs/03b_participant_state.ipynb #5a59bc56
 class ParticipantState(Enum):
@@ -46,7 +46,7 @@ class ParticipantInstant:
     value_schema: dict[str, str]                # the fields this instant writes (the coordinator's choice)
     discovering: bool                           # whether its coordinator decides new fields (an older one never does)
     batches: list[pa.RecordBatch] = field(default_factory=list)  # rows decoded and still in memory
-    buffered: int = 0                           # rows taken into this instant (in `batches`, or already written)
+    buffered: int = 0                           # rows and dead letters taken into this instant (in memory, or already written)
     held_bytes: int = 0                         # bytes of `batches`
     parts: list = field(default_factory=list)   # what Hudi wrote into the instant so far (`Written`)
     writing: list = field(default_factory=list) # Hudi's writes into it under way on the writer thread (`Future`s), in order
@@ -55,14 +55,14 @@ class ParticipantInstant:
     wrote: bool = False                         # rows were handed to Hudi's writer: an abort deletes what they left
     new_fields: dict[str, str] = field(default_factory=dict)     # met in the events, proposed in WRITE_STATUS
     said_full: bool = False                     # the coordinator has heard that nothing more fits (`full_instant`)
-    letters: list = field(default_factory=list) # read ahead: dead letters sent only once the instant is adopted
+    letters: list = field(default_factory=list) # its dead letters, delivered with WRITE_STATUS (`letters_due`)
     paused: set = field(default_factory=set)    # partitions that took their share of it, paused while the others read
     pacing: bool = True                         # shares apply until the unpaused partitions have nothing more to read
 
     def reports(self) -> list[PartitionProgress]: return [p.report() for p in self.progress.values()]
     def next_offsets(self) -> dict[tuple[str, int], int]: return {tp: p.next_offset for tp, p in self.progress.items()}
     def resume_points(self) -> list[PartitionStart]: return [PartitionStart(p.topic, p.partition, p.next_offset) for p in self.progress.values()]
-    def drop_rows(self): self.batches, self.held_bytes, self.parts, self.writing = [], 0, [], []
+    def drop_rows(self): self.batches, self.held_bytes, self.parts, self.writing, self.letters = [], 0, [], [], []
 
     def count(self, rows: pa.Table, dead: list):
         "Count rows taken and records dead-lettered against their partitions."
@@ -71,6 +71,8 @@ class ParticipantInstant:
             for topic, partition, n in zip(*(counts[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset_count"))):
                 self.progress[(topic, partition)].written += n
         for letter in dead: self.progress[(letter.record.topic, letter.record.partition)].dead_lettered += 1
+        self.letters.extend(dead)
+        self.buffered += len(dead)           # a flood of bad records fills the instant as rows do: memory stays bounded
 
 def is_full(instant: ParticipantInstant, config: SinkConfig, reading_ahead: bool = False) -> bool:
     "Whether `instant` (or the records read ahead for the next) can take no more of a participant's records."
@@ -129,8 +131,18 @@ def set_aside_failed(rows: pa.Table, records: list[RawRecord], failed_keys: dict
     if not any(reasons): return rows, []
     record_at = {(r.topic, r.partition, r.offset): r for r in records}
     where = zip(*(rows[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset")))
-    letters = [DeadLetter(record_at[at], f"Hudi could not write it: {why}") for at, why in zip(where, reasons) if why]
+    letters = [DeadLetter(record_at[at], f"Hudi could not write it: {why}", refused=True) for at, why in zip(where, reasons) if why]
     return rows.filter(pa.array([why is None for why in reasons])), letters
+
+def letters_due(letters: list[DeadLetter], lettered: dict[tuple[str, int], int], delivered: set) -> list[DeadLetter]:
+    """The letters the dead-letter topic does not hold yet: those at or past where its letters of their partition end
+    (`lettered`: an aborted instant delivered the ones before), and those of records Hudi refused, which were good when
+    that instant read them, unless this participant has delivered them already (`delivered`: their coordinates)."""
+    def due(letter: DeadLetter) -> bool:
+        r = letter.record
+        if letter.refused: return (r.topic, r.partition, r.offset) not in delivered
+        return r.offset >= lettered.get((r.topic, r.partition), 0)
+    return [letter for letter in letters if due(letter)]
 
 # %% ../nbs/03b_participant_state.ipynb #392957f1
 class Move(Enum):

@@ -13,10 +13,10 @@ from .config import SinkConfig, client_settings
 from .setting_values import ConfigError
 
 # %% auto #0
-__all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'SinkAdmin', 'admin_client', 'data_topics', 'data_partitions',
-           'cluster_topics', 'matching_topics', 'TopicNotVisible', 'create_topic_if_missing', 'ensure_topic',
-           'ensure_sink_topics', 'Right', 'control_group', 'required_rights', 'sink_acls', 'missing_rights',
-           'warn_unless_unauthorised', 'refuse_missing_rights', 'preflight']
+__all__ = ['log', 'SECURITY_KEYS', 'UNAUTHORISED', 'security_summary', 'SinkAdmin', 'admin_client', 'data_topics',
+           'data_partitions', 'cluster_topics', 'matching_topics', 'TopicNotVisible', 'create_topic_if_missing',
+           'ensure_topic', 'ensure_sink_topics', 'Right', 'control_group', 'required_rights', 'sink_acls',
+           'missing_rights', 'warn_unless_unauthorised', 'refuse_missing_rights', 'preflight']
 
 # %% ../nbs/15_preflight.ipynb #09eb307a
 log = logging.getLogger(__name__)
@@ -120,8 +120,8 @@ def ensure_sink_topics(config: SinkConfig, admin: AdminClient, role: str):
 
 # %% ../nbs/15_preflight.ipynb #180743be
 class Right(NamedTuple):
-    "One operation on one topic or consumer group, and why the sink needs it."
-    resource: str          # "topic" or "group"
+    "One operation on one topic, consumer group or transactional id, and why the sink needs it."
+    resource: str          # "topic", "group", or "transactional_id" (a prefix: one id per participant)
     name: str
     operation: str         # Kafka's ACL operation: READ, WRITE, DESCRIBE
     why: str
@@ -135,17 +135,22 @@ def required_rights(config: SinkConfig, role: str, topics: Sequence[str] | None 
               Right("group", control_group(config), "READ", "its control consumer's group")]
     if role == "coordinator":
         return rights + [Right("topic", t, "DESCRIBE", "reads partitions and watermarks") for t in topics]
+    exactly_once = [Right("group", config.dead_letter_group, "READ", "keeps where each partition's dead letters end"),
+                    Right("transactional_id", f"{config.dead_letter_group}-", "WRITE",
+                          "delivers an instant's dead letters in one transaction")] if config.dead_letter_exactly_once else []
     return rights + [Right("topic", t, "READ", "consumes records") for t in topics] + [
         Right("topic", config.dead_letters, "WRITE", "sends dead letters"),
-        Right("group", config.group_id, "READ", "commits consumer offsets")]
+        Right("group", config.group_id, "READ", "commits consumer offsets")] + exactly_once
 
 def sink_acls(config: SinkConfig, principal: str, topics: Sequence[str] | None = None) -> list[AclBinding]:
-    """The ACL bindings that let `principal` (e.g. 'User:sink') run both roles: literal names, nothing more. With
-    `topics_regex`, `topics` names the data topics (a topic created later needs its own READ and DESCRIBE)."""
+    """The ACL bindings that let `principal` (e.g. 'User:sink') run both roles: literal names, nothing more, but for the
+    participants' transactional ids (a prefix: each participant's id ends in its own name). With `topics_regex`,
+    `topics` names the data topics (a topic created later needs its own READ and DESCRIBE)."""
     wanted = {(r.resource, r.name, r.operation) for role in ("coordinator", "participant") for r in required_rights(config, role, topics)}
     wanted -= {(res, name, "DESCRIBE") for res, name, op in wanted if op in ("READ", "WRITE")}    # either implies DESCRIBE
-    kinds = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP}
-    return [AclBinding(kinds[res], name, ResourcePatternType.LITERAL, principal, "*", AclOperation[op], AclPermissionType.ALLOW)
+    kinds = {"topic": ResourceType.TOPIC, "group": ResourceType.GROUP, "transactional_id": ResourceType.TRANSACTIONAL_ID}
+    pattern = lambda res: ResourcePatternType.PREFIXED if res == "transactional_id" else ResourcePatternType.LITERAL
+    return [AclBinding(kinds[res], name, pattern(res), principal, "*", AclOperation[op], AclPermissionType.ALLOW)
             for res, name, op in sorted(wanted)]
 
 # %% ../nbs/15_preflight.ipynb #111ca0dd
@@ -185,9 +190,12 @@ def missing_rights(admin: AdminClient, config: SinkConfig, role: str, topics: Se
             missing.append(f"{r.operation} on {r.resource} {r.name!r} ({r.why})")
     return list(dict.fromkeys(missing))
 
+UNAUTHORISED = (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED,
+                KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+
 def warn_unless_unauthorised(error: KafkaError, where: str):
     "A client error while a role runs: logged, or a `ConfigError` if a right was revoked (going on would hide it behind timeouts)."
-    if error.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED):
+    if error.code() in UNAUTHORISED:
         raise ConfigError(f"{where}: {error.str()}; the sink's Kafka user lacks a right it needs (see `required_rights`)")
     log.warning("%s: %s", where, error)
 

@@ -45,6 +45,7 @@ class DeadLetter:
     "A record that cannot be stored, and why."
     record: RawRecord
     reason: str
+    refused: bool = False   # Hudi refused it in an instant that was then aborted: found bad only when read again
 
 # %% ../nbs/02_records.ipynb #a70c8c58
 def value_schema(config: SinkConfig) -> pa.Schema:

@@ -33,17 +33,28 @@ def produce_raw(bootstrap_servers, topic, records):
     return ends
 
 
-def test_a_letter_the_dead_letter_topic_refuses_is_sent_again_with_its_headers_only(broker, sink_config):
-    topic = sink_config.dead_letters
+def test_an_instants_letters_land_once_in_a_transaction_and_one_the_topic_refuses_goes_with_its_headers_only(broker, sink_config):
+    """The transactional path on the real broker: an instant's letters and their partition's new position in one
+    transaction; the letter the topic refuses as too large goes again without its value; a second participant asks
+    where the letters end and finds the position."""
+    topic, source = sink_config.dead_letters, (sink_config.topics[0], 3)
     # the limit from the topic's creation on: a limit set later reaches the broker's log a moment after the controller accepts it
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     admin.create_topics([NewTopic(topic, 1, 1, config={"max.message.bytes": "20000"})])[topic].result(timeout=30)
     queue = DeadLetterQueue.for_config(sink_config, "p-1")
-    queue.send(DeadLetter(RawRecord("orders", 3, 42, 0, b"k", b"x" * 100_000), "not valid JSON"))
-    queue.send(DeadLetter(RawRecord("orders", 3, 43, 0, b"k", b"y" * 100), "not valid JSON"))
-    assert queue.flush(30) == 0, "every letter reached the topic"
-    letters = sorted(read_dead_letters(broker.bootstrap_servers, topic, expected=2), key=lambda letter: letter[0]["hudi_kafka_nb.source.offset"])
-    (big, big_value), (small, small_value) = letters
+    try:
+        assert queue.lettered([source]) == {}
+        big, small = (DeadLetter(RawRecord(source[0], 3, offset, 0, b"k", value), "not valid JSON")
+                      for offset, value in ((42, b"x" * 100_000), (43, b"y" * 100)))
+        assert queue.deliver([big, small], {source: 44}, 30) == 0, "every letter reached the topic"
+    finally:
+        queue.close()
+    other = DeadLetterQueue.for_config(sink_config, "p-2")
+    try: assert other.lettered([source]) == {source: 44}
+    finally: other.close()
+    letters = sorted(read_dead_letters(broker.bootstrap_servers, topic, expected=3, timeout_s=5),
+                     key=lambda letter: letter[0]["hudi_kafka_nb.source.offset"])
+    (big, big_value), (small, small_value) = letters          # the refused attempt's letters were aborted: two, once each
     assert (big["hudi_kafka_nb.source.offset"], big["hudi_kafka_nb.source.value.bytes"], big_value) == ("42", "100000", None)
     assert "too large" in big["hudi_kafka_nb.value.truncated"]
     assert small_value == b"y" * 100 and "hudi_kafka_nb.value.truncated" not in small

@@ -35,9 +35,9 @@ class Source:
     def commit(self, offsets): pass
     def close(self): pass
 class Letters:
-    def send(self, letter): pass
-    def poll(self): pass
-    def flush(self, t=None): return 0
+    def lettered(self, partitions): return {}
+    def deliver(self, letters, ends, timeout_s): return 0
+    def close(self): pass
 class Writer:
     version = "1.2.0"
     def is_inflight(self, instant): return True
