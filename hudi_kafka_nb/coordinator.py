@@ -141,7 +141,9 @@ def step(self: Coordinator):
                 self._report_idle(now)
         elif self.state is CoordinatorState.COLLECTING and now >= self.opened.collect_until:
             missing = self.opened.missing()
-            for participant in missing: self._participant_failed(participant, f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}")
+            # a participant that says it waits for a service (the registry, the dead-letter topic) is not failing: no quarantine
+            for participant in (p for p in missing if p not in self.waiting):
+                self._participant_failed(participant, f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}")
             self.abort(f"write timeout: no WRITE_STATUS from {missing}", cause="write_timeout")
     except Fenced as e: self.step_down(str(e))
 

@@ -197,32 +197,47 @@ class DeadLetterQueue:
     all, and `lettered` says which records' letters are there."""
 
     def __init__(self, producer, topic: str, participant_id: str, max_bytes: int, table: str = "", positions=None,
-                 new_producer: Callable[[], Any] | None = None, group: str = ""):
+                 new_producer: Callable[[bool], Any] | None = None, group: str = ""):
         self.producer, self.topic, self.participant_id, self.max_bytes, self.table = producer, topic, participant_id, max_bytes, table
         self.positions, self.group = positions, group  # a consumer of the letters' group, never subscribed; None: at least once
-        self.new_producer = new_producer  # replaces a transactional producer Kafka fenced or failed for good
+        self.new_producer = new_producer  # a transactional producer (one letter per batch, or batched), to replace one that failed
         self.ready = False  # the transactional producer has registered its transactional.id
+        self.one_by_one = False  # the topic refused a batch as too large: from then on each letter goes alone, judged alone
         self.failed = 0
         self.refused: list[int] = []  # letters of the transaction under way that the topic refused as too large
 
     @classmethod
     def for_config(cls, config: SinkConfig, participant_id: str) -> "DeadLetterQueue":
-        # one letter per batch: the broker judges each letter alone, so one that is too large never takes others down with it
-        settings = client_settings(config, **{"acks": "all", "linger.ms": 5, "batch.num.messages": 1})
+        settings = client_settings(config, **{"acks": "all", "linger.ms": 5})
+        alone = {**settings, "batch.num.messages": 1}  # the broker judges each letter alone: one too large takes no other down
         if not config.dead_letter_exactly_once:
-            return cls(Producer(settings), config.dead_letters, participant_id, config.dead_letter_max_bytes, table=config.table_name)
+            return cls(Producer(alone), config.dead_letters, participant_id, config.dead_letter_max_bytes, table=config.table_name)
         # one transactional.id per participant, the same across its restarts: the new process fences a killed one's
         # unfinished transaction at once, instead of after transaction.timeout.ms
-        settings["transactional.id"] = f"{config.dead_letter_group}-{participant_id}"
+        transactional = lambda one_by_one: Producer({**(alone if one_by_one else settings),
+                                                     "transactional.id": f"{config.dead_letter_group}-{participant_id}"})
         positions = Consumer(consumer_settings(config, config.dead_letter_group, **{"client.id": participant_id}))
-        return cls(Producer(settings), config.dead_letters, participant_id, config.dead_letter_max_bytes, table=config.table_name,
-                   positions=positions, new_producer=lambda: Producer(settings), group=config.dead_letter_group)
+        queue = cls(transactional(False), config.dead_letters, participant_id, config.dead_letter_max_bytes, table=config.table_name,
+                    positions=positions, new_producer=transactional, group=config.dead_letter_group)
+        queue.register(config.broker_wait_s)
+        return queue
 
-    def lettered(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    def register(self, timeout_s: float) -> bool:
+        """Register the transactional id (which ends what a killed process of this participant left open, so that others
+        can read where its letters end at once); False if the broker did not answer (the first delivery tries again)."""
+        try:
+            self.producer.init_transactions(timeout_s)
+            self.ready = True
+        except KafkaException as e:
+            if e.args[0].code() in UNAUTHORISED: warn_unless_unauthorised(e.args[0], f"dead letters to {self.topic}")
+            log.warning("dead letters: could not register transactional id yet (%s); trying again at the first letter", e.args[0])
+        return self.ready
+
+    def lettered(self, partitions: list[tuple[str, int]], timeout_s: float = 30) -> dict[tuple[str, int], int]:
         "Where the letters of each partition end: every bad record before that offset has its letter in the topic."
         if self.positions is None or not partitions: return {}
         # read committed (the consumer's default): Kafka answers once a transaction that moves them has ended
-        found = self.positions.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
+        found = self.positions.committed([TopicPartition(t, p) for t, p in partitions], timeout=timeout_s)
         for tp in found:
             if tp.error is not None and tp.error.code() in UNAUTHORISED: warn_unless_unauthorised(tp.error, f"dead letters' group {self.group}")
             if tp.error is not None: raise KafkaException(tp.error)
@@ -234,43 +249,64 @@ class DeadLetterQueue:
         if self.positions is None:
             for key, value, headers in messages: self._produce(key, value, headers)
             return self.flush(timeout_s)
+        deadline = time.monotonic() + timeout_s
         for attempt in range(3):
             self.refused = []
-            try: return self._in_transaction(messages, ends, timeout_s)
+            try: return self._in_transaction(messages, ends, max(1.0, deadline - time.monotonic()))
             except KafkaException as e:
                 if e.args[0].code() in UNAUTHORISED: warn_unless_unauthorised(e.args[0], f"dead letters to {self.topic}")   # stops the role
                 log.warning("dead letters: the transaction of %d letter(s) to %s failed (attempt %d): %s", len(messages), self.topic,
                             attempt + 1, e.args[0])
-                self._abort(timeout_s)
-                # letters the topic refused as too large go again without their values; other failures once more
-                refused = set(self.refused)
-                messages = [_headers_only(*m) if i in refused else m for i, m in enumerate(messages)]
+                self._abort(max(1.0, deadline - time.monotonic()))
+            if not self.refused: break  # the broker, not a letter: the participant tries again, and says it waits
+            if not self.one_by_one:  # which letter is too large? each alone, in the next attempt
+                log.warning("dead-letter topic %s refused a batch of letters as too large: each goes alone from now on (give the "
+                            "topic a max.message.bytes above dead_letter_max_bytes, or lower that)", self.topic)
+                self.one_by_one = True
+                self._replace()
+                continue
+            refused = set(self.refused)  # too large alone: sent again without their values
+            messages = [_headers_only(*m) if i in refused else m for i, m in enumerate(messages)]
         return len(messages)
 
     def _in_transaction(self, messages: list, ends: dict[tuple[str, int], int], timeout_s: float) -> int:
+        deadline = time.monotonic() + timeout_s
         if not self.ready:
             self.producer.init_transactions(timeout_s)
             self.ready = True
         self.producer.begin_transaction()
         for index, (key, value, headers) in enumerate(messages):
             refused = lambda error, message, index=index: self._refused(error, index)
-            self.producer.produce(self.topic, key=key, value=value, headers=headers, on_delivery=refused)
+            while True:
+                try: self.producer.produce(self.topic, key=key, value=value, headers=headers, on_delivery=refused)
+                except BufferError:  # the producer's queue is full: let it send, then go on
+                    self.producer.poll(0.1)
+                    continue
+                break
         offsets = [TopicPartition(t, p, end) for (t, p), end in sorted(ends.items())]
-        self.producer.send_offsets_to_transaction(offsets, self.positions.consumer_group_metadata(), timeout_s)
-        self.producer.commit_transaction(timeout_s)
-        return 0
+        self.producer.send_offsets_to_transaction(offsets, self.positions.consumer_group_metadata(), max(1.0, deadline - time.monotonic()))
+        while True:  # a commit that timed out may be asked again (librdkafka), until the deadline
+            try:
+                self.producer.commit_transaction(max(1.0, deadline - time.monotonic()))
+                return 0
+            except KafkaException as e:
+                if not e.args[0].retriable() or time.monotonic() >= deadline: raise
 
     def _refused(self, error, index: int):
         if error is not None and error.code() == KafkaError.MSG_SIZE_TOO_LARGE: self.refused.append(index)
 
     def _abort(self, timeout_s: float):
-        "End a failed transaction; a producer that cannot (fenced, or failed for good) is replaced by a new one."
+        "End a failed transaction; a producer that cannot (fenced, failed for good, or still committing) is replaced."
         try:
             self.producer.abort_transaction(timeout_s)
             return
         except KafkaException as e:
             log.warning("dead letters: could not abort the transaction (%s); a new producer takes over", e.args[0])
-        if self.new_producer is not None: self.producer, self.ready = self.new_producer(), False
+        self._replace()
+
+    def _replace(self):
+        "A new transactional producer of the same id: registering it ends whatever the old one left open."
+        if self.new_producer is not None: self.producer, self.ready = self.new_producer(self.one_by_one), False
 
     def _produce(self, key, value, headers):
         delivered = lambda error, message: self._delivered(error, key, value, headers)   # reports do not carry the headers

@@ -125,7 +125,8 @@ class RoleMetrics:
 class CountedDeadLetters:
     "A `DeadLetters` port that counts each letter it delivers (once each: a letter an aborted instant delivered is not due again)."
     def __init__(self, port: DeadLetters, count: Callable[[str], None]): self.port, self.count = port, count
-    def lettered(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]: return self.port.lettered(partitions)
+    def lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], int]:
+        return self.port.lettered(partitions, timeout_s)
     def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], int], timeout_s: float) -> int:
         undelivered = self.port.deliver(letters, ends, timeout_s)
         if not undelivered:

@@ -41,7 +41,7 @@ class Participant:
         self.decode = routed_decoder(decode or (decode_changes if config.mirrors_changes else decode_batch), config)   # route_regex: this table's records
         self.sleep = sleep                                  # pauses between tries of a service that is away
         self.observe = observe                              # each transition as data (state, fields): the role's metrics
-        self.waiting_since: float | None = None             # when a service the decoder needs (the schema registry) went away
+        self.waiting_since: float | None = None             # when a service it needs (the schema registry, the dead-letter topic) went away
         self.waiting_for = ""                               # which, and why, while it is away (said in every heartbeat)
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
         # Hudi's writes, on a thread of their own so that the loop reads on meanwhile (03c_background_writes; the
@@ -231,9 +231,7 @@ def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant 
     now = into or self.now
     try: decoded = self.decode(records, self.config, discover=None if now.discovering else False)
     except ServiceUnavailable as e: return self._wait_for_service(e, now)
-    if self.waiting_since is not None:
-        log.warning("participant %s: %s is back after %.0fs; reading on", self.id, "the schema registry", self.clock() - self.waiting_since)
-        self.waiting_since, self.waiting_for = None, ""
+    self._service_back()
     if now is self.ahead and (decoded.held or decoded.new_fields):
         self.ahead = None; return               # the next instant will write other fields: its records are read again then
     rows, dead = decoded.rows, decoded.dead
@@ -248,15 +246,26 @@ def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant 
 def _wait_for_service(self: Participant, error: Exception, now: ParticipantInstant):
     """A service the decoder needs is away (the schema registry): the records are not to blame. None of them is taken; the
     partitions are read again from where they stand, after a pause, for as long as it takes, and the log says why."""
-    first = self.waiting_since is None
-    since = self.waiting_since = self.clock() if self.waiting_since is None else self.waiting_since
-    self.waiting_for = str(error)
-    waited = self.clock() - since
-    if first or int(waited) // 30 != int(waited - SERVICE_RETRY_S) // 30:      # every 30 s, not every retry
-        log.warning("participant %s: waiting %.0fs so far, records of %s not read: %s", self.id, waited,
-                    ",".join(f"{t}[{p}]" for t, p in sorted(now.progress)), error)
+    self._note_away(str(error), "records of " + ",".join(f"{t}[{p}]" for t, p in sorted(now.progress)) + " not read")
     self.source.assign(now.resume_points()); now.paused = set()       # assigned again: nothing paused
     self.sleep(SERVICE_RETRY_S)
+
+@patch
+def _note_away(self: Participant, why: str, held: str):
+    "A service is away: said in every heartbeat (the coordinator's status shows it), and in the log every 30 s."
+    first = self.waiting_since is None
+    since = self.waiting_since = self.clock() if self.waiting_since is None else self.waiting_since
+    self.waiting_for = why
+    waited = self.clock() - since
+    if first or int(waited) // 30 != int(waited - SERVICE_RETRY_S) // 30:      # every 30 s, not every retry
+        log.warning("participant %s: waiting %.0fs so far, %s: %s", self.id, waited, held, why)
+
+@patch
+def _service_back(self: Participant):
+    if self.waiting_since is None: return
+    log.warning("participant %s: what it waited for is back after %.0fs (%s); going on", self.id, self.clock() - self.waiting_since,
+                self.waiting_for[:200])
+    self.waiting_since, self.waiting_for = None, ""
 
 @patch
 def _note_fields(self: Participant, decoded: Decoded):
@@ -331,7 +340,7 @@ def _report_written(self: Participant):
         now.drop_rows(); self.ahead = None
         return self._transition(ParticipantState.IDLE, reason="instant_rolled_back_before_its_letters")
     undelivered = self._deliver_letters(now)
-    if undelivered: return self._report_failure(undelivered)
+    if undelivered: return self._wait_for_letters(undelivered)
     reports = now.reports()
     self.channel.send(WriteStatus(epoch=now.epoch, instant=now.instant, participant_id=self.id, partitions=reports,
                                   hudi_version=self.writer.version, write_statuses=written.statuses if written else b"",
@@ -347,16 +356,26 @@ def _deliver_letters(self: Participant, now: ParticipantInstant) -> str:
     partitions has now been read up to, before WRITE_STATUS reports those records as processed: '' or what failed."""
     if not now.letters: return ""
     partitions = sorted({(letter.record.topic, letter.record.partition) for letter in now.letters})
-    try: lettered = self.dead_letters.lettered(partitions)
+    budget_s = self.config.write_timeout_s / 4          # each call: a broker that does not answer is tried again meanwhile
+    try: lettered = self.dead_letters.lettered(partitions, budget_s)
     except ConfigError: raise                                    # a right the sink's user lacks: the role stops, saying which
     except Exception as e: return f"could not ask where the dead letters of {partitions} end in {self.config.dead_letters}: {e}"
     due = letters_due(now.letters, lettered, self.refused_lettered)
     if not due: return ""                   # every one delivered by an instant that was then aborted
     ends = {tp: max(lettered.get(tp, 0), now.progress[tp].next_offset) for tp in partitions}
-    undelivered = self.dead_letters.deliver(due, ends, timeout_s=30)
+    undelivered = self.dead_letters.deliver(due, ends, timeout_s=budget_s)
     if undelivered: return f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}"
+    self._service_back()
     self.refused_lettered |= {(letter.record.topic, letter.record.partition, letter.record.offset) for letter in due if letter.refused}
     return ""
+
+@patch
+def _wait_for_letters(self: Participant, why: str):
+    """The dead-letter topic is not taking the instant's letters (the broker away, a transaction that timed out): not the
+    records' fault, nor this participant's. It says so in its heartbeats, waits a little and tries again (the instant
+    stays ENDED), until the letters are in or the coordinator gives the instant up."""
+    self._note_away(why, f"the letters of instant {self.instant}")
+    self.sleep(SERVICE_RETRY_S)
 
 # %% ../nbs/04_participant.ipynb #42181f30
 @patch

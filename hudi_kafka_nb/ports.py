@@ -96,7 +96,7 @@ class DataSource(Protocol):
 
 class DeadLetters(Protocol):
     "Where records that cannot be stored are set aside, with why: an instant's letters at once, each bad record once."
-    def lettered(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]: ...    # where each one's letters end
+    def lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], int]: ...  # where each one's letters end
     # the letters and, with them, the partitions' new ends; how many were not delivered (with transactions: all or none)
     def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], int], timeout_s: float) -> int: ...
     def close(self) -> None: ...

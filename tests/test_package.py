@@ -35,7 +35,7 @@ class Source:
     def commit(self, offsets): pass
     def close(self): pass
 class Letters:
-    def lettered(self, partitions): return {}
+    def lettered(self, partitions, timeout_s): return {}
     def deliver(self, letters, ends, timeout_s): return 0
     def close(self): pass
 class Writer:
