@@ -102,9 +102,11 @@ DEMO_AVRO_SCHEMA: dict = {"type": "record", "name": "Order", "namespace": "shop"
     {"name": "note", "type": ["null", "string"], "default": None}]}
 
 def demo_avro_schema(version: int = 1) -> dict:
-    "The demo's order schema: version 2 adds a nullable `coupon`."
+    """The demo's order schema: version 2 adds a nullable `coupon`; version 3 (a producer's mistake) also writes `quantity`
+    as a string, which no table of the earlier versions can take: its records are dead-lettered."""
     coupon = [{"name": "coupon", "type": ["null", "string"], "default": None}] if version >= 2 else []
-    return {**DEMO_AVRO_SCHEMA, "fields": DEMO_AVRO_SCHEMA["fields"] + coupon}
+    retyped = lambda f: {**f, "type": "string"} if version >= 3 and f["name"] == "quantity" else f
+    return {**DEMO_AVRO_SCHEMA, "fields": [retyped(f) for f in DEMO_AVRO_SCHEMA["fields"]] + coupon}
 
 def demo_avro_order(i: int, version: int = 1) -> dict:
     "Order `i` as a producer hands it to Avro's serializer (Python values: Decimal, date, datetime, …)."
@@ -117,6 +119,7 @@ def demo_avro_order(i: int, version: int = 1) -> dict:
              "checksum": i.to_bytes(16, "big"), "customer": {"id": i % 1000, "email": f"c{i % 1000}@example.com" if i % 5 else None},
              "lines": [{"sku": f"sku-{i % 13}", "price": decimal.Decimal(i % 997) / 1000}] * (i % 3), "attributes": {"channel": "web"} if i % 4 else {},
              "note": None}
+    if version >= 3: order["quantity"] = str(order["quantity"])
     return {**order, "coupon": f"C{i}" if i % 2 else None} if version >= 2 else order
 
 # %% ../nbs/02b_avro.ipynb #7c20e8e7

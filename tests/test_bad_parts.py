@@ -2,7 +2,8 @@
 within a few commit intervals, and exactly-once checked as in the other suites."""
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigEntry, AlterConfigOpType, NewTopic
-from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok, verify_table
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
+from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED
 from hudi_kafka_nb.kafka import DeadLetterQueue
 from hudi_kafka_nb.records import DeadLetter, RawRecord
 from helpers import read_dead_letters, wait_for
@@ -22,13 +23,14 @@ def set_topic_config(bootstrap_servers, topic, **values):
 
 
 def produce_raw(bootstrap_servers, topic, records):
-    "Produce (partition, value) pairs; the next offset of each partition written to."
+    "Produce (partition, value) pairs, each broken on purpose; the next offset of each partition written to."
     ends = {}
     def delivered(error, message):
         assert error is None, error
         ends[(message.topic(), message.partition())] = message.offset() + 1
     producer = Producer({"bootstrap.servers": bootstrap_servers, "message.max.bytes": 8_000_000, "acks": "all"})
-    for partition, value in records: producer.produce(topic, value=value, partition=partition, on_delivery=delivered)
+    for partition, value in records:         # each broken on purpose: the verdict expects it dead-lettered
+        producer.produce(topic, value=value, partition=partition, headers=DEAD_LETTER_EXPECTED, on_delivery=delivered)
     assert producer.flush(30) == 0
     return ends
 
@@ -76,9 +78,8 @@ def test_poison_records_alone_in_a_fetch_or_larger_than_the_dead_letter_topic_ne
     big_headers, big_value = by_offset[("0", str(poison[(stack.topic, 0)] - 1))]
     assert big_headers["hudi_kafka_nb.source.value.bytes"] == "5000001" and len(big_value) < 262_144
     assert by_offset[("1", str(poison[(stack.topic, 1)] - 1))][1] == b"not json"
-    dead = {(stack.topic, int(p), int(o)) for p, o in by_offset}
-    report = verify_table(stack.table_path, stack.ends, dead_lettered=dead)
-    assert verdict_ok(report), verdict(report)
+    report = stack.verify()
+    assert verdict_ok(report) and report["dead_letters"] == 2, verdict(report)
 
 
 def coordinator_log(stack):
@@ -102,7 +103,7 @@ def test_a_participant_whose_writes_fail_is_quarantined_and_the_others_carry_on(
     status = coordinator_status(stack.table_path)
     assert "participant-broken" not in status["live_participants"]
     assert "CompressionCodecName.NO-SUCH-CODEC" in status["quarantined_participants"]["participant-broken"]
-    report = verify_table(stack.table_path, stack.ends)
+    report = stack.verify()
     assert verdict_ok(report), verdict(report)
 
 
@@ -116,7 +117,7 @@ def test_two_sinks_left_on_one_control_topic_both_commit_and_say_why_they_ignore
         orders.wait_committed(180); customers.wait_committed(180)
     finally:
         orders.stop(); customers.stop()
-    reports = verify_table(orders.table_path, orders.ends), verify_table(customers.table_path, customers.ends)
+    reports = orders.verify(), customers.verify()
     assert all(map(verdict_ok, reports)), [verdict(r) for r in reports]
     assert "give each table its own control_topic" in coordinator_log(orders)
 
@@ -138,5 +139,5 @@ def test_a_coordinator_restarted_an_hour_behind_the_table_resumes_from_the_lates
     # its last instant, open when it stopped, is behind a completed commit: Hudi rolls it back all the same, at once
     assert stack.roles["coordinator"].process.returncode == 0, "the coordinator did not stop by itself"
     assert "failed while its writers may still be at work" not in coordinator_log(stack)
-    report = verify_table(stack.table_path, stack.ends)
+    report = stack.verify()
     assert verdict_ok(report), verdict(report)

@@ -4,7 +4,7 @@ wrapped in Kafka Connect's schema/payload, some written in Kafka transactions (o
 not events at all. The table ends in the source table's rows, computed without the sink (`SourceTable`), on
 copy-on-write and on merge-on-read; hudi-rs and Spark's reader agree; the broken events are in the dead-letter topic."""
 import pytest
-from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
+from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos, verdict, verdict_ok
 from hudi_kafka_nb.reading import read_snapshot, snapshot_rows, spark_read
 from hudi_kafka_nb.timeline import commit_log, table_services_log
 from hudi_kafka_nb.dev.source_table import CUSTOMERS_SCHEMA, compare_mirror, mirror_ok
@@ -54,6 +54,8 @@ def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spar
         kept = read_snapshot(stack.table_path, ["id", "cdc_operation", "cdc_position", "cdc_transaction_id"]).to_pylist()
         assert {r["cdc_operation"] for r in kept} <= {"r", "c", "u"} and all(r["cdc_position"] > 0 and r["cdc_transaction_id"] for r in kept
                                                                           if r["cdc_operation"] != "r")
+    report = stack.verify()          # the source's rows, and each broken event dead-lettered once
+    assert verdict_ok(report) and report["dead_letters"] == source.ops["broken"], verdict(report)
     letters = read_dead_letters(broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=source.ops["broken"])
     reasons = [headers["hudi_kafka_nb.error.reason"] for headers, _ in letters]
     assert len(reasons) == source.ops["broken"] and all(r.startswith("not valid JSON") for r in reasons), reasons
@@ -81,14 +83,14 @@ def test_debezium_change_events_through_the_avro_converter_mirror_their_source_t
     """The same changes as Debezium writes them with Confluent's Avro converter: envelopes and keys in Confluent's wire
     format, their schemas in the registry, tombstones null, some in Kafka transactions. The table's columns come from the
     registry's envelope (its row image), and the table ends in the source table's rows."""
-    from hudi_kafka_nb.dev.producers import send_events, send_in_transaction
+    from hudi_kafka_nb.dev.producers import marked_changes, send_events, send_in_transaction
     from hudi_kafka_nb.dev.servers import create_topic
     from hudi_kafka_nb.dev.source_table import as_avro_events
     stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker, cdc=True, value_converter="avro",
                        schema_registry={"url": registry.url}, value_schema="", table_type="MERGE_ON_READ")
     source = stack.source
     def send(events, transaction=""):
-        events = as_avro_events(events, registry.url, stack.topic)
+        events = as_avro_events(marked_changes(events), registry.url, stack.topic)
         stack._add_ends(send_in_transaction(broker.bootstrap_servers, stack.topic, events, transaction) if transaction else
                         send_events(broker.bootstrap_servers, stack.topic, events))
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
@@ -106,6 +108,8 @@ def test_debezium_change_events_through_the_avro_converter_mirror_their_source_t
     columns = list(CUSTOMERS_SCHEMA)
     by_spark = {tuple(r) for r in spark_read(spark, stack.table_path).select(*columns).collect()}
     assert by_spark == {tuple(row[c] for c in columns) for row in source.rows.values()}
+    report = stack.verify()          # the source's rows, and each broken event dead-lettered once
+    assert verdict_ok(report) and report["dead_letters"] == source.ops["broken"], verdict(report)
     letters = read_dead_letters(broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=source.ops["broken"])
     reasons = [headers["hudi_kafka_nb.error.reason"] for headers, _ in letters]
     assert len(reasons) == source.ops["broken"] and all("not in Confluent's Avro wire format" in r for r in reasons), reasons

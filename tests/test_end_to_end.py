@@ -2,6 +2,7 @@
 from pathlib import Path
 import nbformat
 import pytest
+from hudi_kafka_nb.dev.chaos import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.reading import commit_history, coordinate_check, coordinates, coordinator_status
@@ -47,6 +48,9 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
     assert len(commit_log(table_path)) >= 3
     assert assert_offsets_continue(table_path) == {f"{t}[{p}]": end for (t, p), end in ends.items()}
     assert all(h["hudi_kafka_nb.error.reason"] for h, _ in letters)
+    # and each row as produced, each letter for a record broken on purpose, once
+    report = verify_stream(broker.bootstrap_servers, table_path, ends, sink_params["dead_letter_topic"])
+    assert verdict_ok(report) and report["rows_compared"] == check["rows"], verdict(report)
     assert any("written_early=" in role.log_path.read_text() for role in roles[1:]), "rows past max_buffered_bytes were written early"
     # the metrics say what the table says
     coordinator, participants = figures["coordinator"], [figures["participant-0"], figures["participant-1"]]

@@ -4,7 +4,7 @@ import os, random, re, signal
 import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok, verify_table
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
 from hudi_kafka_nb.coordinator import CRASH_POINTS
 from hudi_kafka_nb.reading import coordinator_status
 from hudi_kafka_nb.timeline import commit_log, timeline_sizes
@@ -124,7 +124,7 @@ def test_ingestion_keeps_going_after_the_first_commit_and_after_a_restart_and_ar
         for _ in range(2):
             s2.produce(1_000); s2.wait_committed()
     finally: s2.stop()
-    report = verify_table(s.table_path, s2.ends)
+    report = s2.verify()
     assert verdict_ok(report), verdict(report)
     sizes = timeline_sizes(s.table_path)
     assert sizes["archived"] >= 1 and sizes["active"] <= 8, f"archival keeps the active timeline bounded: {sizes}"
@@ -183,9 +183,11 @@ def test_chaos_fifteen_random_kills(tmp_path, broker, registry):
     mid-way, which a shorter run cannot show. The orders are Avro of two schema versions written side by side (the table
     gains the second's column under the kills); the other chaos runs (keyed, change data) stream JSON."""
     from hudi_kafka_nb.dev.chaos import run_chaos
-    report = run_chaos(tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2, registry=registry)
+    report = run_chaos(tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2, registry=registry, bad_every=5_000)
     assert report["ok"], str(report)
     assert sum(v for k, v in report["kills"].items() if k.endswith("_killed")) >= 15
+    # the retyped version's runs and the bodies that are not Avro went to the dead-letter topic, once each, and only they
+    assert report["broken_on_purpose"] >= 2 * 20 and report["dead_letters"] == report["broken_on_purpose"], str(report)
 
 
 def test_rebalance_while_a_transaction_is_open(stack):

@@ -4,7 +4,7 @@ own tools read, and a topic written in Kafka transactions (commit and abort mark
 import random, re, time, uuid
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
-from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok, verify_table
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
 from hudi_kafka_nb.dev.producers import produce_orders, sample_orders
 from hudi_kafka_nb.reading import coordinates, coordinator_status, produced_coordinates
 from hudi_kafka_nb.storage import table_storage
@@ -43,8 +43,9 @@ def test_the_broker_then_every_role_killed_mid_transaction_lose_and_duplicate_no
         stack.stop_producing()
         stack.wait_committed(180)
     finally:
-        stack.stop(); broker.stop()
-    report = verify_table(stack.table_path, stack.ends)
+        stack.stop()
+    try: report = stack.verify()
+    finally: broker.stop()
     assert verdict_ok(report) and report["in_table"] == sum(stack.ends.values()), verdict(report)
 
 
@@ -87,7 +88,7 @@ def test_partitions_and_topics_added_while_the_sink_runs_are_picked_up_without_a
     # read once the coordinator has stopped: a role's log reaches its file in blocks, and may trail what the table shows
     log = (stack.workdir / "coordinator.log").read_text()
     assert "PARTITIONS_CHANGED" in log and f"{late}[0]" in log
-    report = verify_table(stack.table_path, stack.ends)         # records of the unmatched topic would be "unexpected"
+    report = stack.verify()         # records of the unmatched topic would be "unexpected"
     assert verdict_ok(report) and report["in_table"] == 7_000, verdict(report)
 
 
@@ -234,7 +235,7 @@ def test_a_backlog_in_one_partition_does_not_keep_the_quiet_ones_out_of_the_firs
     commits = commit_log(stack.table_path)
     done = next(c for c in commits if all(c["offsets"].get(tp, (0, 0))[1] == 10 for tp in quiet))
     assert done["offsets"][backlog][1] <= 1_500, [c["offsets"] for c in commits]
-    report = verify_table(stack.table_path, stack.ends)
+    report = stack.verify()
     assert verdict_ok(report), verdict(report)
 
 

@@ -12,6 +12,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import SESSION_BROKERS
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.setting_values import ConfigError
+from hudi_kafka_nb.dev.chaos import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.preflight import sink_acls
@@ -79,6 +80,9 @@ def test_the_sink_with_exactly_the_documented_acls_is_exactly_once_and_its_passw
     in_table, produced = coordinates(table_path), produced_coordinates(ends)
     assert len(dead) == 8 and in_table | dead == produced and not in_table & dead, "every record in the table or dead-lettered, once"
     assert coordinate_check(table_path)["duplicates"] == 0
+    # the dead letters went in transactions the documented ACLs allow (a prefixed transactional id, their group): once each
+    report = verify_stream(secured_broker.bootstrap_servers, table_path, ends, params["dead_letter_topic"])
+    assert verdict_ok(report) and report["dead_letters"] == 8, verdict(report)
     assert assert_offsets_continue(table_path) == {f"{t}[{p}]": end for (t, p), end in ends.items()}
     # the participants' offset commits went through with the group right they hold
     admin = AdminClient({"bootstrap.servers": secured_broker.bootstrap_servers})

@@ -2,7 +2,7 @@
 import os, signal, subprocess, sys
 import msgspec
 import yaml
-from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok, verify_table
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
 from hudi_kafka_nb.dev.servers import create_topic
 from hudi_kafka_nb.timeline import has_committed
 from helpers import wait_for
@@ -46,5 +46,5 @@ def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(b
     hudi_figures = (workdir / "coordinator.log").read_text(errors="replace")
     assert "orders.compaction.pendingCompactionInstantCount" in hudi_figures and "orders_metadata.deltacommit.totalRecordsWritten" in hudi_figures
     assert {oct(log.stat().st_mode & 0o777) for log in workdir.glob("*.log")} == {"0o600"}, "the roles' logs are their owner's only"
-    report = verify_table(stack.table_path, stack.ends)
+    report = stack.verify()
     assert verdict_ok(report), verdict(report)

@@ -10,8 +10,10 @@ from pathlib import Path
 from ..config import DEMO_VALUE_SCHEMA
 import msgspec
 from .demo import compare_latest
-from .producers import (UPSERT_SETTINGS, avro_order_writers, latest_per_key, produce_avro_orders, produce_orders,
-                                send_events, send_in_transaction)
+from .content import (Produced, avro_values, check_content, check_letters, expected_rows, json_values,
+                                      read_letters, read_produced)
+from .producers import (DEAD_LETTER_EXPECTED, UPSERT_SETTINGS, avro_order_writers, marked_changes,
+                                         produce_avro_orders, produce_orders, send_events, send_in_transaction)
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_of
 from ..reading import commit_history, snapshot_rows
 import numpy as np, pyarrow as pa, pyarrow.compute as pc
@@ -24,9 +26,10 @@ from .spark_cluster import LocalSparkCluster
 from ..storage import Table, TableStorage, resolve_storage_options, table_storage
 
 # %% auto #0
-__all__ = ['log', 'ROLES', 'AVRO_VERSION_2_FROM', 'LocalStack', 'committed_events', 'python_stack_tail', 'protocol_log_tail',
-           'orphan_files', 'count_coordinates', 'verify_table', 'verify_tables', 'verify_keyed', 'verify_mirror',
-           'broken_invariants', 'verdict_ok', 'verdict', 'run_chaos', 'print_report', 'plot_run']
+__all__ = ['log', 'ROLES', 'AVRO_VERSION_2_FROM', 'AVRO_VERSION_3_EVERY', 'SUMMED', 'LocalStack', 'committed_events',
+           'python_stack_tail', 'protocol_log_tail', 'orphan_files', 'count_coordinates', 'verify_table', 'combined',
+           'verify_keyed', 'verify_mirror', 'verify_stream', 'broken_invariants', 'verdict_ok', 'verdict', 'run_chaos',
+           'print_report', 'plot_run']
 
 # %% ../../nbs/21_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
@@ -36,7 +39,7 @@ class LocalStack:
     def __init__(self, workdir: str | Path, participants: int = 2, partitions: int = 8, broker: EmbeddedBroker | None = None,
                  orders: int = 0, table_services: bool = False, s3: EmbeddedS3 | None = None,
                  spark_cluster: LocalSparkCluster | None = None, cdc: bool = False, registry: EmbeddedRegistry | None = None,
-                 tables: int = 1, metrics: bool = False, **settings):
+                 tables: int = 1, metrics: bool = False, bad_every: int = 0, **settings):
         """`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by `settings`).
         `cdc`: the events are the Debezium change events of a `SourceTable` (`self.source`), which the table mirrors (`CDC_SETTINGS`).
         `table_services`: a table-services job runs beside the sink (every role then runs with `table_services="separate"`).
@@ -44,14 +47,16 @@ class LocalStack:
         `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core each.
         `registry`: the orders are Avro (`produce_avro_orders`, two schema versions), their schemas in this registry.
         `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`00b_routing`), the orders spread over them.
-        `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`)."""
+        `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`).
+        `bad_every=N`: every N-th order is broken on purpose (not JSON or not Avro, or lacking its partition field)."""
         self.workdir = Path(workdir); self.workdir.mkdir(parents=True, exist_ok=True)
-        self.orders, self.produced = orders, 0
+        self.orders, self.produced, self.bad_every = orders, 0, bad_every
         self.source = SourceTable(seed=random.randrange(1 << 30), broken_every=500) if cdc else None
         self.broker, self.own_broker = broker or EmbeddedBroker(self.workdir / "broker"), broker is None
         suffix = uuid.uuid4().hex[:8]
         self.s3, self.spark_cluster, self.registry = s3, spark_cluster, registry
         self.avro_writers: dict | None = None             # Avro orders: a serializer per schema version, once the topic exists
+        self.retyped_from: int | None = None              # Avro orders: the retyped version 3 from this order on, once the table has a commit
         self.role_env = {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=768m,spark.executor.cores=1"} if spark_cluster else {}
         # a table in the bucket is read here (the verdicts) through a store with the roles' settings; a local one is a folder
         self.table_path: Path | TableStorage = (TableStorage(s3.url(f"{self.workdir.name}-{suffix}"), resolve_storage_options(s3.storage_options))
@@ -117,6 +122,10 @@ from fastcore.basics import patch
 
 ROLES = [("coordinator", "coordinator"), ("participant", "participant"), ("table-services", "table_services")]   # name prefix → role
 AVRO_VERSION_2_FROM = 20_000    # Avro orders: the second schema version from this order on (seconds into a run: the table widens mid-run)
+# Avro orders: a short run of version 3 (quantity retyped: dead letters) this often, the first as soon as the table has
+# a commit (its columns are then the table's; a table's first columns are the registry's latest when it is created),
+# so that it is the registry's latest version until version 2 is registered
+AVRO_VERSION_3_EVERY = 5_000
 
 @patch
 def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess | None:
@@ -170,7 +179,7 @@ def produce(self: LocalStack, count: int, seed: int | None = None, transaction: 
     "abort_then_commit" (see `send_in_transaction`)."""
     if self.source is not None:
         with self._changing:
-            events = (self.source.snapshot(count // 4) if not self.source.events else []) + self.source.changes(count)
+            events = marked_changes((self.source.snapshot(count // 4) if not self.source.events else []) + self.source.changes(count))
             self._add_ends(send_in_transaction(self.broker.bootstrap_servers, self.topic, events, f"{self.topic}-{uuid.uuid4().hex[:8]}",
                                                aborted_first=transaction == "abort_then_commit") if transaction else
                            send_events(self.broker.bootstrap_servers, self.topic, events))
@@ -178,20 +187,25 @@ def produce(self: LocalStack, count: int, seed: int | None = None, transaction: 
     assert not transaction, "orders are produced without Kafka transactions"
     with self._lock: first, self.produced = self.produced, self.produced + count
     if self.avro_writers:
+        if self.retyped_from is None and committed_offsets(self.table_path): self.retyped_from = first
         self._add_ends(produce_avro_orders(self.broker.bootstrap_servers, self.avro_writers, self.topic, count, progress=False, first=first,
-                                           version_2_from=AVRO_VERSION_2_FROM))
+                                           version_2_from=AVRO_VERSION_2_FROM, bad_every=self.bad_every,
+                                           version_3_every=AVRO_VERSION_3_EVERY if self.retyped_from is not None else 0,
+                                           version_3_from=self.retyped_from or 0))
         return
     for i, topic in enumerate(self.topics):        # several tables: the orders spread over their topics
         share = count // len(self.topics) + (1 if i < count % len(self.topics) else 0)
-        self._add_ends(produce_orders(self.broker.bootstrap_servers, topic, share, progress=False, quiet=True, orders=self.orders,
+        self._add_ends(produce_orders(self.broker.bootstrap_servers, topic, share, progress=False, quiet=True, orders=self.orders, bad_every=self.bad_every,
                                       first=first, seed=seed if seed is not None else random.randrange(1 << 30)))
         first += share
 
 @patch
-def send(self: LocalStack, events: list[dict | bytes], key_field: str = "customer_id"):
-    "Produce these events now, as they are (dicts as JSON, keyed by `key_field`; bytes as the value, unkeyed)."
-    pairs: list[tuple[bytes | None, bytes | None]] = [(None, e) if isinstance(e, bytes) else (str(e.get(key_field, "")).encode(), msgspec.json.encode(e)) for e in events]
-    self._add_ends(send_events(self.broker.bootstrap_servers, self.topic, pairs))
+def send(self: LocalStack, events: list[dict | bytes], key_field: str = "customer_id", broken: AbstractSet[int] = frozenset()):
+    """Produce these events now, as they are (dicts as JSON, keyed by `key_field`; bytes as the value, unkeyed); those at
+    the positions `broken` are broken on purpose (`DEAD_LETTER_EXPECTED`): the verdict expects them dead-lettered."""
+    pairs = [(None, e) if isinstance(e, bytes) else (str(e.get(key_field, "")).encode(), msgspec.json.encode(e)) for e in events]
+    marked = [(*pair, DEAD_LETTER_EXPECTED) if i in broken else pair for i, pair in enumerate(pairs)]
+    self._add_ends(send_events(self.broker.bootstrap_servers, self.topic, marked))
 
 @patch
 def _add_ends(self: LocalStack, ends: dict[tuple[str, int], int]):
@@ -304,7 +318,13 @@ def protocol_log_tail(path: Path, lines: int = 20) -> str:
 
 @patch
 def stop(self: LocalStack):
-    "Stop producing, stop every role (coordinators first, the others then all at once), then the broker if this stack started it."
+    "Stop producing, stop every role (`stop_roles`), then the broker if this stack started it."
+    self.stop_roles()
+    if self.own_broker: self.broker.stop()
+
+@patch
+def stop_roles(self: LocalStack):
+    "Stop producing, then every role: the coordinators first, the others then all at once."
     self.stop_producing()
     # every role this stack ever started (a test may add a second coordinator): the coordinators first, so that none sees
     # its participants leave mid-instant; then the others told together, since each stops on its own
@@ -313,7 +333,6 @@ def stop(self: LocalStack):
     others = [role for name, role in self.roles.items() if not name.startswith("coordinator") and role.running()]
     for role in others: role.stop_file.touch()
     for role in others: role.stop(timeout_s=30)
-    if self.own_broker: self.broker.stop()
 
 # %% ../../nbs/21_chaos.ipynb #16a0771c
 def orphan_files(table_path: Table) -> list[str]:
@@ -365,11 +384,13 @@ def verify_table(table_path: Table, ends: dict[tuple[str, int], int], dead_lette
             "broken_continuity": broken, "files_listed_twice": [p for p, n in listed.items() if n > 1],
             **_orphans(table_path)}
 
-def verify_tables(tables: dict) -> dict:
-    "`verify_table` of each table (path → its topics' ends), summed into one report; a table's broken invariants name it."
-    reports = {Path(str(path)).name: verify_table(path, ends) for path, ends in tables.items()}
+SUMMED = ("produced", "in_table", "duplicates", "missing", "unexpected", "commits", "orphans_left", "stale_rows", "rows_compared",
+          "rows_differing", "dead_letters", "broken_on_purpose", "letters_missing", "letters_twice", "good_records_dead_lettered")
+
+def combined(reports: dict[str, dict]) -> dict:
+    "The reports of a sink's tables (name → report) as one, figures summed; a table's broken invariants name it."
     if len(reports) == 1: return next(iter(reports.values()))
-    total = {k: sum(r[k] for r in reports.values()) for k in ("produced", "in_table", "duplicates", "missing", "unexpected", "commits", "orphans_left")}
+    total = {k: sum(r.get(k, 0) for r in reports.values()) for k in SUMMED}
     lists = {k: [(name, item) for name, r in reports.items() for item in r[k]] for k in ("broken_continuity", "files_listed_twice")}
     return {**total, **lists, "tables": {name: "ok" if verdict_ok(r) else broken_invariants(r) for name, r in reports.items()}}
 
@@ -378,13 +399,16 @@ def _orphans(table_path) -> dict:
     orphans = orphan_files(table_path)
     return {"orphans_left": len(orphans), **({"orphans": orphans[:5]} if orphans else {})}
 
-def verify_keyed(table_path: Table, ends: dict[tuple[str, int], int], expected: dict[str, dict]) -> dict:
-    "Check a keyed (upsert) table: one row per key, each the latest event produced for it, plus the commit-chain invariants."
-    report = verify_table(table_path, ends)
-    check = compare_latest(table_path, expected)
+def verify_keyed(table_path: Table, ends: dict[tuple[str, int], int], produced: list[Produced], key: str = "order_id",
+                 ordering: str = "event_time") -> dict:
+    """Check a keyed (upsert) table: one row per key, each the good record of the greatest `ordering` produced for it,
+    field by field (`21b_content`), plus the commit-chain invariants."""
+    expected = expected_rows(produced, json_values, key, ordering)
+    check = compare_latest(table_path, {k[0]: row for k, row in expected.items()}, key, ordering)
     # every record's coordinates are not in the table any more (it keeps one row per key): compare keys, not coordinates
-    return {**report, "produced": check["keys"], "in_table": check["rows"], "duplicates": check["duplicate_keys"],
-            "missing": check["missing_keys"], "unexpected": check["unexpected_keys"], "stale_rows": check["stale_rows"]}
+    return {**verify_table(table_path, ends), "produced": check["keys"], "in_table": check["rows"], "duplicates": check["duplicate_keys"],
+            "missing": check["missing_keys"], "unexpected": check["unexpected_keys"], "stale_rows": check["stale_rows"],
+            **check_content(table_path, expected, key)}
 
 def verify_mirror(table_path: Table, ends: dict[tuple[str, int], int], expected: dict[int, dict]) -> dict:
     "Check a table mirroring a `SourceTable`: its rows are the source's, plus the commit-chain invariants."
@@ -392,16 +416,49 @@ def verify_mirror(table_path: Table, ends: dict[tuple[str, int], int], expected:
     return {**verify_table(table_path, ends), "produced": check["keys"], "in_table": check["rows"], "duplicates": check["duplicate_keys"],
             "missing": check["missing_keys"], "unexpected": check["unexpected_keys"], "stale_rows": check["stale_rows"]}
 
+@patch
+def dead_letter_topic(self: LocalStack, table: Table) -> str:
+    "The dead-letter topic of `table` (a sink of several tables has one per table, from the template)."
+    return self.params["dead_letter_topic"].replace("{table_name}", Path(str(table)).name)
+
+@patch
+def verify(self: LocalStack) -> dict:
+    """The verdict on everything the stack produced, read while its broker runs: each table exactly once by Kafka
+    coordinates (or keys), its rows as produced (`21b_content`), its dead-letter topic holding each record broken on
+    purpose once, and no other."""
+    registry = (self.params.get("schema_registry") or {}).get("url") if self.params.get("value_format") == "avro" else None
+    keyed = {"key_field": "order_id", "ordering": "event_time"} if self.orders else {}
+    mirror = self.expected_mirror() if self.source is not None else None
+    return combined({Path(str(table)).name: verify_stream(self.broker.bootstrap_servers, table, ends, self.dead_letter_topic(table),
+                                                          avro_values(registry) if registry else json_values, mirror=mirror, **keyed)
+                     for table, ends in self.ends_by_table().items()})
+
+def verify_stream(bootstrap_servers: str, table: Table, ends: dict[tuple[str, int], int], dead_letter_topic: str,
+                  decode=json_values, key_field: str = "", ordering: str = "", mirror: dict | None = None) -> dict:
+    """One table's whole verdict on the records before `ends`: exactly once by Kafka coordinates (`verify_table`), by key
+    (`verify_keyed`: `key_field`) or as a mirror of a source table's rows (`verify_mirror`: `mirror`); every good record
+    in it as `decode` reads it (`21b_content`); and its dead-letter topic holding each record broken on purpose once."""
+    produced = read_produced(bootstrap_servers, ends)
+    if mirror is not None: report = verify_mirror(table, ends, mirror)
+    elif key_field: report = verify_keyed(table, ends, produced, key_field, ordering)
+    else:
+        broken = {r.coordinates for r in produced if r.broken}
+        report = {**verify_table(table, ends, broken), **check_content(table, expected_rows(produced, decode))}
+    return {**report, **check_letters(read_letters(bootstrap_servers, dead_letter_topic), produced)}
+
 def broken_invariants(report: dict) -> dict:
     "The entries of a report that break an invariant, by name: empty when the table holds exactly what was produced."
     broken = {k: report[k] for k in ("duplicates", "missing", "unexpected", "broken_continuity", "files_listed_twice",
-                                     "orphans_left", "stale_rows") if report.get(k)}
+                                     "orphans_left", "stale_rows", "rows_differing", "columns_unreadable", "letters_missing",
+                                     "letters_twice", "good_records_dead_lettered") if report.get(k)}
+    for shown in ("differing_first", "good_records_dead_lettered_first"):
+        if report.get(shown): broken[shown] = report[shown]
     if report["in_table"] != report["produced"]: broken["in_table"] = f'{report["in_table"]}, not the {report["produced"]} produced'
     if "orphans" in report and broken.get("orphans_left"): broken["orphans"] = report["orphans"]
     return broken
 
 def verdict_ok(report: dict) -> bool:
-    "True when the table holds exactly what was produced and every invariant holds."
+    "True when the table holds exactly what was produced, as produced, the dead-letter topic the broken records once each, and every invariant holds."
     return not broken_invariants(report)
 
 def verdict(report: dict) -> str:
@@ -422,7 +479,10 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
     total = lambda: sum(v for k, v in counts.items() if k.endswith("_killed"))
     stack.start()
     try:
-        stack.produce(2_000); stack.start_producing(produce_per_second)
+        stack.produce(2_000)
+        # Avro orders: the table's first commit comes before the kills, so that the retyped version arrives under them
+        if stack.avro_writers: stack.wait_committed(drain_timeout_s)
+        stack.start_producing(produce_per_second)
         while total() < kills:
             time.sleep(rng.uniform(*kill_every_s))
             now = time.monotonic()
@@ -442,14 +502,10 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
         stack.stop_producing()
         for _, name in sorted(pending_restarts, key=lambda r: r[1] != "broker"): stack.restart(name)
         drain = stack.wait_committed(drain_timeout_s)
-        # what the table must hold, read from Kafka while the broker runs
-        latest_orders = latest_per_key(stack.broker.bootstrap_servers, stack.topic, stack.ends) if orders else {}
-        mirrored_rows = stack.expected_mirror() if cdc and stack.source else {}
+        stack.stop_roles()
+        checked = stack.verify()          # the table and the dead-letter topic against what Kafka holds, its broker still up
     finally:
         stack.stop()
-    checked = (verify_keyed(stack.table_path, stack.ends, latest_orders) if orders else
-               verify_mirror(stack.table_path, stack.ends, mirrored_rows) if cdc and stack.source else
-               verify_tables(stack.ends_by_table()))
     report = {"kills": dict(counts), **checked, "drain_s": round(drain, 1), "hanging_transactions_aborted": len(stack.hanging_aborted),
               "events": events, "table_path": stack.table_path}
     report["ok"] = verdict_ok(report) and not counts["exited_by_itself"]
@@ -458,8 +514,9 @@ def run_chaos(workdir: str | Path, kills: int = 15, participants: int = 3, kill_
 # %% ../../nbs/21_chaos.ipynb #4ac0b28c
 def print_report(report: dict):
     "The chaos verdict, one line per figure."
-    for key in ("kills", "produced", "in_table", "duplicates", "missing", "unexpected", "commits", "broken_continuity",
-                "files_listed_twice", "orphans_left", "tables", "drain_s", "hanging_transactions_aborted", "ok"):
+    for key in ("kills", "produced", "in_table", "duplicates", "missing", "unexpected", "stale_rows", "rows_compared", "rows_differing",
+                "differing_first", "dead_letters", "broken_on_purpose", "letters_missing", "letters_twice", "good_records_dead_lettered",
+                "commits", "broken_continuity", "files_listed_twice", "orphans_left", "tables", "drain_s", "hanging_transactions_aborted", "ok"):
         if key in report: print(f"{key:>20}: {report[key]}")
 
 # %% ../../nbs/21_chaos.ipynb #5a369300

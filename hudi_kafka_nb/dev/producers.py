@@ -9,12 +9,12 @@ import msgspec
 from confluent_kafka import KafkaException, Producer
 from tqdm import tqdm
 from ..avro import demo_avro_order, demo_avro_schema
-from .source_table import SourceTable
+from .source_table import BROKEN_EVENT, SourceTable
 
 # %% auto #0
-__all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'log', 'sample_orders', 'produce_orders', 'send_events',
-           'send_in_transaction', 'produce_changes', 'avro_order_writers', 'produce_avro_orders', 'register_schema',
-           'latest_per_key']
+__all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'DEAD_LETTER_EXPECTED', 'log', 'VERSION_3_RUN', 'sample_orders',
+           'produce_orders', 'send_events', 'send_in_transaction', 'marked_changes', 'produce_changes',
+           'avro_order_writers', 'avro_order_version', 'produce_avro_orders', 'register_schema', 'latest_per_key']
 
 # %% ../../nbs/19c_producers.ipynb #1d39e0cd
 REGIONS = ["us-east", "us-west", "eu-central", "eu-west", "ap-south"]
@@ -24,8 +24,11 @@ BASE_MS = 1_795_000_000_000
 UPSERT_SETTINGS = {"write_operation": "upsert", "record_key_field": "order_id", "ordering_field": "event_time",
                    "table_type": "MERGE_ON_READ", "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"}}
 
-def sample_orders(start: int, count: int, rng: random.Random, bad_every: int = 0, orders: int = 0) -> list[tuple[bytes, bytes]]:
-    """(key, value) pairs of order events number start … start+count-1.
+# the header of every record a harness producer breaks on purpose: it must reach the dead-letter topic, once
+DEAD_LETTER_EXPECTED = [("hudi_kafka_nb.harness.expected", b"dead-letter")]
+
+def sample_orders(start: int, count: int, rng: random.Random, bad_every: int = 0, orders: int = 0, marked: bool = False) -> list[tuple]:
+    """(key, value) pairs of order events number start … start+count-1; `marked`: (key, value, broken on purpose).
 
     `orders=0`: every event is a new order. `orders=N`: events update N orders, in an order that is not their event
     time's (shuffled within the chunk); each order keeps its region, and event times are unique (ms apart)."""
@@ -40,7 +43,8 @@ def sample_orders(start: int, count: int, rng: random.Random, bad_every: int = 0
                                          "region": REGIONS[order % len(REGIONS)] if orders else rng.choice(REGIONS),
                                          "status": rng.choice(STATUSES), "amount": round(rng.uniform(5, 500), 2),
                                          "quantity": rng.randrange(1, 10), "event_time": _event_time(n, with_ms=bool(orders))})
-        events.append((customer.encode(), value))
+        bad = bool(bad_every) and n % bad_every == bad_every - 1
+        events.append((customer.encode(), value, bad) if marked else (customer.encode(), value))
     if orders: rng.shuffle(events)           # out of order: a later event may arrive first, through another partition
     return events
 
@@ -66,9 +70,9 @@ class _Deliveries:
             key = (msg.topic(), msg.partition())
             if msg.offset() + 1 > self.ends.get(key, 0): self.ends[key] = msg.offset() + 1
 
-    def produce(self, producer: Producer, topic: str, key: bytes | None, value: bytes | None):
+    def produce(self, producer: Producer, topic: str, key: bytes | None, value: bytes | None, headers: list | None = None):
         while True:
-            try: producer.produce(topic, value, key, on_delivery=self); return
+            try: producer.produce(topic, value, key, headers=headers, on_delivery=self); return
             except BufferError: producer.poll(0.05)
 
     def finish(self, producer: Producer) -> dict[tuple[str, int], int]:
@@ -86,8 +90,8 @@ def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: f
     with tqdm(total=count, desc=f"producing to {topic}", unit="rec",
               disable=None if progress else True) as bar:     # None: shown on a terminal only, never into a log file
         for start in range(0, count, chunk):
-            for key, value in sample_orders(first + start, min(chunk, count - start), rng, bad_every, orders):
-                deliveries.produce(producer, topic, key, value)
+            for key, value, bad in sample_orders(first + start, min(chunk, count - start), rng, bad_every, orders, marked=True):
+                deliveries.produce(producer, topic, key, value, DEAD_LETTER_EXPECTED if bad else None)
             producer.poll(0)
             bar.update(min(chunk, count - start))
             if rate_per_s:
@@ -96,9 +100,9 @@ def produce_orders(bootstrap_servers: str, topic: str, count: int, rate_per_s: f
         return deliveries.finish(producer)
 
 def send_events(bootstrap_servers: str, topic: str, events: list[tuple[bytes | None, bytes | None]], quiet: bool = True) -> dict[tuple[str, int], int]:
-    "Produce these (key, value) pairs as they are, in order; the next offset of each partition written."
+    "Produce these (key, value) pairs (or (key, value, headers)) as they are, in order; the next offset of each partition written."
     producer, deliveries = _producer(bootstrap_servers, quiet), _Deliveries()
-    for key, value in events: deliveries.produce(producer, topic, key, value)
+    for event in events: deliveries.produce(producer, topic, *event)
     return deliveries.finish(producer)
 
 def send_in_transaction(bootstrap_servers: str, topic: str, events: list[tuple[bytes | None, bytes | None]], transactional_id: str,
@@ -112,7 +116,7 @@ def send_in_transaction(bootstrap_servers: str, topic: str, events: list[tuple[b
         try:
             if producer is None: producer = Producer(settings); producer.init_transactions(30)
             producer.begin_transaction()
-            for key, value in events: deliveries.produce(producer, topic, key, value)
+            for event in events: deliveries.produce(producer, topic, *event)
             producer.flush(30)
             if plan[0] == "abort": producer.abort_transaction(30)
             else: producer.commit_transaction(30)
@@ -130,6 +134,10 @@ def send_in_transaction(bootstrap_servers: str, topic: str, events: list[tuple[b
             time.sleep(1)
     return deliveries.ends
 
+def marked_changes(events: list[tuple[bytes, bytes | None]]) -> list[tuple]:
+    "A `SourceTable`'s change events, each broken one with the header that says it must be dead-lettered."
+    return [(key, value, DEAD_LETTER_EXPECTED) if value == BROKEN_EVENT else (key, value) for key, value in events]
+
 def produce_changes(bootstrap_servers: str, topic: str, source: SourceTable, count: int, rate_per_s: float = 0,
                     progress: bool = True) -> dict[tuple[str, int], int]:
     """A snapshot of `source` (a tenth of `count` rows), then about `count` change events at most `rate_per_s` a second,
@@ -141,7 +149,7 @@ def produce_changes(bootstrap_servers: str, topic: str, source: SourceTable, cou
     with tqdm(total=count, desc=f"changes to {topic}", unit="ev", disable=None if progress else True) as bar:
         note(send_events(bootstrap_servers, topic, source.snapshot(count // 10)))
         for n, start in enumerate(range(0, count, chunk)):
-            events = source.changes(min(chunk, count - start))
+            events = marked_changes(source.changes(min(chunk, count - start)))
             note(send_in_transaction(bootstrap_servers, topic, events, f"{topic}-{n}", aborted_first=n == 3) if n % 4 == 3 else
                  send_events(bootstrap_servers, topic, events))
             bar.update(min(chunk, count - start))
@@ -158,16 +166,27 @@ def avro_order_writers(registry_url: str, topic: str, register: tuple = (1, 2)) 
     from confluent_kafka.serialization import MessageField, SerializationContext
     registry, context = SchemaRegistryClient({"url": registry_url}), SerializationContext(topic, MessageField.VALUE)
     writers = {}
-    for version in (1, 2):
+    for version in (1, 2, 3):
         serializer = AvroSerializer(registry, msgspec.json.encode(demo_avro_schema(version)).decode())
         writers[version] = lambda order, serializer=serializer: serializer(order, context)
         if version in register: writers[version](demo_avro_order(0, version))
     return writers
 
+VERSION_3_RUN = 20                  # orders a producer of the mistaken version 3 writes before it is fixed
+
+def avro_order_version(n: int, version_2_from: int, version_3_every: int = 0, version_3_from: int = 0) -> int:
+    """The schema version order `n` is written with: 1; every other one 2 from `version_2_from` on; short runs of 3 every
+    `version_3_every` orders, the first from `version_3_from` on."""
+    if version_3_every and n >= version_3_from and (n - version_3_from) % version_3_every < VERSION_3_RUN: return 3
+    return 2 if n >= version_2_from and n % 2 else 1
+
 def produce_avro_orders(bootstrap_servers: str, writers: dict | str, topic: str, count: int, rate_per_s: float = 0, bad_every: int = 0,
-                        progress: bool = True, first: int = 0, version_2_from: int | None = None) -> dict[tuple[str, int], int]:
+                        progress: bool = True, first: int = 0, version_2_from: int | None = None,
+                        version_3_every: int = 0, version_3_from: int = 0) -> dict[tuple[str, int], int]:
     """Produce `count` Avro orders numbered from `first` (`writers` from `avro_order_writers`, or a registry's URL): version 2
-    of the schema for every other one of the second half (or from order `version_2_from` on); the next offset of each partition written."""
+    of the schema for every other one of the second half (or from order `version_2_from` on), runs of version 3 (a type
+    changed: broken on purpose, as `bad_every`'s values that are not Avro at all) with `version_3_every`; the next offset
+    of each partition written."""
     version_2_from = first + count // 2 if version_2_from is None else version_2_from
     writers = avro_order_writers(writers, topic) if isinstance(writers, str) else writers
     producer, deliveries = _producer(bootstrap_servers, True), _Deliveries()
@@ -175,10 +194,10 @@ def produce_avro_orders(bootstrap_servers: str, writers: dict | str, topic: str,
     with tqdm(total=count, desc=f"Avro orders to {topic}", unit="rec", disable=None if progress else True) as bar:
         for start in range(0, count, chunk):
             for n in range(first + start, first + min(start + chunk, count)):
-                version = 2 if n >= version_2_from and n % 2 else 1
-                bad = bad_every and n % bad_every == bad_every - 1
-                value = b'{"order_id": "not Avro"}' if bad else writers[version](demo_avro_order(n, version))
-                deliveries.produce(producer, topic, str(n).encode(), value)
+                version = avro_order_version(n, version_2_from, version_3_every, version_3_from)
+                not_avro = bad_every and n % bad_every == bad_every - 1
+                value = b'{"order_id": "not Avro"}' if not_avro else writers[version](demo_avro_order(n, version))
+                deliveries.produce(producer, topic, str(n).encode(), value, DEAD_LETTER_EXPECTED if not_avro or version == 3 else None)
             producer.poll(0); bar.update(min(chunk, count - start))
             if rate_per_s and (ahead := (start + chunk) / rate_per_s - (time.monotonic() - started)) > 0: time.sleep(ahead)
     return deliveries.finish(producer)

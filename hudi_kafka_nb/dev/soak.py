@@ -9,18 +9,19 @@ from pathlib import Path
 import msgspec, yaml
 from ..supervisor import Exit, RestartPolicy, Supervisor, next_start
 from ..timeline import committed_offsets, timeline_sizes
-from .chaos import LocalStack, broken_invariants, verify_table
+from .chaos import LocalStack, broken_invariants
 from .servers import EmbeddedBroker, EmbeddedS3, create_topic, owner_only
 from .spark_cluster import LocalSparkCluster
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'SOAK_POLICY', 'SERVERS', 'SOAK_SETTINGS', 'ACTIVE_TIMELINE_BOUND', 'kill_tree', 'held_backs', 'exits_by_cause',
-           'Soak', 'folder_bytes', 'run_soak', 'print_soak']
+__all__ = ['log', 'SOAK_POLICY', 'SOAK_BAD_EVERY', 'SERVERS', 'SOAK_SETTINGS', 'ACTIVE_TIMELINE_BOUND', 'kill_tree', 'held_backs',
+           'exits_by_cause', 'Soak', 'folder_bytes', 'run_soak', 'print_soak']
 
 # %% ../../nbs/21a_soak.ipynb #d8b85251
 SOAK_POLICY = RestartPolicy(first_s=1.0, max_s=15.0, healthy_s=15.0, same_failures=5, hold_s=60.0)
+SOAK_BAD_EVERY = 1_000          # one order in a thousand broken on purpose: its letter, once, is part of the verdict
 SERVERS = ("broker", "s3", "spark-worker-0", "spark-worker-1")     # brought back by the soak, as their platform would
 # executors on a busy cluster, as in the worker-kill test; small instants (a participant reads 20,000 records at most
 # before its write): with a role killed every quarter minute, an instant of a backlog's 100,000 records writes for as
@@ -62,7 +63,7 @@ class Soak:
     def start(self) -> "Soak":
         self.broker.start(); self.s3.start(); self.cluster.start()
         self.stack = LocalStack(self.workdir / "stack", participants=self.participants, partitions=self.partitions, broker=self.broker,
-                                s3=self.s3, spark_cluster=self.cluster, **SOAK_SETTINGS)
+                                s3=self.s3, spark_cluster=self.cluster, bad_every=SOAK_BAD_EVERY, **SOAK_SETTINGS)
         for topic in self.stack.topics: create_topic(self.broker.bootstrap_servers, topic, self.partitions)
         os.environ.update(self.stack.role_env)        # each role's Spark asks the cluster for one core: the supervisor's children inherit it
         settings = owner_only(self.workdir / "sink.yaml")
@@ -179,9 +180,9 @@ ACTIVE_TIMELINE_BOUND = 150
 
 @patch
 def verdict(self: Soak, figures: dict, min_kills: int = 500) -> dict:
-    "Stop the supervisor, then judge the table; the report."
+    "Stop the supervisor, then judge the table and the dead-letter topic (`LocalStack.verify`); the report."
     self._stopping.set(); self._supervising.join()
-    table = verify_table(self.stack.table_path, self.stack.ends)
+    table = self.stack.verify()
     sizes = timeline_sizes(self.stack.table_path)
     roles = {role.name: {"starts": role.starts, "exits": exits_by_cause(role.exits), "held_back": held_backs(role.exits, self.policy)}
              for role in self.supervisor.roles}
@@ -218,7 +219,8 @@ def run_soak(workdir: str | Path, seconds: float = 3600, min_kills: int = 500, s
 def print_soak(report: dict):
     "The soak's verdict, one line per figure."
     for key in ("ok", "broken", "total_kills", "kills", "drain_rate", "rate", "produced_rate", "chaos_s", "final_drain_s", "produced",
-                "in_table", "duplicates", "missing", "unexpected", "commits", "orphans_left", "timeline", "largest_active_timeline",
+                "in_table", "duplicates", "missing", "unexpected", "rows_compared", "rows_differing", "dead_letters", "broken_on_purpose",
+                "letters_missing", "letters_twice", "good_records_dead_lettered", "commits", "orphans_left", "timeline", "largest_active_timeline",
                 "hanging_transactions_aborted", "server_restart_failures"):
         print(f"{key:>28}: {report[key]}")
     for name, role in report["roles"].items(): print(f"{name:>28}: {role}")

@@ -99,7 +99,7 @@ CUSTOMER_ROW = {"type": "record", "name": "Value", "fields": [{"name": "id", "ty
 CUSTOMER_KEY = {"type": "record", "name": "Key", "namespace": "shop.public.customers", "fields": [{"name": "id", "type": "long"}]}
 
 def as_avro_events(events: list[tuple[bytes, bytes | None]], registry_url: str, topic: str) -> list[tuple[bytes, bytes | None]]:
-    "Debezium's JSON events of the customers table as its Avro converter writes them (schemas registered in the registry at `registry_url`)."
+    "Debezium's JSON events of the customers table as its Avro converter writes them (schemas registered in the registry at `registry_url`); headers kept."
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
@@ -108,7 +108,8 @@ def as_avro_events(events: list[tuple[bytes, bytes | None]], registry_url: str, 
     keys = AvroSerializer(registry, msgspec.json.encode(CUSTOMER_KEY).decode())
     key_context, value_context = SerializationContext(topic, MessageField.KEY), SerializationContext(topic, MessageField.VALUE)
     converted = []
-    for key, value in events:
+    for event in events:
+        key, value = event[0], event[1]
         if value is not None and value != BROKEN_EVENT:
             envelope = msgspec.json.decode(value)
             envelope = envelope.get("payload", envelope)
@@ -117,7 +118,7 @@ def as_avro_events(events: list[tuple[bytes, bytes | None]], registry_url: str, 
                             "transaction": tx and {"id": tx["id"], "total_order": tx["total_order"], "data_collection_order": tx["total_order"]}},
                            value_context)
         key = keys(msgspec.json.decode(key), key_context) if value != BROKEN_EVENT else key
-        converted.append((key, value))
+        converted.append((key, value, *event[2:]))
     return converted
 
 # %% ../../nbs/19a_source_table.ipynb #cf2f21c4
