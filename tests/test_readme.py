@@ -24,7 +24,7 @@ def test_readme_acl_table_is_what_the_sink_needs():
     from hudi_kafka_nb.preflight import sink_acls
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Running against a secured cluster")[1].split("\n## ")[0]
-    listed = {(kind, name, op.strip()) for kind, name, ops in re.findall(r"^\| (topic|group) \| `([^`]+)`[^|]* \| ([A-Z, ]+) \|", section, re.M)
+    listed = {(kind, name, op.strip()) for kind, name, ops in re.findall(r"^\| (topic|group|transactional_id) \| `([^`]+)`[^|]* \| ([A-Z, ]+) \|", section, re.M)
               for op in ops.split(",")}
     config = load_config(bootstrap_servers="b:9092", topics="orders", table_path="/t", table_name="orders", value_schema={"id": "string"})
     assert listed == {(a.restype.name.lower(), a.name, a.operation.name) for a in sink_acls(config, "User:sink")}
