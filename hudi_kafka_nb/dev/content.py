@@ -10,6 +10,7 @@ import msgspec
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from ..reading import snapshot_rows
+from ..records import RawRecord
 from ..storage import Table
 from ..timeline import rust_table
 from .producers import DEAD_LETTER_EXPECTED
@@ -25,16 +26,11 @@ Coordinates = tuple[str, int, int]  # (topic, partition, offset)
 class Produced(NamedTuple):
     "A record of a data topic as a read-committed reader finds it, and whether its producer broke it on purpose."
 
-    topic: str
-    partition: int
-    offset: int
-    timestamp_ms: int
-    key: bytes | None
-    value: bytes | None
+    record: RawRecord
     broken: bool  # it carries `DEAD_LETTER_EXPECTED`: its letter, not a row, is what the sink must make of it
 
     @property
-    def coordinates(self) -> Coordinates: return (self.topic, self.partition, self.offset)
+    def coordinates(self) -> Coordinates: return (self.record.topic, self.record.partition, self.record.offset)
 
 
 def _reader(bootstrap_servers: str, settings: dict | None) -> Consumer:
@@ -61,7 +57,7 @@ def read_produced(bootstrap_servers: str, ends: dict[tuple[str, int], int], sett
                 if where not in wanted: continue
                 if offset < wanted[where]:
                     broken = DEAD_LETTER_EXPECTED[0] in (m.headers() or [])
-                    records.append(Produced(*where, offset, m.timestamp()[1], m.key(), m.value(), broken))
+                    records.append(Produced(RawRecord(*where, offset, m.timestamp()[1], m.key(), m.value()), broken))
                 if offset + 1 >= wanted[where]: wanted.pop(where)
     finally:
         consumer.close()
@@ -171,12 +167,13 @@ def expected_rows(produced: Iterable[Produced], decode: Callable[[bytes | None],
     its Kafka coordinates, key and time; by coordinates, or (an upserted table, `key_field`) each key's record of the
     greatest `ordering`."""
     rows: dict[tuple, dict] = {}
-    for r in produced:
-        if r.broken: continue
+    for p in produced:
+        if p.broken: continue
+        r = p.record
         when = datetime.datetime.fromtimestamp(r.timestamp_ms / 1000, datetime.timezone.utc)
         row = {**decode(r.value), "kafka_topic": r.topic, "kafka_partition": r.partition, "kafka_offset": r.offset,
                "kafka_timestamp": when, "kafka_key": r.key}
-        if not key_field: rows[r.coordinates] = row
+        if not key_field: rows[p.coordinates] = row
         elif (key := (row[key_field],)) not in rows or row[ordering] > rows[key][ordering]: rows[key] = row
     return rows
 
