@@ -203,6 +203,7 @@ class DeadLetterQueue:
         self.new_producer = new_producer  # a transactional producer (one letter per batch, or batched), to replace one that failed
         self.ready = False  # the transactional producer has registered its transactional.id
         self.one_by_one = False  # the topic refused a batch as too large: from then on each letter goes alone, judged alone
+        self.limit: int | None = None  # the size of the smallest letter the topic refused, less one: larger ones go without values
         self.failed = 0
         self.refused: list[int] = []  # letters of the transaction under way that the topic refused as too large
 
@@ -250,7 +251,8 @@ class DeadLetterQueue:
             for key, value, headers in messages: self._produce(key, value, headers)
             return self.flush(timeout_s)
         deadline = time.monotonic() + timeout_s
-        for attempt in range(3):
+        messages = [self._fitting(m) for m in messages]
+        for attempt in range(5):
             self.refused = []
             try: return self._in_transaction(messages, ends, max(1.0, deadline - time.monotonic()))
             except KafkaException as e:
@@ -265,9 +267,14 @@ class DeadLetterQueue:
                 self.one_by_one = True
                 self._replace()
                 continue
-            refused = set(self.refused)  # too large alone: sent again without their values
-            messages = [_headers_only(*m) if i in refused else m for i, m in enumerate(messages)]
+            # too large alone: larger letters than this one go without their values, from now on
+            self.limit = min(self.limit or self.max_bytes * 4, min(_size(*messages[i]) for i in self.refused) - 1)
+            messages = [self._fitting(m) for m in messages]
         return len(messages)
+
+    def _fitting(self, message: tuple) -> tuple:
+        "The letter, or its headers only if it is larger than a letter the topic refused."
+        return _headers_only(*message) if self.limit is not None and _size(*message) > self.limit else message
 
     def _in_transaction(self, messages: list, ends: dict[tuple[str, int], int], timeout_s: float) -> int:
         deadline = time.monotonic() + timeout_s
@@ -285,6 +292,12 @@ class DeadLetterQueue:
                 break
         offsets = [TopicPartition(t, p, end) for (t, p), end in sorted(ends.items())]
         self.producer.send_offsets_to_transaction(offsets, self.positions.consumer_group_metadata(), max(1.0, deadline - time.monotonic()))
+        # every letter delivered, or one refused: the transaction can then only be aborted, and the letters after it in
+        # the partition wait for nothing (an idempotent producer holds them back), so not for the commit's timeout
+        while len(self.producer) and not self.refused:
+            if time.monotonic() >= deadline: raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "the letters were not delivered in time"))
+            self.producer.poll(0.05)
+        if self.refused: raise KafkaException(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, f"{len(self.refused)} letter(s) too large for the topic"))
         while True:  # a commit that timed out may be asked again (librdkafka), until the deadline
             try:
                 self.producer.commit_transaction(max(1.0, deadline - time.monotonic()))
@@ -296,12 +309,16 @@ class DeadLetterQueue:
         if error is not None and error.code() == KafkaError.MSG_SIZE_TOO_LARGE: self.refused.append(index)
 
     def _abort(self, timeout_s: float):
-        "End a failed transaction; a producer that cannot (fenced, failed for good, or still committing) is replaced."
-        try:
-            self.producer.abort_transaction(timeout_s)
-            return
-        except KafkaException as e:
-            log.warning("dead letters: could not abort the transaction (%s); a new producer takes over", e.args[0])
+        """End a failed transaction; a producer that cannot (fenced, failed for good, or still committing), or that holds
+        letters back behind one the topic refused (an idempotent producer's gap), is replaced: the new one, of the same
+        transactional id, ends the transaction as it registers."""
+        if not self.refused:
+            try:
+                self.producer.abort_transaction(timeout_s)
+                return
+            except KafkaException as e:
+                log.warning("dead letters: could not abort the transaction (%s); a new producer takes over", e.args[0])
+        self.producer.purge()  # what it still holds is not to be sent, nor waited for as it goes
         self._replace()
 
     def _replace(self):
@@ -336,6 +353,10 @@ class DeadLetterQueue:
     def close(self):
         self.producer.flush(10)
         if self.positions is not None: self.positions.close()
+
+
+def _size(key, value, headers) -> int:
+    return len(key or b"") + len(value or b"") + sum(len(k) + len(v) for k, v in headers)
 
 
 def _headers_only(key, value, headers):

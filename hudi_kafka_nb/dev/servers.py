@@ -52,7 +52,9 @@ def broker_properties(data_dir: Path, port: int, controller_port: int, secure_po
         "inter.broker.listener.name=PLAINTEXT", f"listener.security.protocol.map={protocols}",
         f"log.dirs={data_dir}", "num.partitions=1", "auto.create.topics.enable=false",
         "offsets.topic.replication.factor=1", "offsets.topic.num.partitions=1", "transaction.state.log.replication.factor=1",
-        "transaction.state.log.min.isr=1", "share.coordinator.state.topic.replication.factor=1",
+        "transaction.state.log.min.isr=1",
+        "share.coordinator.state.topic.replication.factor=1",
+        "transaction.state.log.num.partitions=1",  # one, not fifty, to create at a broker's first transaction
         "group.initial.rebalance.delay.ms=0", "num.network.threads=2", "num.io.threads=2", "log.flush.interval.messages=1",
         "message.max.bytes=10485760", ""])
     if secure_port is None: return properties
