@@ -17,5 +17,5 @@ workdir = args.workdir or tempfile.mkdtemp(prefix="hudi-kafka-nb-chaos-")
 report = run_chaos(workdir, kills=args.kills, participants=args.participants, seed=args.seed, drain_timeout_s=600,
                    tables=args.tables, bad_every=args.bad_every)
 print_report(report)
-print(f"{'work folder':>20}: {workdir}")
+print(f"{'work folder':>26}: {workdir}")
 raise SystemExit(0 if report["ok"] else 1)

@@ -518,7 +518,7 @@ def print_report(report: dict):
     for key in ("kills", "produced", "in_table", "duplicates", "missing", "unexpected", "stale_rows", "rows_compared", "rows_differing",
                 "differing_first", "dead_letters", "broken_on_purpose", "letters_missing", "letters_twice", "good_records_dead_lettered",
                 "commits", "broken_continuity", "files_listed_twice", "orphans_left", "tables", "drain_s", "hanging_transactions_aborted", "ok"):
-        if key in report: print(f"{key:>20}: {report[key]}")
+        if key in report: print(f"{key:>26}: {report[key]}")
 
 # %% ../../nbs/21_chaos.ipynb #5a369300
 def plot_run(report: dict, ax=None):
