@@ -205,7 +205,7 @@ def refuse_missing_rights(admin: AdminClient, config: SinkConfig, role: str, top
     if missing:
         user = config.kafka.get("sasl.username", "(no sasl.username: the listener's default principal)")
         raise ConfigError(f"the {role} cannot start: Kafka user {user!r} lacks {len(missing)} right(s): " + "; ".join(missing)
-                          + ". Grant what `preflight.sink_acls` lists (README, 'Running against a secured cluster')")
+                          + ". Grant what `preflight.sink_acls` lists (docs/security.md)")
 
 def preflight(config: SinkConfig, role: str) -> AdminClient:
     "Before a role starts: reach the broker with the sink's settings, create the sink's own topics, check every right."

@@ -1,5 +1,5 @@
-"""Exactly-once under failure: each invariant of the protocol and each failure our competitors shipped (README, "The
-protocol": "The invariants" and "What others got wrong") as a named test, against the real broker."""
+"""Exactly-once under failure: each invariant of the protocol (README, "What it guarantees") and each failure our
+competitors shipped (docs/guarantees.md, "What others got wrong") as a named test, against the real broker."""
 import os, random, re, signal
 import msgspec
 import pytest

@@ -1,6 +1,6 @@
 """A secured cluster: SASL_SSL (SCRAM-SHA-512 over TLS) and ACLs on the real broker.
 
-The sink's user holds exactly the ACLs `preflight.sink_acls` lists (the README's table), its password comes by reference
+The sink's user holds exactly the ACLs `preflight.sink_acls` lists (the table of docs/security.md), its password comes by reference
 only, and it reaches the broker through the SASL_SSL listener only. The PLAINTEXT listener is the cluster operator's
 (super user): the tests create topics, users and ACLs through it, produce the upstream records and read dead letters.
 """
