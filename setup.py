@@ -7,11 +7,13 @@ cfg = cfg['DEFAULT']
 requirements = shlex.split(cfg.get('requirements', ''))
 dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
 local_requirements = shlex.split(cfg.get('local_requirements', ''))
+jobs_requirements = shlex.split(cfg.get('jobs_requirements', ''))
 setuptools.setup(
     name=cfg['lib_name'], version=cfg['version'], description=cfg['description'],
     license='Apache Software License 2.0', author=cfg['author'], author_email=cfg['author_email'],
-    packages=setuptools.find_packages(include=['hudi_kafka_nb', 'hudi_kafka_nb.*']),
-    include_package_data=True, install_requires=requirements,
-    extras_require={'dev': dev_requirements, 'local': local_requirements}, python_requires='>=' + cfg['min_python'],
+    # the sink alone: the stack that tries and tests it (hudi_kafka_nb.dev) stays in the clone
+    packages=setuptools.find_packages(include=['hudi_kafka_nb', 'hudi_kafka_nb.*'], exclude=['hudi_kafka_nb.dev', 'hudi_kafka_nb.dev.*']),
+    install_requires=requirements,
+    extras_require={'dev': dev_requirements + jobs_requirements, 'jobs': jobs_requirements, 'local': local_requirements}, python_requires='>=' + cfg['min_python'],
     entry_points={'console_scripts': cfg.get('console_scripts', '').split(), 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     zip_safe=False)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/19d_supervisor.ipynb #a0df90cc
 from __future__ import annotations
-import argparse, logging, os, re, signal, subprocess, sys, time
+import argparse, importlib, logging, os, re, signal, subprocess, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -226,7 +226,12 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 def main(argv: list[str] | None = None):
-    "`run` and `role` alone (`hudi-kafka-nb` adds `demo` to them: `dev.demo.main`)."
-    parser = argparse.ArgumentParser(prog="hudi-kafka-nb")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    sys.exit(run_command(parser.parse_args(argv)))
+    "`hudi-kafka-nb`: `run` and `role`, and `demo` where the development stack is installed (a clone, not the wheel)."
+    parser = argparse.ArgumentParser(prog="hudi-kafka-nb", description="Exactly-once streaming of Kafka topics into Hudi tables")
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_commands(commands)
+    try: demo = importlib.import_module("hudi_kafka_nb.dev.demo")
+    except ImportError: demo = None                      # the wheel: the sink, without the stack that tries it
+    if demo is not None: demo.add_demo_command(commands)
+    args = parser.parse_args(argv)
+    sys.exit(demo.run_demo_command(args) if demo is not None and args.command == "demo" else run_command(args))

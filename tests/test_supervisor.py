@@ -7,7 +7,7 @@ from hudi_kafka_nb.dev.servers import create_topic
 from hudi_kafka_nb.timeline import has_committed
 from helpers import wait_for
 
-CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.dev.demo import main; main(sys.argv[1:])"]
+CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.supervisor import main; main(sys.argv[1:])"]
 
 
 def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(broker, tmp_path):

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/20_demo.ipynb #bf327be2
 from __future__ import annotations
-import argparse, collections, contextlib, logging, shutil, sys, time
+import argparse, collections, contextlib, logging, shutil, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -14,7 +14,6 @@ from .producers import (UPSERT_SETTINGS, latest_per_key, produce_avro_orders, pr
                                          register_schema)
 from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from .roles import RoleProcess, participant_roles
-from ..supervisor import add_commands, run_command
 from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
 from .spark_cluster import LocalSparkCluster
 from ..reading import coordinate_check, read_snapshot, snapshot_rows
@@ -23,7 +22,8 @@ from ..storage import Table, TableStorage, resolve_storage_options
 
 # %% auto #0
 __all__ = ['DEMO_DATABASE', 'wait_until_committed', 'wait_until_ingesting', 'print_summary', 'compare_latest',
-           'print_mirror_summary', 'print_avro_columns', 'print_upsert_summary', 'mirror_database', 'run_demo', 'main']
+           'print_mirror_summary', 'print_avro_columns', 'print_upsert_summary', 'mirror_database', 'run_demo',
+           'add_demo_command', 'run_demo_command']
 
 # %% ../../nbs/20_demo.ipynb #7e3ee09d
 def wait_until_committed(table_path: Table, ends: dict[tuple[str, int], int], roles: list[RoleProcess], timeout_s: float) -> float:
@@ -202,11 +202,9 @@ def run_demo(records: int = 500_000, participants: int = 2, partitions: int = 8,
         return print_summary(table_path, records, bad, workdir, seconds)
 
 # %% ../../nbs/20_demo.ipynb #e0db800d
-def main(argv: list[str] | None = None):
-    "Command line: `hudi-kafka-nb demo [options]`, and the sink's own `run` and `role` (`supervisor`)."
-    parser = argparse.ArgumentParser(prog="hudi-kafka-nb", description="Exactly-once Kafka → Hudi sink")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the local demo on the embedded broker")
+def add_demo_command(commands: argparse._SubParsersAction):
+    "The `demo` command of `hudi-kafka-nb`, which the product's command line (`supervisor.main`) adds where this stack is installed."
+    demo = commands.add_parser("demo", help="run the local demo on the embedded broker")
     demo.add_argument("--records", type=int, default=500_000)
     demo.add_argument("--participants", type=int, default=2)
     demo.add_argument("--commit-interval", type=float, default=3.0)
@@ -220,11 +218,11 @@ def main(argv: list[str] | None = None):
                       help="Avro orders in Confluent's wire format, their schemas (two versions) in an embedded schema registry")
     demo.add_argument("--object-store", action="store_true",
                       help="the table on an embedded S3 server (MinIO) and the roles' Spark on a local standalone cluster")
-    add_commands(sub)
-    args = parser.parse_args(argv)
-    if args.command != "demo": sys.exit(run_command(args))
+
+def run_demo_command(args: argparse.Namespace) -> int:
+    "Run the demo `add_demo_command`'s arguments ask for; the exit code."
     logging.basicConfig(level=logging.WARNING)
     ok = run_demo(args.records, args.participants, commit_interval_s=args.commit_interval,
                   rate_per_s=args.rate, workdir=args.workdir, orders=args.orders if args.upsert else 0, object_store=args.object_store,
                   cdc=args.cdc, avro=args.avro)
-    sys.exit(0 if ok else 1)
+    return 0 if ok else 1
