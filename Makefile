@@ -1,7 +1,8 @@
 # Two commands for a fresh machine:  `make demo`  and  `make test`.
-# Both set everything up first: Java and Maven from Debian's packages if missing, the pinned Maven artifacts
-# (Hudi's Spark bundle, Apache Kafka's broker, the Apicurio schema registry) resolved by Maven from the poms in maven/ into .jars/, and a
-# virtual environment in .venv with the package, its pinned dependencies and the local-only extra (pyspark).
+# Each sets up what it runs first: Java and Maven from Debian's packages if missing, the pinned Maven artifacts (Hudi's
+# Spark bundle, Apache Kafka's broker; for the tests also Hadoop's S3A and the Apicurio schema registry) resolved by Maven
+# from the poms in maven/ into .jars/, a virtual environment in .venv with the package, its pinned dependencies and the
+# local-only extra (pyspark), and for the tests MinIO built from its Go module (Go from Debian's packages if missing).
 VENV    := .venv
 PYTHON  := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
@@ -17,7 +18,7 @@ HUDI_FIXES := .jars/hudi-fixes/hudi-fixes.jar
 SINK_JAR := .jars/hudi-kafka-nb/hudi-kafka-nb.jar
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables soak clean
+.PHONY: setup demo-setup tools go wheel lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables soak clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -26,12 +27,16 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 setup:
 	@$(MAKE) --no-print-directory -j4 --output-sync=target $(INSTALLED) $(JARS) $(HUDI_FIXES) $(SINK_JAR) $(BUNDLE_SCHEMA) $(SPARK_CDS) $(MINIO)
 
+# What a demo runs, and no more: the venv, Hudi's bundle and ours, Kafka's jars, the class-data archive (the Avro demo
+# adds the registry, the object-store demo everything). Not MinIO, whose build is most of a fresh setup's time.
+DEMO_PARTS := $(INSTALLED) .jars/hudi/.resolved .jars/kafka/.resolved $(HUDI_FIXES) $(SINK_JAR) $(SPARK_CDS)
+demo-setup:
+	@$(MAKE) --no-print-directory -j4 --output-sync=target $(DEMO_PARTS) $(EXTRA_PARTS)
+
 tools:
 	@command -v javac >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { echo "installing Java 17 and Maven from Debian's packages"; \
 	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	  openjdk-17-jdk-headless maven; }
-	@command -v go >/dev/null 2>&1 || { echo "installing Go from Debian's packages (it fetches the toolchain MinIO's module asks for)"; \
-	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go; }
 
 # Each folder of .jars/ is what Maven resolves from one pom; it is resolved again only when the pom changes.
 .jars/%/.resolved: maven/%/pom.xml | tools
@@ -51,7 +56,11 @@ tools:
 
 # MinIO, built from its pinned Go module (about 3 minutes on 2 cores the first time; Go's caches make later builds quick).
 # hudi_kafka_nb/dev/servers.py names the same version (MINIO_VERSION) and looks for the binary in its folder.
-$(MINIO): | tools
+go:
+	@command -v go >/dev/null 2>&1 || { echo "installing Go from Debian's packages (it fetches the toolchain MinIO's module asks for)"; \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go; }
+
+$(MINIO): | go
 	GOBIN=$(CURDIR)/$(dir $(MINIO)) GOTOOLCHAIN=auto GOFLAGS=-trimpath go install github.com/minio/minio@$(MINIO_VERSION)
 
 # The schema the Databricks CLI validates bundles against, from its pinned Go module (tests validate databricks.yml offline).
@@ -83,22 +92,29 @@ $(INSTALLED): settings.ini setup.py | tools
 	$(PYTHON) -m pip install -q -e ".[dev,local]"
 	touch $(INSTALLED)
 
-demo: setup
+# The sink's wheel in dist/: the package without the development stack (hudi_kafka_nb.dev), requiring only what the sink
+# imports; `pip install dist/hudi_kafka_nb-*.whl[local]` (the local Spark) or `[jobs]` (papermill, for the role notebooks).
+wheel: $(INSTALLED)
+	rm -rf build    # setuptools' scratch folder keeps what an earlier build copied into it
+	$(PYTHON) -m pip wheel --no-deps --no-build-isolation -q -w dist .
+
+demo: demo-setup
 	$(VENV)/bin/hudi-kafka-nb demo
 
 # The keyed mode: updates of 20,000 orders upserted into a merge-on-read table, compacted by the coordinator.
-demo-upsert: setup
+demo-upsert: demo-setup
 	$(VENV)/bin/hudi-kafka-nb demo --upsert --records 200000 --rate 15000 --workdir runs/demo-upsert
 
 # Change data: Debezium's events of a database of three tables (a snapshot, then creates, updates, deletes with their
 # tombstones, some in Kafka transactions), a topic each, mirrored by one sink into a merge-on-read table each by upserts
 # and deletes, and each checked against its source table.
-demo-cdc: setup
+demo-cdc: demo-setup
 	$(VENV)/bin/hudi-kafka-nb demo --cdc --records 100000 --rate 10000 --workdir runs/demo-cdc
 
 # Avro orders in Confluent's wire format, their schemas in an embedded schema registry (Apicurio): two schema versions
 # written side by side, the table gaining the second one's column mid-stream.
-demo-avro: setup
+demo-avro:
+	@$(MAKE) --no-print-directory demo-setup EXTRA_PARTS=.jars/registry/.resolved
 	$(VENV)/bin/hudi-kafka-nb demo --avro --records 200000 --rate 20000 --workdir runs/demo-avro
 
 # The same demo as machines that share no disk run it: the table on an embedded S3 server (MinIO), each role's Spark on a
