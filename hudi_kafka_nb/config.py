@@ -48,9 +48,9 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     topics: list[str] = msgspec.field(default_factory=list)  # data topics to ingest, by name (or topics_regex)
     topics_regex: str = ""                      # Kafka Connect's topics.regex: every topic whose whole name matches, those created while the sink runs included
     table_path: str                             # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
-    storage_options: dict[str, str] = msgspec.field(default_factory=dict)  # for a table on an object store: object_store's settings (aws_endpoint, …; see 09_storage); secrets as ${env:…}
-    table_name: str                             # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (00b_routing)
-    tables: dict[str, dict] = msgspec.field(default_factory=dict)  # several tables in one sink: each table's own settings (over these) by table name (00b_routing)
+    storage_options: dict[str, str] = msgspec.field(default_factory=dict)  # for a table on an object store: object_store's settings (aws_endpoint, …; see 20_storage); secrets as ${env:…}
+    table_name: str                             # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (02_routing)
+    tables: dict[str, dict] = msgspec.field(default_factory=dict)  # several tables in one sink: each table's own settings (over these) by table name (02_routing)
     topic_refresh_s: float = 10.0               # a sink of several tables looks for new data topics, and so new tables, this often
     route_field: str = ""                       # Iceberg's route-field: with route_regex, a table keeps only the records whose value of this field matches
     route_regex: str = ""                       # a table's records by route_field: the whole value matches this pattern (RE2); "" keeps every record
@@ -93,7 +93,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     max_buffered_bytes: int = 134_217_728       # decoded rows a participant holds; beyond, bulk_insert writes them into the open instant (bounds memory)
     kafka: dict[str, str] = msgspec.field(default_factory=dict)  # librdkafka settings for every client (security, …); secrets as ${env:…}, ${file:…}, ${secrets:…}
     hudi_options: dict[str, str] = msgspec.field(default_factory=dict)  # other hoodie.* write settings, Hudi's names
-    fetch_max_bytes: int = 52_428_800           # fetch.max.bytes of the participants' consumers (large batches: see 02_records)
+    fetch_max_bytes: int = 52_428_800           # fetch.max.bytes of the participants' consumers (large batches: see 04_records)
     max_partition_fetch_bytes: int = 10_485_760 # max.partition.fetch.bytes of the participants' consumers
     fetch_wait_max_ms: int = 100                # fetch.wait.max.ms of every consumer of the sink (data and control topics)
     broker_wait_s: float = 60.0                 # a role starting while no broker answers waits this long, then refuses
@@ -129,7 +129,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         return self.table_services == "separate"
     @property
     def overlaps_instants(self) -> bool:
-        "Whether the next instant opens while the last one commits: participants write the files, and the coordinator is the table's one writer (`06_coordinator`)."
+        "Whether the next instant opens while the last one commits: participants write the files, and the coordinator is the table's one writer (`13_coordinator`)."
         return self.write_mode.participants_write and not self.multi_writer
     @property
     def group_id(self) -> str: return self.consumer_group or f"hudi-kafka-nb-{self.table_name}"

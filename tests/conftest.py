@@ -13,7 +13,7 @@ SESSION = uuid.uuid4().hex[:12]
 SESSION_BROKERS = []        # a test may kill and restart the session's broker: its new process is the session's, not the test's
 
 # Every Spark the suites start (roles and readers) lives seconds to minutes: the JIT compiler's first tier only halves
-# the CPU each one burns compiling, and compiled code changes no behaviour (11_spark, "Spark with Hudi's bundle").
+# the CPU each one burns compiling, and compiled code changes no behaviour (22_spark, "Spark with Hudi's bundle").
 os.environ.setdefault("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 

@@ -30,7 +30,7 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
                                         seed=burst, progress=False)
             ends.update(burst_ends)
             wait_until_committed(table_path, ends, roles, timeout_s=120)
-        # what Prometheus reads from the running roles (16b_metrics); lag once the status after the last commit is out
+        # what Prometheus reads from the running roles (29_metrics); lag once the status after the last commit is out
         lag = lambda: [v for (name, _), v in scrape(ports["coordinator"]).items() if name == "hudi_kafka_nb_consumer_lag"]
         wait_for(lambda: len(lag()) == len(ends) and not any(lag()), 30, "no lag in the coordinator's metrics")
         figures = {name: scrape(port) for name, port in ports.items()}

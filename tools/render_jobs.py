@@ -3,7 +3,7 @@
     python tools/render_jobs.py          # `make jobs`: rewrites jobs/*.ipynb and resources/hudi_kafka_sink.job.yml
 
 Settings are described once, by the comment beside each field of `SinkConfig` (nbs/00_config.ipynb) and
-`JobControls` (nbs/19_runtime.ipynb), and have their defaults there only: every parameter here is empty ("" or None),
+`JobControls` (nbs/40_runtime.ipynb), and have their defaults there only: every parameter here is empty ("" or None),
 which a job reads as "the default". tests/test_job_bundle.py checks that the files are what this writes."""
 from __future__ import annotations
 import inspect, io, json, re, textwrap, tokenize
@@ -44,7 +44,7 @@ def parameters_cell() -> str:
     "The `parameters` cell every role notebook carries: every setting of the sink, then the job's controls."
     from hudi_kafka_nb.config import SinkConfig
     from hudi_kafka_nb.runtime import JobControls
-    lines = ["# Written by `make jobs` from SinkConfig (nbs/00_config.ipynb) and JobControls (nbs/19_runtime.ipynb): edit those.",
+    lines = ["# Written by `make jobs` from SinkConfig (nbs/00_config.ipynb) and JobControls (nbs/40_runtime.ipynb): edit those.",
              '# Empty ("" or None) means the default there; papermill --help-notebook lists every parameter.']
     settings = field_comments(SinkConfig)
     lines += [_parameter(f, settings[f.name]) for f in msgspec.structs.fields(SinkConfig)]
