@@ -18,7 +18,7 @@ HUDI_FIXES := .jars/hudi-fixes/hudi-fixes.jar
 SINK_JAR := .jars/hudi-kafka-nb/hudi-kafka-nb.jar
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup demo-setup tools go wheel lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables soak clean
+.PHONY: setup demo-setup tools go wheel export lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables soak clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -133,16 +133,22 @@ test: setup
 # type check (mypy, in pyproject.toml too) on the exported package; and the notebooks as nbdev_clean leaves them (no
 # execution counts or metadata in git, outputs only where they document).
 lint: setup
-	$(VENV)/bin/ruff check hudi_kafka_nb tests benchmarks tools scripts
+	$(VENV)/bin/ruff check hudi_kafka_nb nbs tests benchmarks tools scripts
+	$(VENV)/bin/ruff format --check nbs tests benchmarks tools scripts
 	$(VENV)/bin/mypy
 	@before=$$(cat nbs/*.ipynb | md5sum); $(VENV)/bin/nbdev_clean; after=$$(cat nbs/*.ipynb | md5sum); \
 	  [ "$$before" = "$$after" ] || { echo "nbs/ was not as nbdev_clean leaves it (now it is): commit the cleaned notebooks"; exit 1; }
 
+# The package as the notebooks export it, formatted: nbdev writes each module's `__all__` and joins the cells; ruff
+# formats the result as it formats the notebooks.
+export: setup
+	$(VENV)/bin/nbdev_export
+	$(VENV)/bin/ruff format --quiet hudi_kafka_nb
+
 # The package must be exactly what the notebooks export, the README what index.ipynb says,
 # and every notebook's inline tests must pass.
-test-notebooks: setup
-	$(VENV)/bin/nbdev_export
-	@git diff --quiet -- hudi_kafka_nb 2>/dev/null || { echo "hudi_kafka_nb/ differs from what nbs/ exports: edit the notebooks, run nbdev_export, commit"; git diff --stat -- hudi_kafka_nb; exit 1; }
+test-notebooks: export
+	@git diff --quiet -- hudi_kafka_nb 2>/dev/null || { echo "hudi_kafka_nb/ differs from what nbs/ exports: edit the notebooks, run make export, commit"; git diff --stat -- hudi_kafka_nb; exit 1; }
 	$(VENV)/bin/nbdev_test --n_workers 2
 
 # Every suite, the slow ones included (a bare `pytest tests` leaves out those marked slow, for a quicker loop), in two

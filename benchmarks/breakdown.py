@@ -11,6 +11,7 @@ into a second table with the same settings: what the sink would reach if everyth
 What a write from Arrow rows costs beyond that one is `Arrow → Spark`: the hand-over (`arrow_frame`), and Spark's
 reading of the handed-over rows inside Hudi's write (that write's time less the writer alone's).
 """
+
 from __future__ import annotations
 import os, time, uuid
 from dataclasses import dataclass, field
@@ -28,59 +29,82 @@ from hudi_kafka_nb.records import decode_batch
 from hudi_kafka_nb.spark import arrow_frame, spark_session
 from hudi_kafka_nb.writer import HudiWriter
 
-STAGES = {"consume": "consume (confluent-kafka, the participant's consumer)",
-          "decode": "decode (JSON → Arrow, the participant's decoder)",
-          "to_spark": "Arrow → Spark: the hand-over (an Arrow stream the JVM reads)",
-          "rows_in_spark": "Arrow → Spark: Spark's reading of the rows in Hudi's write",
-          "write": "Hudi's write (the row writer alone, rows in Spark)",
-          "commit": "commit (decision, Hudi's commit and metadata table, services, next instant)"}
+STAGES = {
+    "consume": "consume (confluent-kafka, the participant's consumer)",
+    "decode": "decode (JSON → Arrow, the participant's decoder)",
+    "to_spark": "Arrow → Spark: the hand-over (an Arrow stream the JVM reads)",
+    "rows_in_spark": "Arrow → Spark: Spark's reading of the rows in Hudi's write",
+    "write": "Hudi's write (the row writer alone, rows in Spark)",
+    "commit": "commit (decision, Hudi's commit and metadata table, services, next instant)",
+}
 
 
 def tree_cpu_s(pid: int, kind: str = "") -> float:
     """CPU seconds so far of process `pid` and its children (a role's papermill, kernel and Spark JVM; this process's
     JVM), with the children they have reaped (a JVM's short-lived `chmod` and `ls`: Hadoop's local file system without
     its native library); with `kind` "JVM" only its Java processes, with "Python" only the others."""
-    try: procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-    except psutil.NoSuchProcess: return 0.0
+    try:
+        procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
     total = 0.0
     for proc in procs:
         try:
-            if kind and (proc.name() == "java") != (kind == "JVM"): continue
-            t = proc.cpu_times(); total += t.user + t.system + t.children_user + t.children_system
-        except psutil.NoSuchProcess: pass
+            if kind and (proc.name() == "java") != (kind == "JVM"):
+                continue
+            t = proc.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+        except psutil.NoSuchProcess:
+            pass
     return total
 
 
-def process_cpu_s() -> float: return tree_cpu_s(os.getpid())
+def process_cpu_s() -> float:
+    return tree_cpu_s(os.getpid())
 
 
 @dataclass
 class Stopwatch:
     "Wall and CPU seconds per stage, summed over the drain."
+
     wall: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     cpu: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
 
     def timed(self, stage: str, run, *args):
         wall, cpu = time.perf_counter(), process_cpu_s()
         result = run(*args)
-        self.wall[stage] += time.perf_counter() - wall; self.cpu[stage] += process_cpu_s() - cpu
+        self.wall[stage] += time.perf_counter() - wall
+        self.cpu[stage] += process_cpu_s() - cpu
         return result
 
 
 def table_config(broker, topic: str, path: Path, per_instant: int):
     "The benchmark sink's settings (`throughput.sink_rate`), for a table at `path`."
-    return load_config(bootstrap_servers=broker.bootstrap_servers, topics=[topic], table_path=str(path), table_name="bench",
-                       partition_field="region", value_schema=DEMO_VALUE_SCHEMA, max_buffered_records=per_instant)
+    return load_config(
+        bootstrap_servers=broker.bootstrap_servers,
+        topics=[topic],
+        table_path=str(path),
+        table_name="bench",
+        partition_field="region",
+        value_schema=DEMO_VALUE_SCHEMA,
+        max_buffered_records=per_instant,
+    )
 
 
 def read_instant(source: KafkaSource, config, starts: dict, ends: dict, per_instant: int) -> list:
     "The next instant's records (batches of `max_batch_records`), at most `per_instant`, from `starts` up to `ends`."
     batches, count = [], 0
     while count < per_instant and any(starts[tp] < end for tp, end in ends.items()):
-        batch = [r for r in source.read(min(config.max_batch_records, per_instant - count), timeout_s=0.1)
-                 if r.offset < ends[(r.topic, r.partition)]]
-        for r in batch: starts[(r.topic, r.partition)] = max(starts[(r.topic, r.partition)], r.offset + 1)
-        if batch: batches.append(batch); count += len(batch)
+        batch = [
+            r
+            for r in source.read(min(config.max_batch_records, per_instant - count), timeout_s=0.1)
+            if r.offset < ends[(r.topic, r.partition)]
+        ]
+        for r in batch:
+            starts[(r.topic, r.partition)] = max(starts[(r.topic, r.partition)], r.offset + 1)
+        if batch:
+            batches.append(batch)
+            count += len(batch)
     return batches
 
 
@@ -107,17 +131,27 @@ def stage_breakdown(broker, topic: str, ends: dict, per_instant: int, root: Path
         starts = dict(offsets)
         batches = watch.timed("consume", read_instant, source, config, offsets, ends, per_instant)
         rows = pa.concat_tables(watch.timed("decode", decode_all, batches, config))
-        if warm:     # the first instant's rows once, not counted: every stage below then runs warm, as in a running sink
-            writer.write(rows, instant); table.rollback(instant); instant = table.start_instant(); warm = False
+        # the first instant's rows once, not counted: every stage below then runs warm, as in a running sink
+        if warm:
+            writer.write(rows, instant)
+            table.rollback(instant)
+            instant = table.start_instant()
+            warm = False
         frame = watch.timed("to_spark", arrow_frame, spark, rows, hudi.struct)
         written = watch.timed("rows_in_spark", writer.write_frame, frame, instant)
         frames.append(rows)
-        checkpoint = Checkpoint(epoch=table.epoch, coordinator_id="breakdown",
-                                partitions=[PartitionProgress(t, p, starts[(t, p)], offsets[(t, p)], offsets[(t, p)] - starts[(t, p)])
-                                            for t, p in sorted(ends)])
+        checkpoint = Checkpoint(
+            epoch=table.epoch,
+            coordinator_id="breakdown",
+            partitions=[
+                PartitionProgress(t, p, starts[(t, p)], offsets[(t, p)], offsets[(t, p)] - starts[(t, p)])
+                for t, p in sorted(ends)
+            ],
+        )
         watch.timed("commit", table.commit, instant, checkpoint, [written.statuses], "breakdown")
         records += written.records
-        if any(offsets[tp] < end for tp, end in ends.items()): instant = watch.timed("commit", table.start_instant)
+        if any(offsets[tp] < end for tp, end in ends.items()):
+            instant = watch.timed("commit", table.start_instant)
     source.close()
     # Hudi's writer alone on the same rows, each instant's cached in Spark first, into a table of its own
     alone_config = table_config(broker, topic, root / "writer-alone", per_instant)
@@ -130,63 +164,113 @@ def stage_breakdown(broker, topic: str, ends: dict, per_instant: int, root: Path
         instant = alone_table.start_instant()
         wall, cpu = time.perf_counter(), process_cpu_s()
         alone_writer.write_frame(cached, instant)
-        alone_wall += time.perf_counter() - wall; alone_cpu += process_cpu_s() - cpu
-        alone_table.rollback(instant); cached.unpersist()
+        alone_wall += time.perf_counter() - wall
+        alone_cpu += process_cpu_s() - cpu
+        alone_table.rollback(instant)
+        cached.unpersist()
     spark.stop()
     # the write from Arrow rows, less the same write from rows already in Spark: what the hand-over costs
-    watch.wall["rows_in_spark"] -= alone_wall; watch.cpu["rows_in_spark"] -= alone_cpu
+    watch.wall["rows_in_spark"] -= alone_wall
+    watch.cpu["rows_in_spark"] -= alone_cpu
     watch.wall["write"], watch.cpu["write"] = alone_wall, alone_cpu
-    return {"wall": watch.wall, "cpu": watch.cpu, "records": records, "instants": len(frames), "writer_alone_rate": records / alone_wall}
+    return {
+        "wall": watch.wall,
+        "cpu": watch.cpu,
+        "records": records,
+        "instants": len(frames),
+        "writer_alone_rate": records / alone_wall,
+    }
 
 
 def print_breakdown(result: dict, sink_rates: dict, role_usage: dict, per_instant: int):
     """The stage table, the sink's roles' CPU, the ratios the issue asks for, and the largest items, named."""
     records, wall, cpu = result["records"], result["wall"], result["cpu"]
-    print(f"(j) where the time goes: {records:,} records in {result['instants']} instants of {per_instant:,}, each stage in turn in one process")
+    print(
+        f"(j) where the time goes: {records:,} records in {result['instants']} instants of {per_instant:,}, each "
+        "stage in turn in one process"
+    )
     print(f"    {'stage':<82} {'wall s':>7} {'CPU s':>7} {'µs/record':>10} {'records/s alone':>16}")
     for stage, label in STAGES.items():
-        print(f"    {label:<82} {wall[stage]:>7.2f} {cpu[stage]:>7.2f} {1e6 * wall[stage] / records:>10.1f} {records / max(wall[stage], 1e-9):>16,.0f}")
+        print(
+            f"    {label:<82} {wall[stage]:>7.2f} {cpu[stage]:>7.2f} {1e6 * wall[stage] / records:>10.1f} "
+            f"{records / max(wall[stage], 1e-9):>16,.0f}"
+        )
     series = sum(wall.values())
-    print(f"    {'all stages in series':<82} {series:>7.2f} {sum(cpu.values()):>7.2f} {1e6 * series / records:>10.1f} {records / series:>16,.0f}")
+    print(
+        f"    {'all stages in series':<82} {series:>7.2f} {sum(cpu.values()):>7.2f} {1e6 * series / records:>10.1f} "
+        f"{records / series:>16,.0f}"
+    )
     alone, cores = result["writer_alone_rate"], os.cpu_count() or 1
     for participants, rate in sorted(sink_rates.items()):
         usage = role_usage.get(participants, {})
         sink_s = records / rate
-        print(f"(j) the sink, {participants} participant(s): {rate:,.0f} committed records/s = {rate / alone:.2f}x Hudi's writer alone "
-              f"({alone:,.0f} rows/s); per record {1e6 / rate:.1f} µs against the stages' {1e6 * series / records:.1f} µs in series"
-              + ("; CPU over its drain: " + ", ".join(f"{name} {u['cpu_s']:,.1f} s" + (f" (JVM {u['jvm_s']:,.1f})" if "jvm_s" in u else "")
-                                                      for name, u in sorted(usage.items())) if usage else "")
-              + f" ({cores} cores for {sink_s:,.0f} s offer {cores * sink_s:,.0f} CPU-s)")
+        print(
+            f"(j) the sink, {participants} participant(s): {rate:,.0f} committed records/s = {rate / alone:.2f}x "
+            "Hudi's writer alone "
+            f"({alone:,.0f} rows/s); per record {1e6 / rate:.1f} µs against the stages' "
+            f"{1e6 * series / records:.1f} µs in series"
+            + (
+                "; CPU over its drain: "
+                + ", ".join(
+                    f"{name} {u['cpu_s']:,.1f} s" + (f" (JVM {u['jvm_s']:,.1f})" if "jvm_s" in u else "")
+                    for name, u in sorted(usage.items())
+                )
+                if usage
+                else ""
+            )
+            + f" ({cores} cores for {sink_s:,.0f} s offer {cores * sink_s:,.0f} CPU-s)"
+        )
     if 1 in sink_rates and 2 in sink_rates:
-        print(f"(j) two participants / one: {sink_rates[2] / sink_rates[1]:.2f}x (target at least 1.00x); one participant / writer alone: "
-              f"{sink_rates[1] / alone:.2f}x (target at least 0.75x)")
-    # the most a machine of `cores` can commit while every stage costs the CPU it did in series: every core busy, nothing
-    # waiting. A sink near it is bound by its stages' CPU, not by waits; past it only less CPU per record goes faster
+        print(
+            f"(j) two participants / one: {sink_rates[2] / sink_rates[1]:.2f}x (target at least 1.00x); one "
+            "participant / writer alone: "
+            f"{sink_rates[1] / alone:.2f}x (target at least 0.75x)"
+        )
+    # the most a machine of `cores` can commit while every stage costs the CPU it did in series: every core busy,
+    # nothing waiting. A sink near it is bound by its stages' CPU, not by waits; past it only less CPU per record goes
+    # faster
     bound = records * cores / sum(cpu.values())
     beside = sum(cpu.values()) - cpu["write"]
     budget = records * cores / (0.75 * alone) - cpu["write"]
-    print(f"(j) the stages' CPU bound on {cores} cores: {bound:,.0f} records/s = {bound / alone:.2f}x Hudi's writer alone"
-          + (f"; the sink with 1 participant reaches {sink_rates[1] / bound:.2f} of it" if 1 in sink_rates else "")
-          + f". At 0.75x the writer alone the stages beside Hudi's write may cost {budget:,.1f} CPU-s; they cost {beside:,.1f}")
+    print(
+        f"(j) the stages' CPU bound on {cores} cores: {bound:,.0f} records/s = {bound / alone:.2f}x Hudi's writer "
+        "alone"
+        + (f"; the sink with 1 participant reaches {sink_rates[1] / bound:.2f} of it" if 1 in sink_rates else "")
+        + f". At 0.75x the writer alone the stages beside Hudi's write may cost {budget:,.1f} CPU-s; they cost "
+        f"{beside:,.1f}"
+    )
     others = {label: wall[stage] for stage, label in STAGES.items() if stage != "write"}
-    if 1 in sink_rates: others["the sink's waits and overlap (its drain's wall time less the stages in series)"] = records / sink_rates[1] - series
+    if 1 in sink_rates:
+        others["the sink's waits and overlap (its drain's wall time less the stages in series)"] = (
+            records / sink_rates[1] - series
+        )
     largest = sorted(others.items(), key=lambda item: -item[1])[:3]
-    print("(j) largest items beside Hudi's write: " + "; ".join(f"{label} {seconds:.1f} s" for label, seconds in largest))
+    print(
+        "(j) largest items beside Hudi's write: " + "; ".join(f"{label} {seconds:.1f} s" for label, seconds in largest)
+    )
 
 
 def plot_breakdown(result: dict, sink_rates: dict, path: Path):
-    "Microseconds per record: each stage in series, stacked, beside the sink with 1 and 2 participants and Hudi's writer alone."
-    import matplotlib; matplotlib.use("Agg")
+    """Microseconds per record: each stage in series, stacked, beside the sink with 1 and 2 participants and Hudi's
+    writer alone."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     records, wall = result["records"], result["wall"]
     figure, axes = plt.subplots(figsize=(11, 3.4))
     left, colours = 0.0, dict(zip(STAGES, plt.get_cmap("tab10").colors))
     for stage, label in STAGES.items():
         width = 1e6 * wall[stage] / records
-        axes.barh("stages in series", width, left=left, label=label.split(" (")[0], color=colours[stage]); left += width
+        axes.barh("stages in series", width, left=left, label=label.split(" (")[0], color=colours[stage])
+        left += width
     for participants, rate in sorted(sink_rates.items()):
         axes.barh(f"the sink, {participants} participant(s)", 1e6 / rate, color="grey")
     axes.barh("Hudi's writer alone", 1e6 / result["writer_alone_rate"], color=colours["write"])
-    axes.set_xlabel("µs per record (lower is faster)"); axes.invert_yaxis()
-    axes.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5)); axes.set_title("where a record's time goes (one run, same rows)")
-    figure.tight_layout(); figure.savefig(path, dpi=100)
+    axes.set_xlabel("µs per record (lower is faster)")
+    axes.invert_yaxis()
+    axes.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    axes.set_title("where a record's time goes (one run, same rows)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)

@@ -8,6 +8,7 @@ cycle (END_COMMIT → commit, each table's instants, from the coordinator's log)
 process trees together. The same topics then run through separate sinks, a coordinator and a participant per table,
 where this machine holds them (1 and 5 tables; 20 is projected from 5). Compared within the run, as ratios.
 """
+
 import argparse, re, statistics, tempfile, threading, time, uuid
 from collections import defaultdict
 from datetime import datetime
@@ -18,11 +19,18 @@ from hudi_kafka_nb.dev.roles import RoleProcess
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from hudi_kafka_nb.timeline import has_committed, timeline_instants
 
-COMMON = {"partition_field": "region", "value_schema": DEMO_VALUE_SCHEMA, "commit_interval_s": 3.0, "write_timeout_s": 300.0,
-          "min_participants": 1, "max_buffered_records": 60_000}
+COMMON = {
+    "partition_field": "region",
+    "value_schema": DEMO_VALUE_SCHEMA,
+    "commit_interval_s": 3.0,
+    "write_timeout_s": 300.0,
+    "min_participants": 1,
+    "max_buffered_records": 60_000,
+}
 
 
-def log_time(line: str) -> float: return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+def log_time(line: str) -> float:
+    return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
 
 
 def commit_cycles(log_paths) -> list[float]:
@@ -31,29 +39,44 @@ def commit_cycles(log_paths) -> list[float]:
     for path in log_paths:
         for line in Path(path).read_text().splitlines():
             who = re.search(r" id=(\S+)", line)
-            if not who or "hudi_kafka_nb.coordinator" not in line: continue
-            if "state=COLLECTING" in line: collecting[who[1]] = log_time(line)
-            elif " committed=" in line and who[1] in collecting: cycles.append(log_time(line) - collecting.pop(who[1]))
+            if not who or "hudi_kafka_nb.coordinator" not in line:
+                continue
+            if "state=COLLECTING" in line:
+                collecting[who[1]] = log_time(line)
+            elif " committed=" in line and who[1] in collecting:
+                cycles.append(log_time(line) - collecting.pop(who[1]))
     return cycles
 
 
 def run_sinks(sinks: list[dict], tables: dict[Path, dict], workdir: Path) -> dict:
-    "Run `sinks` (each a coordinator and a participant) until every table committed its `ends`; timings and peak memory."
-    roles = [RoleProcess(role, params, workdir, name=f"{role}-{i}", direct=True) for i, params in enumerate(sinks) for role in ("coordinator", "participant")]
+    """Run `sinks` (each a coordinator and a participant) until every table committed its `ends`; timings and peak
+    memory."""
+    roles = [
+        RoleProcess(role, params, workdir, name=f"{role}-{i}", direct=True)
+        for i, params in enumerate(sinks)
+        for role in ("coordinator", "participant")
+    ]
     peak, stop = {"coordinator": 0, "participant": 0}, threading.Event()
+
     def sample():
         while not stop.is_set():
-            for kind in peak: peak[kind] = max(peak[kind], sum(r.memory_bytes() for r in roles if r.role == kind and r.running()))
+            for kind in peak:
+                peak[kind] = max(peak[kind], sum(r.memory_bytes() for r in roles if r.role == kind and r.running()))
             time.sleep(1.0)
+
     def wait(condition, timeout_s):
         deadline = time.monotonic() + timeout_s
         while not condition():
-            if dead := [r.name for r in roles if not r.running()]: raise RuntimeError(f"{dead} exited; logs in {workdir}")
-            if time.monotonic() > deadline: raise TimeoutError(f"not within {timeout_s}s; logs in {workdir}")
+            if dead := [r.name for r in roles if not r.running()]:
+                raise RuntimeError(f"{dead} exited; logs in {workdir}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"not within {timeout_s}s; logs in {workdir}")
             time.sleep(0.5)
+
     launched = time.perf_counter()
     try:
-        for r in roles: r.start()
+        for r in roles:
+            r.start()
         threading.Thread(target=sample, daemon=True).start()
         wait(lambda: all(timeline_instants(path) for path in tables), 900)
         ingesting = time.perf_counter()
@@ -61,17 +84,31 @@ def run_sinks(sinks: list[dict], tables: dict[Path, dict], workdir: Path) -> dic
         done = time.perf_counter()
     finally:
         stop.set()
-        for r in roles: r.stop()
+        for r in roles:
+            r.stop()
     records = sum(sum(ends.values()) for ends in tables.values())
-    return {"startup_s": ingesting - launched, "total_s": done - launched, "rate": records / (done - launched),
-            "cycles": commit_cycles([r.log_path for r in roles if r.role == "coordinator"]), **{f"{k}_mib": v / 2**20 for k, v in peak.items()}}
+    return {
+        "startup_s": ingesting - launched,
+        "total_s": done - launched,
+        "rate": records / (done - launched),
+        "cycles": commit_cycles([r.log_path for r in roles if r.role == "coordinator"]),
+        **{f"{k}_mib": v / 2**20 for k, v in peak.items()},
+    }
 
 
 def line(label: str, r: dict) -> str:
-    cycle = f"median {statistics.median(r['cycles']):.1f} s over {len(r['cycles'])} commits" if r["cycles"] else "no commit logged"
-    return (f"{label}: every table ingesting {r['startup_s']:.0f} s after launch, all committed after {r['total_s']:.0f} s "
-            f"({r['rate']:,.0f} records/s); commit cycle {cycle}; peak memory coordinator(s) {r['coordinator_mib']:,.0f} MiB, "
-            f"participant(s) {r['participant_mib']:,.0f} MiB")
+    cycle = (
+        f"median {statistics.median(r['cycles']):.1f} s over {len(r['cycles'])} commits"
+        if r["cycles"]
+        else "no commit logged"
+    )
+    return (
+        f"{label}: every table ingesting {r['startup_s']:.0f} s after launch, all committed after "
+        f"{r['total_s']:.0f} s "
+        f"({r['rate']:,.0f} records/s); commit cycle {cycle}; peak memory coordinator(s) "
+        f"{r['coordinator_mib']:,.0f} MiB, "
+        f"participant(s) {r['participant_mib']:,.0f} MiB"
+    )
 
 
 def main():
@@ -92,28 +129,48 @@ def main():
                 ends[topic] = produce_orders(broker.bootstrap_servers, topic, args.records, progress=False, quiet=True)
             base = {"bootstrap_servers": broker.bootstrap_servers, **COMMON}
             run = root / f"one-sink-{n}"
-            one = {**base, "topics_regex": re.escape(prefix) + r"\..*", "table_name": "{table}", "table_path": str(run / "{table_name}"),
-                   "control_topic": f"control-{prefix}-{{table_name}}"}
+            one = {
+                **base,
+                "topics_regex": re.escape(prefix) + r"\..*",
+                "table_name": "{table}",
+                "table_path": str(run / "{table_name}"),
+                "control_topic": f"control-{prefix}-{{table_name}}",
+            }
             results[n]["one"] = run_sinks([one], {run / t.rsplit(".", 1)[-1]: ends[t] for t in topics}, run)
             print(line(f"one sink, {n} table(s), {n * args.records:,} records", results[n]["one"]), flush=True)
             if str(n) in args.separate.split(","):
                 run = root / f"separate-{n}"
-                sinks = [{**base, "topics": t, "table_name": t.rsplit(".", 1)[-1], "table_path": str(run / t.rsplit(".", 1)[-1]),
-                          "control_topic": f"control-{prefix}-sep-{t.rsplit('.', 1)[-1]}"} for t in topics]
+                sinks = [
+                    {
+                        **base,
+                        "topics": t,
+                        "table_name": t.rsplit(".", 1)[-1],
+                        "table_path": str(run / t.rsplit(".", 1)[-1]),
+                        "control_topic": f"control-{prefix}-sep-{t.rsplit('.', 1)[-1]}",
+                    }
+                    for t in topics
+                ]
                 results[n]["separate"] = run_sinks(sinks, {run / t.rsplit(".", 1)[-1]: ends[t] for t in topics}, run)
                 print(line(f"separate sinks, {n} table(s)", results[n]["separate"]), flush=True)
     for n, r in results.items():
         if "separate" in r:
             one, sep = r["one"], r["separate"]
-            print(f"{n} table(s), separate sinks / one sink: memory {(sep['coordinator_mib'] + sep['participant_mib']) / (one['coordinator_mib'] + one['participant_mib']):.2f}, "
-                  f"time to commit all {sep['total_s'] / one['total_s']:.2f}")
+            print(
+                f"{n} table(s), separate sinks / one sink: memory "
+                f"{(sep['coordinator_mib'] + sep['participant_mib']) / (one['coordinator_mib'] + one['participant_mib']):.2f}, "
+                f"time to commit all {sep['total_s'] / one['total_s']:.2f}"
+            )
     seps = {n: r["separate"] for n, r in results.items() if "separate" in r}
     if seps and max(results) not in seps:
         n, big = max(seps), max(results)
         per_table = (seps[n]["coordinator_mib"] + seps[n]["participant_mib"]) / n
         one = results[big]["one"]
-        print(f"{big} tables as separate sinks, projected from {n}: about {per_table * big:,.0f} MiB; one sink of {big} tables: "
-              f"{one['coordinator_mib'] + one['participant_mib']:,.0f} MiB ({per_table * big / (one['coordinator_mib'] + one['participant_mib']):.1f}×)")
+        print(
+            f"{big} tables as separate sinks, projected from {n}: about {per_table * big:,.0f} MiB; one sink of "
+            f"{big} tables: "
+            f"{one['coordinator_mib'] + one['participant_mib']:,.0f} MiB "
+            f"({per_table * big / (one['coordinator_mib'] + one['participant_mib']):.1f}×)"
+        )
 
 
 if __name__ == "__main__":

@@ -10,28 +10,61 @@ import msgspec
 from .setting_values import SECRET_REFERENCE, ConfigError, arrow_type, is_secret_key, resolve_secret
 
 # %% auto #0
-__all__ = ['DEMO_VALUE_SCHEMA', 'COORDINATE_KEY_FIELDS', 'DELETED_FIELD', 'POSITION_FIELD', 'CDC_COLUMNS', 'CDC_METADATA_COLUMNS',
-           'PROTOCOL_OWNED_KEYS', 'HUDI_NAMES', 'CONNECT_NAMES', 'REGISTRY_NAMES', 'SUBJECT_NAME_STRATEGIES',
-           'CONVERTERS', 'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES', 'WriteMode', 'SinkConfig',
-           'unknown_setting_error', 'load_config', 'client_settings', 'consumer_settings']
+__all__ = [
+    "DEMO_VALUE_SCHEMA",
+    "COORDINATE_KEY_FIELDS",
+    "DELETED_FIELD",
+    "POSITION_FIELD",
+    "CDC_COLUMNS",
+    "CDC_METADATA_COLUMNS",
+    "PROTOCOL_OWNED_KEYS",
+    "HUDI_NAMES",
+    "CONNECT_NAMES",
+    "REGISTRY_NAMES",
+    "SUBJECT_NAME_STRATEGIES",
+    "CONVERTERS",
+    "WRITE_OPERATIONS",
+    "TABLE_TYPES",
+    "ARROW_TYPES",
+    "WriteMode",
+    "SinkConfig",
+    "unknown_setting_error",
+    "load_config",
+    "client_settings",
+    "consumer_settings",
+]
 
 # %% ../nbs/00_config.ipynb #93fadfd8
-DEMO_VALUE_SCHEMA = {"order_id": "string", "customer_id": "string", "region": "string", "status": "string",
-                        "amount": "double", "quantity": "int64", "event_time": "timestamp[ms]"}
+DEMO_VALUE_SCHEMA = {
+    "order_id": "string",
+    "customer_id": "string",
+    "region": "string",
+    "status": "string",
+    "amount": "double",
+    "quantity": "int64",
+    "event_time": "timestamp[ms]",
+}
 
-COORDINATE_KEY_FIELDS = ["kafka_topic", "kafka_partition", "kafka_offset"]     # a record's key when no record_key_field is given
+# a record's key when no record_key_field is given
+COORDINATE_KEY_FIELDS = ["kafka_topic", "kafka_partition", "kafka_offset"]
 
 # What a sink mirroring change events (value_format="debezium") stores beside the source table's columns
-DELETED_FIELD = "_hoodie_is_deleted"        # Hudi's own delete flag: a row written with it true deletes its key
-POSITION_FIELD = "cdc_position"             # where the change happened in the source's log: orders the changes of one key
+DELETED_FIELD = "_hoodie_is_deleted"  # Hudi's own delete flag: a row written with it true deletes its key
+# where the change happened in the source's log: orders the changes of one key
+POSITION_FIELD = "cdc_position"
 CDC_COLUMNS = {DELETED_FIELD: "bool", POSITION_FIELD: "int64"}
 CDC_METADATA_COLUMNS = {"cdc_operation": "string", "cdc_source_ts_ms": "int64", "cdc_transaction_id": "string"}
 
+
 class WriteMode(Enum):
     "Who writes an instant's rows into the table: chosen once, from `write_operation`, as `SinkConfig.write_mode`."
-    FILES = "files"             # bulk_insert: each participant writes its rows as files of the instant; the coordinator commits them
-    STAGED = "staged"           # insert, upsert: participants stage their rows; the coordinator writes them all, looking each key up
-    BUCKETS = "buckets"         # upsert by bucket index into merge-on-read: each participant writes its records as log files of their buckets
+
+    # bulk_insert: each participant writes its rows as files of the instant; the coordinator commits them
+    FILES = "files"
+    # insert, upsert: participants stage their rows; the coordinator writes them all, looking each key up
+    STAGED = "staged"
+    # upsert by bucket index into merge-on-read: each participant writes its records as log files of their buckets
+    BUCKETS = "buckets"
 
     @property
     def participants_write(self) -> bool:
@@ -42,336 +75,655 @@ class WriteMode(Enum):
         "Whether a participant that reports these (Hudi's write statuses, staged files) writes in this mode."
         return not (staged_files if self.participants_write else write_statuses)
 
+
 class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     "Every setting of one Kafka → Hudi sink, shared by the coordinator and all participants."
-    bootstrap_servers: str                      # Kafka brokers, host:port[,host:port]
+
+    bootstrap_servers: str  # Kafka brokers, host:port[,host:port]
     topics: list[str] = msgspec.field(default_factory=list)  # data topics to ingest, by name (or topics_regex)
-    topics_regex: str = ""                      # Kafka Connect's topics.regex: every topic whose whole name matches, those created while the sink runs included
-    table_path: str                             # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
-    storage_options: dict[str, str] = msgspec.field(default_factory=dict)  # for a table on an object store: object_store's settings (aws_endpoint, …; see 20_storage); secrets as ${env:…}
-    table_name: str                             # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (02_routing)
-    tables: dict[str, dict] = msgspec.field(default_factory=dict)  # several tables in one sink: each table's own settings (over these) by table name (02_routing)
-    topic_refresh_s: float = 10.0               # a sink of several tables looks for new data topics, and so new tables, this often
-    route_field: str = ""                       # Iceberg's route-field: with route_regex, a table keeps only the records whose value of this field matches
-    route_regex: str = ""                       # a table's records by route_field: the whole value matches this pattern (RE2); "" keeps every record
-    value_schema: dict[str, str] = msgspec.field(default_factory=dict)  # record fields and their Arrow types, e.g. {"order_id": "string"}; Avro: from the registry
-    schema_evolution: str = "add_fields"        # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
-    value_format: str = "json"                  # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their source table; "avro": Avro in Confluent's wire format, schemas from schema_registry
-    value_converter: str = "json"               # debezium: how Kafka Connect wrote the events: "json" (JsonConverter) or "avro" (Confluent's AvroConverter, schemas from schema_registry)
-    schema_registry: dict[str, str] = msgspec.field(default_factory=dict)  # avro: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location, …); secrets as ${env:…}
-    incompatible_schema: str = "dead_letter"    # avro: records of a schema version the table cannot take (a type it cannot promote): "dead_letter" them with the reason, or "stop" their partition there
-    subject_name_strategy: str = "topic_name"   # avro: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name", "topic_record_name"
-    cdc_position: str = "source.lsn,source.ts_ms,ts_ms"  # debezium: the envelope fields, first present wins, whose value orders one key's changes (column cdc_position)
-    cdc_truncate: str = "dead_letter"           # debezium: a truncate (op=t) goes to the dead-letter topic with the reason, or "skip" (logged, not applied)
-    cdc_metadata: bool = False                  # debezium: also keep cdc_operation, cdc_source_ts_ms and cdc_transaction_id as columns
-    database_name: str = "default"              # hoodie.database.name
-    control_topic: str = ""                     # one partition, this table's only; "" means "hudi-control-<table_name>"
-    dead_letter_topic: str = ""                 # bad records go here; "" means "<table_name>-dead-letters"
-    dead_letter_max_bytes: int = 262_144        # a larger letter keeps the first bytes of its value (the record stays in its topic)
-    dead_letter_exactly_once: bool = True       # each bad record's letter once (Kafka transactions; read_committed readers); False: at least once, for a broker without transactions
-    consumer_group: str = ""                    # offsets are committed here for lag tools; "" means "hudi-kafka-nb-<table_name>"
-    partition_field: str = ""                   # "" means a non-partitioned table
-    partition_time_field: str = ""              # a timestamp field: partition_field is then its time bucket, not a value field
-    partition_time_format: str = "%Y-%m-%d"     # the bucket, as strftime writes it: %Y-%m-%d a day, %Y-%m-%d-%H an hour
-    hive_style_partitioning: bool = False       # region=eu rather than eu
-    record_key_field: str = ""                  # hoodie.datasource.write.recordkey.field (a,b for a composite key); "" means the Kafka coordinates
-    key_format: str = "none"                    # the Kafka key: "none" (kept as bytes, kafka_key), "string" (its text is record_key_field's value), "avro" (a record in Confluent's wire format whose fields are columns)
-    ordering_field: str = ""                    # hoodie.table.ordering.fields: of two rows with one key, the higher value wins
-    write_operation: str = "bulk_insert"        # hoodie.datasource.write.operation: bulk_insert, insert or upsert
-    table_type: str = "COPY_ON_WRITE"           # hoodie.table.type: COPY_ON_WRITE or MERGE_ON_READ
-    table_services: str = "inline"              # "inline": the coordinator runs them in its commits; "separate": the table-services job does
-    table_services_interval_s: float = 30.0     # the table-services job runs its services this often
-    clustering_sort_columns: str = ""           # hoodie.clustering.plan.strategy.sort.columns; set: the table-services job clusters
-    commit_interval_s: float = 10.0             # an END_COMMIT this long after the last one (or after START_COMMIT)
-    write_timeout_s: float = 60.0               # END_COMMIT → all WRITE_STATUS, else the instant is aborted
-    heartbeat_interval_s: float = 1.0           # participants announce themselves this often
-    participant_timeout_s: float = 10.0         # silent this long → partitions move to live participants
-    participant_quarantine_s: float = 300.0     # a participant that fails two instants in a row sits out this long
-    min_participants: int = 1                   # the coordinator waits for this many before the first instant
-    max_batch_records: int = 20_000             # records per consume() call
-    max_buffered_records: int = 500_000         # a participant stops reading until END_COMMIT beyond this
-    max_buffered_bytes: int = 134_217_728       # decoded rows a participant holds; beyond, bulk_insert writes them into the open instant (bounds memory)
-    kafka: dict[str, str] = msgspec.field(default_factory=dict)  # librdkafka settings for every client (security, …); secrets as ${env:…}, ${file:…}, ${secrets:…}
+    # Kafka Connect's topics.regex: every topic whose whole name matches, those created while the sink runs included
+    topics_regex: str = ""
+    # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
+    table_path: str
+    # for a table on an object store: object_store's settings (aws_endpoint, …; see 20_storage); secrets as ${env:…}
+    storage_options: dict[str, str] = msgspec.field(default_factory=dict)
+    # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (02_routing)
+    table_name: str
+    # several tables in one sink: each table's own settings (over these) by table name (02_routing)
+    tables: dict[str, dict] = msgspec.field(default_factory=dict)
+    # a sink of several tables looks for new data topics, and so new tables, this often
+    topic_refresh_s: float = 10.0
+    # Iceberg's route-field: with route_regex, a table keeps only the records whose value of this field matches
+    route_field: str = ""
+    # a table's records by route_field: the whole value matches this pattern (RE2); "" keeps every record
+    route_regex: str = ""
+    # record fields and their Arrow types, e.g. {"order_id": "string"}; Avro: from the registry
+    value_schema: dict[str, str] = msgspec.field(default_factory=dict)
+    # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
+    schema_evolution: str = "add_fields"
+    # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their
+    # source table; "avro": Avro in Confluent's wire format, schemas from schema_registry
+    value_format: str = "json"
+    # debezium: how Kafka Connect wrote the events: "json" (JsonConverter) or "avro" (Confluent's AvroConverter, schemas
+    # from schema_registry)
+    value_converter: str = "json"
+    # avro: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location, …); secrets as ${env:…}
+    schema_registry: dict[str, str] = msgspec.field(default_factory=dict)
+    # avro: records of a schema version the table cannot take (a type it cannot promote): "dead_letter" them with the
+    # reason, or "stop" their partition there
+    incompatible_schema: str = "dead_letter"
+    # avro: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name", "topic_record_name"
+    subject_name_strategy: str = "topic_name"
+    # debezium: the envelope fields, first present wins, whose value orders one key's changes (column cdc_position)
+    cdc_position: str = "source.lsn,source.ts_ms,ts_ms"
+    # debezium: a truncate (op=t) goes to the dead-letter topic with the reason, or "skip" (logged, not applied)
+    cdc_truncate: str = "dead_letter"
+    # debezium: also keep cdc_operation, cdc_source_ts_ms and cdc_transaction_id as columns
+    cdc_metadata: bool = False
+    database_name: str = "default"  # hoodie.database.name
+    control_topic: str = ""  # one partition, this table's only; "" means "hudi-control-<table_name>"
+    dead_letter_topic: str = ""  # bad records go here; "" means "<table_name>-dead-letters"
+    # a larger letter keeps the first bytes of its value (the record stays in its topic)
+    dead_letter_max_bytes: int = 262_144
+    # each bad record's letter once (Kafka transactions; read_committed readers); False: at least once, for a broker
+    # without transactions
+    dead_letter_exactly_once: bool = True
+    # offsets are committed here for lag tools; "" means "hudi-kafka-nb-<table_name>"
+    consumer_group: str = ""
+    partition_field: str = ""  # "" means a non-partitioned table
+    # a timestamp field: partition_field is then its time bucket, not a value field
+    partition_time_field: str = ""
+    partition_time_format: str = "%Y-%m-%d"  # the bucket, as strftime writes it: %Y-%m-%d a day, %Y-%m-%d-%H an hour
+    hive_style_partitioning: bool = False  # region=eu rather than eu
+    # hoodie.datasource.write.recordkey.field (a,b for a composite key); "" means the Kafka coordinates
+    record_key_field: str = ""
+    # the Kafka key: "none" (kept as bytes, kafka_key), "string" (its text is record_key_field's value), "avro" (a
+    # record in Confluent's wire format whose fields are columns)
+    key_format: str = "none"
+    # hoodie.table.ordering.fields: of two rows with one key, the higher value wins
+    ordering_field: str = ""
+    write_operation: str = "bulk_insert"  # hoodie.datasource.write.operation: bulk_insert, insert or upsert
+    table_type: str = "COPY_ON_WRITE"  # hoodie.table.type: COPY_ON_WRITE or MERGE_ON_READ
+    # "inline": the coordinator runs them in its commits; "separate": the table-services job does
+    table_services: str = "inline"
+    table_services_interval_s: float = 30.0  # the table-services job runs its services this often
+    # hoodie.clustering.plan.strategy.sort.columns; set: the table-services job clusters
+    clustering_sort_columns: str = ""
+    commit_interval_s: float = 10.0  # an END_COMMIT this long after the last one (or after START_COMMIT)
+    write_timeout_s: float = 60.0  # END_COMMIT → all WRITE_STATUS, else the instant is aborted
+    heartbeat_interval_s: float = 1.0  # participants announce themselves this often
+    participant_timeout_s: float = 10.0  # silent this long → partitions move to live participants
+    participant_quarantine_s: float = 300.0  # a participant that fails two instants in a row sits out this long
+    min_participants: int = 1  # the coordinator waits for this many before the first instant
+    max_batch_records: int = 20_000  # records per consume() call
+    max_buffered_records: int = 500_000  # a participant stops reading until END_COMMIT beyond this
+    # decoded rows a participant holds; beyond, bulk_insert writes them into the open instant (bounds memory)
+    max_buffered_bytes: int = 134_217_728
+    # librdkafka settings for every client (security, …); secrets as ${env:…}, ${file:…}, ${secrets:…}
+    kafka: dict[str, str] = msgspec.field(default_factory=dict)
     hudi_options: dict[str, str] = msgspec.field(default_factory=dict)  # other hoodie.* write settings, Hudi's names
-    fetch_max_bytes: int = 52_428_800           # fetch.max.bytes of the participants' consumers (large batches: see 04_records)
-    max_partition_fetch_bytes: int = 10_485_760 # max.partition.fetch.bytes of the participants' consumers
-    fetch_wait_max_ms: int = 100                # fetch.wait.max.ms of every consumer of the sink (data and control topics)
-    broker_wait_s: float = 60.0                 # a role starting while no broker answers waits this long, then refuses
+    # fetch.max.bytes of the participants' consumers (large batches: see 04_records)
+    fetch_max_bytes: int = 52_428_800
+    max_partition_fetch_bytes: int = 10_485_760  # max.partition.fetch.bytes of the participants' consumers
+    # fetch.wait.max.ms of every consumer of the sink (data and control topics)
+    fetch_wait_max_ms: int = 100
+    broker_wait_s: float = 60.0  # a role starting while no broker answers waits this long, then refuses
 
     @property
-    def control(self) -> str: return self.control_topic or f"hudi-control-{self.table_name}"
+    def control(self) -> str:
+        return self.control_topic or f"hudi-control-{self.table_name}"
+
     @property
     def table_identity(self) -> str:
         "What every control message names, so that roles of two tables sharing a control topic never mix."
         return f"{self.database_name}.{self.table_name}@{self.table_path.rstrip('/')}"
+
     @property
-    def dead_letters(self) -> str: return self.dead_letter_topic or f"{self.table_name}-dead-letters"
+    def dead_letters(self) -> str:
+        return self.dead_letter_topic or f"{self.table_name}-dead-letters"
+
     def reads_topic(self, name: str) -> bool:
-        "Whether topic `name` is a data topic: named in `topics`, or matching `topics_regex` (never Kafka's internal topics nor the sink's own)."
-        if name in (self.control, self.dead_letters) or name.startswith("__"): return False
+        """Whether topic `name` is a data topic: named in `topics`, or matching `topics_regex` (never Kafka's internal
+        topics nor the sink's own)."""
+        if name in (self.control, self.dead_letters) or name.startswith("__"):
+            return False
         return name in self.topics if self.topics else bool(re.fullmatch(self.topics_regex, name))
+
     @property
     def write_mode(self) -> WriteMode:
-        "Who writes the rows: participants (bulk_insert; upsert by bucket index), or the coordinator from what participants staged (insert, upsert)."
-        if self.write_operation == "bulk_insert": return WriteMode.FILES
+        """Who writes the rows: participants (bulk_insert; upsert by bucket index), or the coordinator from what
+        participants staged (insert, upsert)."""
+        if self.write_operation == "bulk_insert":
+            return WriteMode.FILES
         return WriteMode.BUCKETS if self.write_operation == "upsert" and self.bucket_index else WriteMode.STAGED
+
     @property
     def coordinator_writes_rows(self) -> bool:
-        "Whether the coordinator's own Spark writes the rows (what participants staged), not only commits what they wrote."
+        """Whether the coordinator's own Spark writes the rows (what participants staged), not only commits what they
+        wrote."""
         return not self.write_mode.participants_write
+
     @property
     def bucket_index(self) -> bool:
-        "Whether Hudi finds a key's file group by the hash of the key (`hoodie.index.type` BUCKET), not by looking it up."
+        """Whether Hudi finds a key's file group by the hash of the key (`hoodie.index.type` BUCKET), not by looking it
+        up."""
         return self.hudi_options.get("hoodie.index.type", "").upper() == "BUCKET"
+
     @property
     def multi_writer(self) -> bool:
-        "Whether two processes write the timeline (coordinator and table-services job): Hudi's optimistic concurrency control with a lock."
+        """Whether two processes write the timeline (coordinator and table-services job): Hudi's optimistic concurrency
+        control with a lock."""
         return self.table_services == "separate"
+
     @property
     def overlaps_instants(self) -> bool:
-        "Whether the next instant opens while the last one commits: participants write the files, and the coordinator is the table's one writer (`13_coordinator`)."
+        """Whether the next instant opens while the last one commits: participants write the files, and the coordinator
+        is the table's one writer (`13_coordinator`)."""
         return self.write_mode.participants_write and not self.multi_writer
+
     @property
-    def group_id(self) -> str: return self.consumer_group or f"hudi-kafka-nb-{self.table_name}"
+    def group_id(self) -> str:
+        return self.consumer_group or f"hudi-kafka-nb-{self.table_name}"
+
     @property
     def dead_letter_group(self) -> str:
-        "The consumer group that keeps where the dead-letter topic's letters of each data partition end (`dead_letter_exactly_once`)."
+        """The consumer group that keeps where the dead-letter topic's letters of each data partition end
+        (`dead_letter_exactly_once`)."""
         return f"{self.group_id}-dead-letters"
+
     @property
-    def mirrors_changes(self) -> bool: return self.value_format == "debezium"
+    def mirrors_changes(self) -> bool:
+        return self.value_format == "debezium"
+
     @property
     def reads_avro(self) -> bool:
-        "Whether the values are Avro in Confluent's wire format (rows, or Debezium's change events through the Avro converter)."
+        """Whether the values are Avro in Confluent's wire format (rows, or Debezium's change events through the Avro
+        converter)."""
         return self.value_format == "avro" or (self.mirrors_changes and self.value_converter == "avro")
+
     @property
     def declared_fields(self) -> list[str]:
         "The fields of `value_schema` that describe the records (not the columns a change-data sink adds itself)."
         return [f for f in self.value_schema if f not in CDC_COLUMNS and f not in CDC_METADATA_COLUMNS]
+
     @property
     def record_key_fields(self) -> list[str]:
-        "Fields whose values make a record's Hudi key: `record_key_field`'s (comma-separated: a composite key), else its Kafka coordinates."
+        """Fields whose values make a record's Hudi key: `record_key_field`'s (comma-separated: a composite key), else
+        its Kafka coordinates."""
         return [f.strip() for f in self.record_key_field.split(",") if f.strip()] or COORDINATE_KEY_FIELDS
 
+
 # %% ../nbs/00_config.ipynb #2c42b4e7
-# Hudi settings every process of a sink must agree on, or that the protocol depends on: set by the sink, never by hudi_options.
-PROTOCOL_OWNED_KEYS = {"hoodie.base.path", "hoodie.table.name", "hoodie.metadata.enable", "hoodie.embed.timeline.server",
-                       "hoodie.write.markers.type", "hoodie.metadata.streaming.write.enabled", "hoodie.write.auto.upgrade",
-                       "hoodie.datasource.write.recordkey.field", "hoodie.datasource.write.partitionpath.field",
-                       "hoodie.datasource.write.keygenerator.class", "hoodie.avro.schema", "hoodie.datasource.write.operation"}
+# Hudi settings every process of a sink must agree on, or that the protocol depends on: set by the sink, never by
+# hudi_options.
+PROTOCOL_OWNED_KEYS = {
+    "hoodie.base.path",
+    "hoodie.table.name",
+    "hoodie.metadata.enable",
+    "hoodie.embed.timeline.server",
+    "hoodie.write.markers.type",
+    "hoodie.metadata.streaming.write.enabled",
+    "hoodie.write.auto.upgrade",
+    "hoodie.datasource.write.recordkey.field",
+    "hoodie.datasource.write.partitionpath.field",
+    "hoodie.datasource.write.keygenerator.class",
+    "hoodie.avro.schema",
+    "hoodie.datasource.write.operation",
+}
 
 # Hudi's names for our settings, accepted as they are (at the top level or in hudi_options)
-HUDI_NAMES = {"hoodie.datasource.write.recordkey.field": "record_key_field", "hoodie.table.recordkey.fields": "record_key_field",
-              "hoodie.table.ordering.fields": "ordering_field", "hoodie.datasource.write.precombine.field": "ordering_field",
-              "hoodie.datasource.write.operation": "write_operation", "hoodie.table.type": "table_type",
-              "hoodie.datasource.write.table.type": "table_type", "hoodie.datasource.write.partitionpath.field": "partition_field",
-              "hoodie.datasource.write.hive_style_partitioning": "hive_style_partitioning", "hoodie.table.name": "table_name",
-              "hoodie.database.name": "database_name", "hoodie.base.path": "table_path",
-              "hoodie.clustering.plan.strategy.sort.columns": "clustering_sort_columns"}
-CONNECT_NAMES = {"topics.regex": "topics_regex"}     # Kafka Connect's names for our settings
+HUDI_NAMES = {
+    "hoodie.datasource.write.recordkey.field": "record_key_field",
+    "hoodie.table.recordkey.fields": "record_key_field",
+    "hoodie.table.ordering.fields": "ordering_field",
+    "hoodie.datasource.write.precombine.field": "ordering_field",
+    "hoodie.datasource.write.operation": "write_operation",
+    "hoodie.table.type": "table_type",
+    "hoodie.datasource.write.table.type": "table_type",
+    "hoodie.datasource.write.partitionpath.field": "partition_field",
+    "hoodie.datasource.write.hive_style_partitioning": "hive_style_partitioning",
+    "hoodie.table.name": "table_name",
+    "hoodie.database.name": "database_name",
+    "hoodie.base.path": "table_path",
+    "hoodie.clustering.plan.strategy.sort.columns": "clustering_sort_columns",
+}
+CONNECT_NAMES = {"topics.regex": "topics_regex"}  # Kafka Connect's names for our settings
 # Confluent's names for the registry client's settings, as its serializers and Kafka Connect's converters take them:
 # accepted at the top level and gathered into `schema_registry` under the client's own key
-REGISTRY_NAMES = {"schema.registry.url": "url", "basic.auth.user.info": "basic.auth.user.info",
-                  "schema.registry.basic.auth.user.info": "basic.auth.user.info",
-                  "basic.auth.credentials.source": "basic.auth.credentials.source",
-                  "schema.registry.ssl.ca.location": "ssl.ca.location"}
+REGISTRY_NAMES = {
+    "schema.registry.url": "url",
+    "basic.auth.user.info": "basic.auth.user.info",
+    "schema.registry.basic.auth.user.info": "basic.auth.user.info",
+    "basic.auth.credentials.source": "basic.auth.credentials.source",
+    "schema.registry.ssl.ca.location": "ssl.ca.location",
+}
 SUBJECT_NAME_STRATEGIES = ("topic_name", "record_name", "topic_record_name")
 # Kafka Connect's converter classes, as a connector's `value.converter` names them, for value_converter
-CONVERTERS = {"org.apache.kafka.connect.json.JsonConverter": "json", "io.confluent.connect.avro.AvroConverter": "avro",
-              "io.apicurio.registry.utils.converter.AvroConverter": "avro", "json": "json", "avro": "avro"}
+CONVERTERS = {
+    "org.apache.kafka.connect.json.JsonConverter": "json",
+    "io.confluent.connect.avro.AvroConverter": "avro",
+    "io.apicurio.registry.utils.converter.AvroConverter": "avro",
+    "json": "json",
+    "avro": "avro",
+}
 WRITE_OPERATIONS = ("bulk_insert", "insert", "upsert")
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 
-ARROW_TYPES = {"string", "large_string", "int32", "int64", "double", "float", "bool",
-               "timestamp[ms]", "timestamp[us]", "date32", "binary"}
+ARROW_TYPES = {
+    "string",
+    "large_string",
+    "int32",
+    "int64",
+    "double",
+    "float",
+    "bool",
+    "timestamp[ms]",
+    "timestamp[us]",
+    "date32",
+    "binary",
+}
+
 
 def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
     "The error for a setting nobody knows, with the closest known name."
     known = list(SinkConfig.__struct_fields__) + list(extra_names)
     if key.startswith("hoodie."):
-        return ConfigError(f"unknown setting {key!r}: Hudi's write settings go into hudi_options (Hudi's names for our own settings "
-                           f"are accepted at the top level: {', '.join(sorted(HUDI_NAMES))})")
+        return ConfigError(
+            f"unknown setting {key!r}: Hudi's write settings go into hudi_options (Hudi's names for "
+            "our own settings "
+            f"are accepted at the top level: {', '.join(sorted(HUDI_NAMES))})"
+        )
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
     return ConfigError(f"unknown setting {key!r}: {hint}")
+
 
 # %% ../nbs/00_config.ipynb #3a21a2d9
 def _option_text(value) -> str:
     "An option value as Kafka's and Hudi's configs spell it: 40 → '40', True → 'true'."
     return str(value).lower() if isinstance(value, bool) else str(value)
 
+
 def _coerce_text(key: str, value):
     "Turn a string parameter into the list or mapping the setting expects; option values into their text form."
-    if isinstance(value, str) and key == "topics": return [t.strip() for t in value.split(",") if t.strip()]
-    if isinstance(value, str) and key in ("value_schema", "kafka", "hudi_options", "storage_options", "schema_registry", "tables"):
-        try: value = json.loads(value) if value.strip() else {}
+    if isinstance(value, str) and key == "topics":
+        return [t.strip() for t in value.split(",") if t.strip()]
+    if isinstance(value, str) and key in (
+        "value_schema",
+        "kafka",
+        "hudi_options",
+        "storage_options",
+        "schema_registry",
+        "tables",
+    ):
+        try:
+            value = json.loads(value) if value.strip() else {}
         except json.JSONDecodeError as e:
             # never echo the text: a kafka setting may hold a password, and this message lands in logs and notebooks
-            raise ConfigError(f"setting {key!r} must be a JSON object; the {len(value)} characters given are not one ({e})") from None
-    if key in ("kafka", "hudi_options", "storage_options", "schema_registry") and isinstance(value, dict): return {k: _option_text(v) for k, v in value.items()}
-    if key == "value_converter" and isinstance(value, str): return CONVERTERS.get(value.strip(), value)
+            raise ConfigError(
+                f"setting {key!r} must be a JSON object; the {len(value)} characters given are not one ({e})"
+            ) from None
+    if key in ("kafka", "hudi_options", "storage_options", "schema_registry") and isinstance(value, dict):
+        return {k: _option_text(v) for k, v in value.items()}
+    if key == "value_converter" and isinstance(value, str):
+        return CONVERTERS.get(value.strip(), value)
     return value
+
 
 # %% ../nbs/00_config.ipynb #4d5d65e4
 def _check_values(config: SinkConfig) -> SinkConfig:
     "Checks msgspec's types cannot express; raises `ConfigError`."
+
     def need(ok, key, msg):
-        if not ok: raise ConfigError(f"setting {key!r} {msg}")
-    need(config.table_path.strip(), "table_path", "is missing: give the folder of the Hudi table, e.g. /data/hudi/orders")
+        if not ok:
+            raise ConfigError(f"setting {key!r} {msg}")
+
+    need(
+        config.table_path.strip(), "table_path", "is missing: give the folder of the Hudi table, e.g. /data/hudi/orders"
+    )
     need(config.table_name.strip(), "table_name", "is missing: give the Hudi table name, e.g. orders")
     need(config.bootstrap_servers.strip(), "bootstrap_servers", "is missing: give host:port of a Kafka broker")
-    need(config.topics or config.topics_regex, "topics", "is empty: give at least one data topic (or a pattern in topics_regex)")
-    need(not (config.topics and config.topics_regex), "topics_regex", "and 'topics' are both given: give the data topics by name or by pattern, not both")
-    try: re.compile(config.topics_regex)
-    except re.error as e: need(False, "topics_regex", f"is not a regular expression: {e}")
-    need(config.value_schema or config.reads_avro, "value_schema", "is empty: declare the record fields, e.g. {\"id\": \"string\"}")
+    need(
+        config.topics or config.topics_regex,
+        "topics",
+        "is empty: give at least one data topic (or a pattern in topics_regex)",
+    )
+    need(
+        not (config.topics and config.topics_regex),
+        "topics_regex",
+        "and 'topics' are both given: give the data topics by name or by pattern, not both",
+    )
+    try:
+        re.compile(config.topics_regex)
+    except re.error as e:
+        need(False, "topics_regex", f"is not a regular expression: {e}")
+    need(
+        config.value_schema or config.reads_avro,
+        "value_schema",
+        'is empty: declare the record fields, e.g. {"id": "string"}',
+    )
     for field, type_name in config.value_schema.items():
-        try: arrow_type(type_name)
-        except ValueError as e: need(False, "value_schema", f"gives field {field!r} the unknown type {type_name!r}: {e}; use one of "
-                                     f"{sorted(ARROW_TYPES)} or a nested type as Arrow writes it, e.g. 'list<item: string>'")
-    need(config.write_operation in WRITE_OPERATIONS, "write_operation", f"is {config.write_operation!r}; use one of {list(WRITE_OPERATIONS)}")
+        try:
+            arrow_type(type_name)
+        except ValueError as e:
+            need(
+                False,
+                "value_schema",
+                f"gives field {field!r} the unknown type {type_name!r}: "
+                f"{e}; use one of "
+                f"{sorted(ARROW_TYPES)} or a nested type as Arrow writes it, e.g. 'list<item: "
+                "string>'",
+            )
+    need(
+        config.write_operation in WRITE_OPERATIONS,
+        "write_operation",
+        f"is {config.write_operation!r}; use one of {list(WRITE_OPERATIONS)}",
+    )
     need(config.table_type in TABLE_TYPES, "table_type", f"is {config.table_type!r}; use one of {list(TABLE_TYPES)}")
-    need(config.write_operation != "upsert" or config.record_key_field, "write_operation",
-         "is 'upsert', which needs record_key_field (hoodie.datasource.write.recordkey.field): the field that identifies a row")
-    need(config.write_operation != "upsert" or config.ordering_field, "ordering_field",
-         "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no order but "
-         "this field's (hoodie.table.ordering.fields), e.g. an event time or a version number")
-    need(config.value_format in ("json", "debezium", "avro"), "value_format",
-         f"is {config.value_format!r}; use 'json' (each value a row), 'debezium' (Debezium's JSON change events) or 'avro' "
-         "(Avro in Confluent's wire format, with schema_registry)")
+    need(
+        config.write_operation != "upsert" or config.record_key_field,
+        "write_operation",
+        "is 'upsert', which needs record_key_field (hoodie.datasource.write.recordkey.field): the field that "
+        "identifies a row",
+    )
+    need(
+        config.write_operation != "upsert" or config.ordering_field,
+        "ordering_field",
+        "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no "
+        "order but "
+        "this field's (hoodie.table.ordering.fields), e.g. an event time or a version number",
+    )
+    need(
+        config.value_format in ("json", "debezium", "avro"),
+        "value_format",
+        f"is {config.value_format!r}; use 'json' (each value a row), 'debezium' (Debezium's JSON change events) or "
+        "'avro' "
+        "(Avro in Confluent's wire format, with schema_registry)",
+    )
     if config.reads_avro:
-        need(config.schema_registry.get("url", "").strip(), "schema_registry", "needs 'url' (schema.registry.url) with value_format='avro', "
-             "e.g. {\"url\": \"http://registry:8081\"}")
-        need(config.incompatible_schema in ("dead_letter", "stop"), "incompatible_schema",
-             f"is {config.incompatible_schema!r}; use 'dead_letter' (set the records aside with the reason) or 'stop' (stop their partition)")
-        need(config.subject_name_strategy in SUBJECT_NAME_STRATEGIES, "subject_name_strategy",
-             f"is {config.subject_name_strategy!r}; use one of {list(SUBJECT_NAME_STRATEGIES)}")
+        need(
+            config.schema_registry.get("url", "").strip(),
+            "schema_registry",
+            "needs 'url' (schema.registry.url) with value_format='avro', e.g. {\"url\": \"http://registry:8081\"}",
+        )
+        need(
+            config.incompatible_schema in ("dead_letter", "stop"),
+            "incompatible_schema",
+            f"is {config.incompatible_schema!r}; use 'dead_letter' (set the records aside with the reason) or 'stop' "
+            "(stop their partition)",
+        )
+        need(
+            config.subject_name_strategy in SUBJECT_NAME_STRATEGIES,
+            "subject_name_strategy",
+            f"is {config.subject_name_strategy!r}; use one of {list(SUBJECT_NAME_STRATEGIES)}",
+        )
     if config.mirrors_changes:
-        need(config.write_operation == "upsert", "write_operation",
-             f"is {config.write_operation!r}, but value_format='debezium' mirrors a table, updating and deleting its rows by key: "
-             "set write_operation='upsert' and record_key_field to the source table's primary key column")
-        need(config.cdc_truncate in ("dead_letter", "skip"), "cdc_truncate", f"is {config.cdc_truncate!r}; use 'dead_letter' or 'skip'")
-        need(config.cdc_position.strip(), "cdc_position", "is empty: name the envelope fields that order changes, e.g. source.lsn")
-        need(len(config.record_key_fields) == 1, "record_key_field", f"is {config.record_key_field!r}: a mirror of a table is keyed "
-             "by one column (a composite primary key is not supported yet)")
-        need(config.value_converter in CONVERTERS.values(), "value_converter",
-             f"is {config.value_converter!r}; use 'json' (Kafka Connect's JsonConverter) or 'avro' (Confluent's AvroConverter)")
-    need(config.key_format in ("none", "string", "avro"), "key_format", f"is {config.key_format!r}; use 'none', 'string' or 'avro'")
-    need(config.key_format == "none" or config.record_key_field, "key_format",
-         f"is {config.key_format!r}, which makes the Kafka key the record key: name its column(s) in record_key_field "
-         "(for an Avro key, the key record's fields, comma-separated)")
-    need(config.key_format != "string" or len(config.record_key_fields) == 1, "record_key_field",
-         f"is {config.record_key_field!r}, but a string key fills one column: name one")
-    need(config.key_format != "string" or config.value_schema.get(config.record_key_field, "string") in ("string", "large_string")
-         or config.reads_avro, "record_key_field", f"names {config.record_key_field!r}, which key_format='string' fills with the key's text: "
-         "declare it a string in value_schema")
-    need(config.key_format != "avro" or config.value_format == "avro", "key_format",
-         f"is 'avro' with value_format={config.value_format!r}; Avro keys are read with Avro values (value_format='avro')")
-    need(config.schema_evolution in ("add_fields", "none"), "schema_evolution",
-         f"is {config.schema_evolution!r}; use 'add_fields' (new fields of the events widen the table) or 'none'")
+        need(
+            config.write_operation == "upsert",
+            "write_operation",
+            f"is {config.write_operation!r}, but value_format='debezium' mirrors a table, updating and deleting its "
+            "rows by key: "
+            "set write_operation='upsert' and record_key_field to the source table's primary key column",
+        )
+        need(
+            config.cdc_truncate in ("dead_letter", "skip"),
+            "cdc_truncate",
+            f"is {config.cdc_truncate!r}; use 'dead_letter' or 'skip'",
+        )
+        need(
+            config.cdc_position.strip(),
+            "cdc_position",
+            "is empty: name the envelope fields that order changes, e.g. source.lsn",
+        )
+        need(
+            len(config.record_key_fields) == 1,
+            "record_key_field",
+            f"is {config.record_key_field!r}: a mirror of a "
+            "table is keyed "
+            "by one column (a composite primary key is not supported yet)",
+        )
+        need(
+            config.value_converter in CONVERTERS.values(),
+            "value_converter",
+            f"is {config.value_converter!r}; use 'json' (Kafka Connect's JsonConverter) or 'avro' (Confluent's "
+            "AvroConverter)",
+        )
+    need(
+        config.key_format in ("none", "string", "avro"),
+        "key_format",
+        f"is {config.key_format!r}; use 'none', 'string' or 'avro'",
+    )
+    need(
+        config.key_format == "none" or config.record_key_field,
+        "key_format",
+        f"is {config.key_format!r}, which makes the Kafka key the record key: name its column(s) in record_key_field "
+        "(for an Avro key, the key record's fields, comma-separated)",
+    )
+    need(
+        config.key_format != "string" or len(config.record_key_fields) == 1,
+        "record_key_field",
+        f"is {config.record_key_field!r}, but a string key fills one column: name one",
+    )
+    need(
+        config.key_format != "string"
+        or config.value_schema.get(config.record_key_field, "string") in ("string", "large_string")
+        or config.reads_avro,
+        "record_key_field",
+        f"names {config.record_key_field!r}, which key_format='string' "
+        "fills with the key's text: "
+        "declare it a string in value_schema",
+    )
+    need(
+        config.key_format != "avro" or config.value_format == "avro",
+        "key_format",
+        f"is 'avro' with value_format={config.value_format!r}; Avro keys are read with Avro values "
+        "(value_format='avro')",
+    )
+    need(
+        config.schema_evolution in ("add_fields", "none"),
+        "schema_evolution",
+        f"is {config.schema_evolution!r}; use 'add_fields' (new fields of the events widen the table) or 'none'",
+    )
     if config.bucket_index:
-        need(config.hudi_options.get("hoodie.index.bucket.engine", "SIMPLE").upper() == "SIMPLE", "hudi_options",
-             "set hoodie.index.bucket.engine to a resizable bucket index; the sink supports Hudi's simple bucket index "
-             "(hoodie.index.bucket.engine=SIMPLE, a fixed hoodie.bucket.index.num.buckets per partition)")
-        need(config.write_operation != "upsert" or config.table_type == "MERGE_ON_READ", "table_type",
-             f"is {config.table_type!r} with the bucket index: participants upsert a bucket side by side as log files of its "
-             "file group, which needs table_type='MERGE_ON_READ' (copy-on-write would have each rewrite the bucket's base file)")
-    need(config.table_services in ("inline", "separate"), "table_services", f"is {config.table_services!r}; use 'inline' or 'separate'")
+        need(
+            config.hudi_options.get("hoodie.index.bucket.engine", "SIMPLE").upper() == "SIMPLE",
+            "hudi_options",
+            "set hoodie.index.bucket.engine to a resizable bucket index; the sink supports Hudi's simple bucket index "
+            "(hoodie.index.bucket.engine=SIMPLE, a fixed hoodie.bucket.index.num.buckets per partition)",
+        )
+        need(
+            config.write_operation != "upsert" or config.table_type == "MERGE_ON_READ",
+            "table_type",
+            f"is {config.table_type!r} with the bucket index: participants upsert a bucket side by side as log files "
+            "of its "
+            "file group, which needs table_type='MERGE_ON_READ' (copy-on-write would have each rewrite the bucket's "
+            "base file)",
+        )
+    need(
+        config.table_services in ("inline", "separate"),
+        "table_services",
+        f"is {config.table_services!r}; use 'inline' or 'separate'",
+    )
     need(config.table_services_interval_s > 0, "table_services_interval_s", "must be positive")
-    need(not config.clustering_sort_columns or config.multi_writer, "clustering_sort_columns",
-         "needs table_services='separate': clustering runs in the table-services job, beside the sink")
-    need(not (config.clustering_sort_columns and config.write_mode is WriteMode.STAGED), "clustering_sort_columns",
-         f"cannot be used with write_operation={config.write_operation!r}: clustering rewrites file groups that an insert or upsert "
-         "may be updating at the same time, and Hudi then fails the sink's write, or its commit after it was decided; with "
-         "keyed writes use merge-on-read, whose compaction the table-services job runs")
+    need(
+        not config.clustering_sort_columns or config.multi_writer,
+        "clustering_sort_columns",
+        "needs table_services='separate': clustering runs in the table-services job, beside the sink",
+    )
+    need(
+        not (config.clustering_sort_columns and config.write_mode is WriteMode.STAGED),
+        "clustering_sort_columns",
+        f"cannot be used with write_operation={config.write_operation!r}: clustering rewrites file groups that an "
+        "insert or upsert "
+        "may be updating at the same time, and Hudi then fails the sink's write, or its commit after it was decided; "
+        "with "
+        "keyed writes use merge-on-read, whose compaction the table-services job runs",
+    )
     # an Avro sink given no value_schema learns its fields from the registry as it starts, and checks them then
     learns_fields = config.reads_avro and not config.declared_fields
     for column in filter(None, (c.strip() for c in config.clustering_sort_columns.split(","))):
-        need(column in config.value_schema or column in ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp") or learns_fields,
-             "clustering_sort_columns", f"names {column!r}, which is not a column of the table")
+        need(
+            column in config.value_schema
+            or column in ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
+            or learns_fields,
+            "clustering_sort_columns",
+            f"names {column!r}, which is not a column of the table",
+        )
     if config.partition_time_field:
-        need(config.value_schema.get(config.partition_time_field, "").startswith("timestamp") or learns_fields, "partition_time_field",
-             f"names {config.partition_time_field!r}, which is not a timestamp field of value_schema")
-        need(config.partition_field and config.partition_field not in config.value_schema, "partition_field",
-             f"must name the column partition_time_field={config.partition_time_field!r} is bucketed into, and not a field of "
-             f"value_schema (it is derived), e.g. 'event_date'")
+        need(
+            config.value_schema.get(config.partition_time_field, "").startswith("timestamp") or learns_fields,
+            "partition_time_field",
+            f"names {config.partition_time_field!r}, which is not a timestamp field of value_schema",
+        )
+        need(
+            config.partition_field and config.partition_field not in config.value_schema,
+            "partition_field",
+            f"must name the column partition_time_field={config.partition_time_field!r} is bucketed into, and not a "
+            "field of "
+            f"value_schema (it is derived), e.g. 'event_date'",
+        )
         need("%" in config.partition_time_format, "partition_time_format", "needs strftime codes, e.g. %Y-%m-%d")
     if config.route_regex:
         need(config.route_field, "route_regex", "needs route_field: the field whose value it matches")
-        need(not config.mirrors_changes, "route_regex", "cannot split change data (a delete carries only the key): route change events by topic, with a table_name template")
-        try: re.compile(config.route_regex)
-        except re.error as e: need(False, "route_regex", f"is not a regular expression: {e}")
+        need(
+            not config.mirrors_changes,
+            "route_regex",
+            "cannot split change data (a delete carries only the key): "
+            "route change events by topic, with a table_name template",
+        )
+        try:
+            re.compile(config.route_regex)
+        except re.error as e:
+            need(False, "route_regex", f"is not a regular expression: {e}")
     named = [("record_key_field", f) for f in (config.record_key_fields if config.record_key_field else [])]
-    named += [(key, getattr(config, key)) for key in ("ordering_field", "route_field") + (() if config.partition_time_field else ("partition_field",))]
+    named += [
+        (key, getattr(config, key))
+        for key in ("ordering_field", "route_field") + (() if config.partition_time_field else ("partition_field",))
+    ]
     for key, name in named:
-        need(not name or name in config.value_schema or learns_fields, key, f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}")
+        need(
+            not name or name in config.value_schema or learns_fields,
+            key,
+            f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}",
+        )
     need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")
     need(config.write_timeout_s > 0, "write_timeout_s", "must be positive")
-    need(config.participant_timeout_s > config.heartbeat_interval_s, "participant_timeout_s", "must be longer than heartbeat_interval_s")
+    need(
+        config.participant_timeout_s > config.heartbeat_interval_s,
+        "participant_timeout_s",
+        "must be longer than heartbeat_interval_s",
+    )
     need(config.min_participants >= 1, "min_participants", "must be at least 1")
-    need(config.max_buffered_records >= config.max_batch_records, "max_buffered_records", "must be at least max_batch_records")
+    need(
+        config.max_buffered_records >= config.max_batch_records,
+        "max_buffered_records",
+        "must be at least max_batch_records",
+    )
     # a budget typed in MiB rather than bytes would make every batch a write of its own, in files of a few rows
     need(config.max_buffered_bytes >= 65_536, "max_buffered_bytes", "must be at least 65536 (64 KiB): it counts bytes")
     need(config.control not in config.topics, "control_topic", "must not be one of the data topics")
     need(config.dead_letters not in config.topics, "dead_letter_topic", "must not be one of the data topics")
     for key, value in config.kafka.items():
-        need(not is_secret_key(key) or SECRET_REFERENCE.fullmatch(value), "kafka",
-             f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
-             f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}} (see `resolve_secret`)")
+        need(
+            not is_secret_key(key) or SECRET_REFERENCE.fullmatch(value),
+            "kafka",
+            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
+            f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}} (see "
+            "`resolve_secret`)",
+        )
     for key, value in config.schema_registry.items():
-        need(not is_secret_key(key, "schema_registry") or SECRET_REFERENCE.fullmatch(value), "schema_registry",
-             f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
-             f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}}")
+        need(
+            not is_secret_key(key, "schema_registry") or SECRET_REFERENCE.fullmatch(value),
+            "schema_registry",
+            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
+            f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}}",
+        )
     for key, value in config.storage_options.items():
-        need(not is_secret_key(key, "storage_options") or SECRET_REFERENCE.fullmatch(value), "storage_options",
-             f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
-             f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}}")
-    need(not (config.multi_writer and "://" in config.table_path) or "hoodie.write.lock.provider" in config.hudi_options, "table_services",
-         f"is 'separate' with table_path={config.table_path!r} on an object store, where the lock both writers need cannot be the "
-         "default one: Hudi's file-system lock creates its lock file with a check-then-write there, so two writers can both hold it. "
-         "Use table_services='inline' (the coordinator runs the services in its commits, one writer, no lock), or give a lock provider "
-         "that works on your store in hudi_options (hoodie.write.lock.provider, e.g. Hudi's ZooKeeper or DynamoDB lock)")
-    need(not config.storage_options or "://" in config.table_path, "storage_options",
-         f"is given but table_path={config.table_path!r} is a local folder; storage_options are for a table on an object store (s3a://…, abfss://…, gs://…)")
+        need(
+            not is_secret_key(key, "storage_options") or SECRET_REFERENCE.fullmatch(value),
+            "storage_options",
+            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
+            f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}}",
+        )
+    need(
+        not (config.multi_writer and "://" in config.table_path) or "hoodie.write.lock.provider" in config.hudi_options,
+        "table_services",
+        f"is 'separate' with table_path={config.table_path!r} on an object store, where the lock both writers need "
+        "cannot be the "
+        "default one: Hudi's file-system lock creates its lock file with a check-then-write there, so two writers "
+        "can both hold it. "
+        "Use table_services='inline' (the coordinator runs the services in its commits, one writer, no lock), or "
+        "give a lock provider "
+        "that works on your store in hudi_options (hoodie.write.lock.provider, e.g. Hudi's ZooKeeper or DynamoDB "
+        "lock)",
+    )
+    need(
+        not config.storage_options or "://" in config.table_path,
+        "storage_options",
+        f"is given but table_path={config.table_path!r} is a local folder; storage_options are for a table on an "
+        "object store (s3a://…, abfss://…, gs://…)",
+    )
     for key in config.hudi_options:
         need(key.startswith("hoodie."), "hudi_options", f"holds {key!r}, which is not a Hudi setting (hoodie.*)")
-        need(key not in PROTOCOL_OWNED_KEYS, "hudi_options", f"sets {key!r}, which the sink itself must control; remove it")
+        need(
+            key not in PROTOCOL_OWNED_KEYS,
+            "hudi_options",
+            f"sets {key!r}, which the sink itself must control; remove it",
+        )
     return config
+
 
 # %% ../nbs/00_config.ipynb #9f353ac0
 def _our_names(settings: dict) -> dict:
-    "Settings with Hudi's names for our settings (top level or in hudi_options) renamed; two different values for one setting refused."
+    """Settings with Hudi's names for our settings (top level or in hudi_options) renamed; two different values for one
+    setting refused."""
     renamed: dict = {}
     hudi_options = settings.get("hudi_options")
-    if isinstance(hudi_options, str): hudi_options = _coerce_text("hudi_options", hudi_options)
-    given = [(k, v) for k, v in settings.items() if k != "hudi_options"] + [(k, v) for k, v in (hudi_options or {}).items() if k in HUDI_NAMES]
+    if isinstance(hudi_options, str):
+        hudi_options = _coerce_text("hudi_options", hudi_options)
+    given = [(k, v) for k, v in settings.items() if k != "hudi_options"] + [
+        (k, v) for k, v in (hudi_options or {}).items() if k in HUDI_NAMES
+    ]
     for key, value in given:
         ours = HUDI_NAMES.get(key, CONNECT_NAMES.get(key, key))
         if ours in renamed and renamed[ours][1] != value:
-            raise ConfigError(f"setting {ours!r} is given twice with different values: {renamed[ours][0]}={renamed[ours][1]!r} and {key}={value!r}")
+            raise ConfigError(
+                f"setting {ours!r} is given twice with different values: "
+                f"{renamed[ours][0]}={renamed[ours][1]!r} and {key}={value!r}"
+            )
         renamed[ours] = (key, value)
     result = {ours: value for ours, (_, value) in renamed.items()}
-    if hudi_options is not None: result["hudi_options"] = {k: v for k, v in hudi_options.items() if k not in HUDI_NAMES}
+    if hudi_options is not None:
+        result["hudi_options"] = {k: v for k, v in hudi_options.items() if k not in HUDI_NAMES}
     return result
+
 
 def _registry_names(settings: dict) -> dict:
     "Settings with Confluent's top-level registry names (`schema.registry.url`, …) moved into `schema_registry`."
     given = {REGISTRY_NAMES[k]: v for k, v in settings.items() if k in REGISTRY_NAMES}
-    if not given: return settings
+    if not given:
+        return settings
     registry = _coerce_text("schema_registry", settings.get("schema_registry") or {})
     for key, value in given.items():
         if key in registry and registry[key] != value:
-            raise ConfigError(f"setting 'schema_registry' gives {key!r} twice with different values (at the top level and inside it)")
+            raise ConfigError(
+                f"setting 'schema_registry' gives {key!r} twice with different values (at the top level and inside it)"
+            )
     return {**{k: v for k, v in settings.items() if k not in REGISTRY_NAMES}, "schema_registry": {**registry, **given}}
+
 
 def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkConfig:
     "A checked `SinkConfig` from a mapping (Python values or Databricks strings) plus keyword overrides."
-    if isinstance(settings, SinkConfig): settings = msgspec.structs.asdict(settings)
+    if isinstance(settings, SinkConfig):
+        settings = msgspec.structs.asdict(settings)
     merged = _our_names({**(settings or {}), **overrides})
     merged = _registry_names(merged)
     for key in merged:
-        if key not in SinkConfig.__struct_fields__: raise unknown_setting_error(key)
+        if key not in SinkConfig.__struct_fields__:
+            raise unknown_setting_error(key)
     merged = {k: _coerce_text(k, v) for k, v in merged.items() if v is not None}
-    try: config = msgspec.convert(merged, SinkConfig, strict=False)
+    try:
+        config = msgspec.convert(merged, SinkConfig, strict=False)
     except msgspec.ValidationError as e:
         problem, _, where = str(e).partition(" - at `$.")
         if problem.startswith("Object missing required field"):
@@ -381,21 +733,42 @@ def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkC
         raise ConfigError(f"setting {key!r}: {problem} (see SinkConfig in nbs/00_config.ipynb for its type)") from None
     return _check_values(_with_change_columns(config))
 
+
 def _with_change_columns(config: SinkConfig) -> SinkConfig:
-    "Mirroring change events, the table also stores each row's delete flag and position (and metadata, if asked), ordered by the position by default."
-    if not config.mirrors_changes: return config
+    """Mirroring change events, the table also stores each row's delete flag and position (and metadata, if asked),
+    ordered by the position by default."""
+    if not config.mirrors_changes:
+        return config
     columns = {**CDC_COLUMNS, **(CDC_METADATA_COLUMNS if config.cdc_metadata else {})}
-    return msgspec.structs.replace(config, value_schema={**config.value_schema, **{k: v for k, v in columns.items() if k not in config.value_schema}},
-                                   ordering_field=config.ordering_field or POSITION_FIELD)
+    return msgspec.structs.replace(
+        config,
+        value_schema={**config.value_schema, **{k: v for k, v in columns.items() if k not in config.value_schema}},
+        ordering_field=config.ordering_field or POSITION_FIELD,
+    )
+
 
 # %% ../nbs/00_config.ipynb #76ea6f7c
 def client_settings(config: SinkConfig, **extra) -> dict:
     "librdkafka settings shared by every client of this sink, secrets resolved (never log these: see `redacted`)."
-    return {"bootstrap.servers": config.bootstrap_servers, **{k: resolve_secret(k, v) for k, v in config.kafka.items()}, **extra}
+    return {
+        "bootstrap.servers": config.bootstrap_servers,
+        **{k: resolve_secret(k, v) for k, v in config.kafka.items()},
+        **extra,
+    }
+
 
 def consumer_settings(config: SinkConfig, group_id: str, **extra) -> dict:
     "Settings for a consumer that reads in large batches and never auto-commits."
-    return client_settings(config, **{"group.id": group_id, "enable.auto.commit": False,
-        "enable.auto.offset.store": False, "auto.offset.reset": "earliest",
-        "fetch.max.bytes": config.fetch_max_bytes, "max.partition.fetch.bytes": config.max_partition_fetch_bytes,
-        "fetch.wait.max.ms": config.fetch_wait_max_ms, **extra})
+    return client_settings(
+        config,
+        **{
+            "group.id": group_id,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "earliest",
+            "fetch.max.bytes": config.fetch_max_bytes,
+            "max.partition.fetch.bytes": config.max_partition_fetch_bytes,
+            "fetch.wait.max.ms": config.fetch_wait_max_ms,
+            **extra,
+        },
+    )

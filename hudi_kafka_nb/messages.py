@@ -8,88 +8,139 @@ import logging
 import msgspec
 
 # %% auto #0
-__all__ = ['PROTOCOL_VERSION', 'log', 'ANY_EVENT', 'CHECKPOINT_KEY', 'PartitionStart', 'FailedRecord', 'PartitionProgress',
-           'ControlEvent', 'Heartbeat', 'StartCommit', 'EndCommit', 'WriteStatus', 'AckCommit', 'AbortCommit', 'Hello',
-           'encode_event', 'decode_event', 'streamer_checkpoint', 'connect_sink_offsets', 'Checkpoint',
-           'extra_metadata', 'read_checkpoint', 'latest_checkpoint', 'transition_line']
+__all__ = [
+    "PROTOCOL_VERSION",
+    "log",
+    "ANY_EVENT",
+    "CHECKPOINT_KEY",
+    "PartitionStart",
+    "FailedRecord",
+    "PartitionProgress",
+    "ControlEvent",
+    "Heartbeat",
+    "StartCommit",
+    "EndCommit",
+    "WriteStatus",
+    "AckCommit",
+    "AbortCommit",
+    "Hello",
+    "encode_event",
+    "decode_event",
+    "streamer_checkpoint",
+    "connect_sink_offsets",
+    "Checkpoint",
+    "extra_metadata",
+    "read_checkpoint",
+    "latest_checkpoint",
+    "transition_line",
+]
 
 # %% ../nbs/03_messages.ipynb #f2a54df4
-PROTOCOL_VERSION = 3         # 2: WRITE_STATUS carries Hudi's own write statuses; 3: every event names its table
+PROTOCOL_VERSION = 3  # 2: WRITE_STATUS carries Hudi's own write statuses; 3: every event names its table
 log = logging.getLogger(__name__)
+
 
 class PartitionStart(msgspec.Struct, frozen=True):
     "One data partition in a START_COMMIT: where to start reading."
+
     topic: str
     partition: int
     offset: int
 
+
 class FailedRecord(msgspec.Struct, frozen=True):
-    "A record Hudi's write statuses report as not written: its Hudi key (the record key, or its Kafka coordinates) and Hudi's reason."
+    """A record Hudi's write statuses report as not written: its Hudi key (the record key, or its Kafka coordinates) and
+    Hudi's reason."""
+
     key: str
     partition_path: str
     reason: str
 
+
 class PartitionProgress(msgspec.Struct, frozen=True):
     "What a participant did with one partition during an instant."
+
     topic: str
     partition: int
     start_offset: int
-    next_offset: int          # the next offset to read: last processed + 1
+    next_offset: int  # the next offset to read: last processed + 1
     records_written: int = 0
     records_dead_lettered: int = 0
 
+
 class ControlEvent(msgspec.Struct, tag_field="type", kw_only=True, frozen=True):
     "Base of every control event; `version` is the protocol version of the sender, `table` the table it is about."
+
     version: int = PROTOCOL_VERSION
     sender: str = ""
-    table: str = ""           # SinkConfig.table_identity: roles ignore events of another table on a shared control topic
+    # SinkConfig.table_identity: roles ignore events of another table on a shared control topic
+    table: str = ""
+
 
 # %% ../nbs/03_messages.ipynb #411326e0
 class Heartbeat(ControlEvent, tag="HEARTBEAT", frozen=True):
     "A participant registering itself, repeated while it lives."
+
     participant_id: str
-    full_instant: str = ""            # the open instant it can read no more into (max_buffered_records): end it early
-    waiting_for: str = ""             # a service it waits for and why (the schema registry away): "" while it reads
+    full_instant: str = ""  # the open instant it can read no more into (max_buffered_records): end it early
+    waiting_for: str = ""  # a service it waits for and why (the schema registry away): "" while it reads
+
 
 class StartCommit(ControlEvent, tag="START_COMMIT", frozen=True):
     "Open an instant: each participant's partitions and the offsets to start from."
+
     epoch: int
     instant: str
     assignments: dict[str, list[PartitionStart]]
-    value_schema: dict[str, str] = {}   # the fields every participant decodes and writes in this instant ({}: each its own setting)
+    # the fields every participant decodes and writes in this instant ({}: each its own setting)
+    value_schema: dict[str, str] = {}
+
 
 class EndCommit(ControlEvent, tag="END_COMMIT", frozen=True):
     "Stop consuming, write what was read, answer WRITE_STATUS."
+
     epoch: int
     instant: str
 
+
 class WriteStatus(ControlEvent, tag="WRITE_STATUS", frozen=True):
     "A participant's result for an instant: progress per partition and Hudi's serialized write statuses."
+
     epoch: int
     instant: str
     participant_id: str
     partitions: list[PartitionProgress]
-    hudi_version: str = ""            # the Hudi jar that serialized the statuses: they are only readable by the same
-    write_statuses: bytes = b""       # Hudi's List<WriteStatus>, Kryo-serialized as Hudi's Kafka Connect sink sends it
-    error: str = ""                   # why this participant could not write the instant ("" when it could)
-    staged_files: list[str] = []      # with insert/upsert: the Parquet files staged for the coordinator's write (no statuses)
-    new_fields: dict[str, str] = {}   # fields seen in the events and not in the instant's value_schema, with inferred types
+    hudi_version: str = ""  # the Hudi jar that serialized the statuses: they are only readable by the same
+    write_statuses: bytes = b""  # Hudi's List<WriteStatus>, Kryo-serialized as Hudi's Kafka Connect sink sends it
+    error: str = ""  # why this participant could not write the instant ("" when it could)
+    # with insert/upsert: the Parquet files staged for the coordinator's write (no statuses)
+    staged_files: list[str] = []
+    # fields seen in the events and not in the instant's value_schema, with inferred types
+    new_fields: dict[str, str] = {}
+
 
 class AckCommit(ControlEvent, tag="ACK_COMMIT", frozen=True):
     "The instant is complete in the table; commit offsets to the consumer group."
+
     epoch: int
     instant: str
+
 
 class AbortCommit(ControlEvent, tag="ABORT_COMMIT", frozen=True):
     "The instant was rolled back; drop whatever was written for it."
+
     epoch: int
     instant: str
     reason: str
-    failed_records: list[FailedRecord] = []     # what Hudi could not write: dead-lettered with Hudi's reason when read again
+    # what Hudi could not write: dead-lettered with Hudi's reason when read again
+    failed_records: list[FailedRecord] = []
+
 
 class Hello(ControlEvent, tag="HELLO", frozen=True):
     "A role's first message, read back by itself to know where it reads from; every role ignores others' hellos."
+
     nonce: str
+
 
 ANY_EVENT = Heartbeat | StartCommit | EndCommit | WriteStatus | AckCommit | AbortCommit | Hello
 
@@ -97,46 +148,58 @@ ANY_EVENT = Heartbeat | StartCommit | EndCommit | WriteStatus | AckCommit | Abor
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(ANY_EVENT)
 
+
 def encode_event(event: ControlEvent) -> bytes:
     "The compact wire form of a control event."
     return _encoder.encode(event)
 
+
 def decode_event(payload: bytes | None, where: str = "") -> ControlEvent | None:
     "The event in `payload`, or None (logged) when it is malformed, unknown or of a newer protocol."
     if not payload:
-        log.warning("ignored empty control message %s", where); return None
-    try: event = _decoder.decode(payload)
+        log.warning("ignored empty control message %s", where)
+        return None
+    try:
+        event = _decoder.decode(payload)
     except (msgspec.DecodeError, msgspec.ValidationError) as e:
-        log.warning("ignored malformed or unknown control message %s: %s", where, e); return None
+        log.warning("ignored malformed or unknown control message %s: %s", where, e)
+        return None
     if event.version > PROTOCOL_VERSION:
         log.warning("ignored control message of protocol version %d > %d %s", event.version, PROTOCOL_VERSION, where)
         return None
     return event
+
 
 # %% ../nbs/03_messages.ipynb #f784406b
 def streamer_checkpoint(topic: str, next_offsets: dict[int, int]) -> str:
     "Hudi Streamer's `deltastreamer.checkpoint.key` value for one topic."
     return ",".join([topic] + [f"{p}:{o}" for p, o in sorted(next_offsets.items())])
 
+
 def connect_sink_offsets(next_offsets: dict[int, int]) -> str:
     "Hudi Kafka Connect sink's `kafka.commit.offsets` value for one topic."
     return ",".join(f"{p}={o}" for p, o in sorted(next_offsets.items()))
 
+
 # %% ../nbs/03_messages.ipynb #64678d8b
 CHECKPOINT_KEY = "hudi_kafka_nb.checkpoint"
 
+
 class Checkpoint(msgspec.Struct, kw_only=True):
     "Our record of a commit's Kafka progress, stored in the commit's extra metadata."
+
     protocol_version: int = PROTOCOL_VERSION
     epoch: int
     coordinator_id: str
     partitions: list[PartitionProgress]
-    value_schema: dict[str, str] = {}   # the table's value fields once this commit is in (declared and discovered)
+    value_schema: dict[str, str] = {}  # the table's value fields once this commit is in (declared and discovered)
 
     def next_offsets(self) -> dict[tuple[str, int], int]:
         return {(p.topic, p.partition): p.next_offset for p in self.partitions}
+
     def start_offsets(self) -> dict[tuple[str, int], int]:
         return {(p.topic, p.partition): p.start_offset for p in self.partitions}
+
 
 def extra_metadata(checkpoint: Checkpoint) -> dict[str, str]:
     "The extra metadata of a commit: our checkpoint, and Hudi Streamer's and Kafka Connect's offsets for one topic."
@@ -148,21 +211,30 @@ def extra_metadata(checkpoint: Checkpoint) -> dict[str, str]:
         extra["kafka.commit.offsets"] = connect_sink_offsets(offsets)
     return extra
 
+
 def read_checkpoint(metadata: dict) -> Checkpoint | None:
     "Our checkpoint inside a commit's metadata, or None for commits another writer made."
     raw = (metadata.get("extraMetadata") or {}).get(CHECKPOINT_KEY)
     return msgspec.json.decode(raw, type=Checkpoint) if raw else None
 
+
 def latest_checkpoint(commits: list[dict]) -> tuple[str | None, Checkpoint | None]:
     "(instant, Checkpoint) of our latest commit among `commits` ({'instant', 'metadata'}), by epoch then instant time."
-    ours = [(checkpoint.epoch, commit["instant"], checkpoint) for commit in commits
-            if (checkpoint := read_checkpoint(commit["metadata"])) is not None]
-    if not ours: return None, None
+    ours = [
+        (checkpoint.epoch, commit["instant"], checkpoint)
+        for commit in commits
+        if (checkpoint := read_checkpoint(commit["metadata"])) is not None
+    ]
+    if not ours:
+        return None, None
     _, instant, checkpoint = max(ours, key=lambda mine: mine[:2])
     return instant, checkpoint
+
 
 # %% ../nbs/03_messages.ipynb #bd9722c8
 def transition_line(role: str, role_id: str, state: str, **fields) -> str:
     "One `key=value` log line for a role's state transition."
-    parts = [f"role={role}", f"id={role_id}", f"state={state}"] + [f"{k}={v}" for k, v in fields.items() if v is not None]
+    parts = [f"role={role}", f"id={role_id}", f"state={state}"] + [
+        f"{k}={v}" for k, v in fields.items() if v is not None
+    ]
     return " ".join(parts)

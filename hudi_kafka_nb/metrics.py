@@ -11,11 +11,22 @@ from .ports import Clock, DeadLetters
 from .records import DeadLetter
 
 log = logging.getLogger(__name__)
-SECONDS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)    # from a quick local commit to a slow store's
+SECONDS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)  # from a quick local commit to a slow store's
 
 # %% auto #0
-__all__ = ['log', 'SECONDS', 'COORDINATOR_STATES', 'reason_kind', 'SinkMetrics', 'RoleMetrics', 'CountedDeadLetters',
-           'serve_metrics', 'MetricsPusher', 'read_metrics']
+__all__ = [
+    "log",
+    "SECONDS",
+    "COORDINATOR_STATES",
+    "reason_kind",
+    "SinkMetrics",
+    "RoleMetrics",
+    "CountedDeadLetters",
+    "serve_metrics",
+    "MetricsPusher",
+    "read_metrics",
+]
+
 
 # %% ../nbs/29_metrics.ipynb #1d22484b
 def reason_kind(reason: str) -> str:
@@ -23,94 +34,166 @@ def reason_kind(reason: str) -> str:
     head = re.split(r"[:(\[{]", reason, maxsplit=1)[0]
     return re.sub(r"[^a-z]+", "_", head.lower()).strip("_")[:60] or "other"
 
+
 # %% ../nbs/29_metrics.ipynb #7b30d32f
 class SinkMetrics:
     "A role process's metrics, every table it serves told apart by `table`, every role by `role` and `role_id`."
+
     def __init__(self):
         self.registry = CollectorRegistry()
+
         def make(kind, name, doc, *labels, **options):
-            return kind(f"hudi_kafka_nb_{name}", doc, ["table", "role", "role_id", *labels], registry=self.registry, **options)
+            return kind(
+                f"hudi_kafka_nb_{name}", doc, ["table", "role", "role_id", *labels], registry=self.registry, **options
+            )
+
         # the coordinator's
-        self.lag = make(Gauge, "consumer_lag", "Records of the partition past the table's committed offset", "topic", "partition")
-        self.in_transactions = make(Gauge, "records_in_open_transactions",
-                                    "Records of the partition in Kafka transactions not yet ended (read-committed readers wait for them)", "topic", "partition")
+        self.lag = make(
+            Gauge, "consumer_lag", "Records of the partition past the table's committed offset", "topic", "partition"
+        )
+        self.in_transactions = make(
+            Gauge,
+            "records_in_open_transactions",
+            "Records of the partition in Kafka transactions not yet ended (read-committed readers wait for them)",
+            "topic",
+            "partition",
+        )
         self.instants_started = make(Counter, "instants_started", "Instants the coordinator opened")
-        self.instants_ended = make(Counter, "instants_ended", "Instants the coordinator ended: committed, aborted (rolled back) or empty", "outcome")
+        self.instants_ended = make(
+            Counter,
+            "instants_ended",
+            "Instants the coordinator ended: committed, aborted (rolled back) or empty",
+            "outcome",
+        )
         self.aborts = make(Counter, "aborts", "Instants rolled back, by cause", "cause")
         self.records_committed = make(Counter, "records_committed", "Records in the instants the coordinator committed")
-        self.commit_seconds = make(Histogram, "commit_duration_seconds", "From END_COMMIT to the commit's completion", buckets=SECONDS)
-        self.last_commit = make(Gauge, "last_commit_timestamp_seconds", "When the coordinator completed its latest commit (Unix time)")
-        self.freshness = make(Gauge, "commit_freshness_seconds", "Seconds since the coordinator's latest commit (since its start, before its first)")
+        self.commit_seconds = make(
+            Histogram, "commit_duration_seconds", "From END_COMMIT to the commit's completion", buckets=SECONDS
+        )
+        self.last_commit = make(
+            Gauge, "last_commit_timestamp_seconds", "When the coordinator completed its latest commit (Unix time)"
+        )
+        self.freshness = make(
+            Gauge,
+            "commit_freshness_seconds",
+            "Seconds since the coordinator's latest commit (since its start, before its first)",
+        )
         self.epoch = make(Gauge, "coordinator_epoch", "The coordinator's epoch: it grows at each takeover")
         self.state = make(Gauge, "coordinator_state", "1 for the coordinator's state now, 0 for the others", "state")
-        self.participants = make(Gauge, "participants", "Participants the coordinator heard from lately: live or quarantined", "state")
+        self.participants = make(
+            Gauge, "participants", "Participants the coordinator heard from lately: live or quarantined", "state"
+        )
         # the participants'
-        self.records_written = make(Counter, "records_written", "Records a participant wrote into instants, rolled back or not")
-        self.write_seconds = make(Histogram, "write_duration_seconds", "A participant's Hudi writes for one instant", buckets=SECONDS)
-        self.dead_lettered = make(Counter, "records_dead_lettered", "Records sent to the dead-letter topic, by the kind of reason", "reason")
+        self.records_written = make(
+            Counter, "records_written", "Records a participant wrote into instants, rolled back or not"
+        )
+        self.write_seconds = make(
+            Histogram, "write_duration_seconds", "A participant's Hudi writes for one instant", buckets=SECONDS
+        )
+        self.dead_lettered = make(
+            Counter, "records_dead_lettered", "Records sent to the dead-letter topic, by the kind of reason", "reason"
+        )
         self.buffered = make(Gauge, "buffered_records", "Records a participant holds for the open instant")
         # the table-services job's
-        self.service_runs = make(Counter, "table_service_runs", "Table services run, by service and outcome (ran, failed)", "service", "outcome")
-        self.service_seconds = make(Histogram, "table_service_duration_seconds", "How long a table service took", "service", buckets=SECONDS)
+        self.service_runs = make(
+            Counter,
+            "table_service_runs",
+            "Table services run, by service and outcome (ran, failed)",
+            "service",
+            "outcome",
+        )
+        self.service_seconds = make(
+            Histogram, "table_service_duration_seconds", "How long a table service took", "service", buckets=SECONDS
+        )
 
-    def role(self, role: str, table: str, role_id: str, clock: Clock = time.monotonic, wall: Clock = time.time) -> RoleMetrics:
+    def role(
+        self, role: str, table: str, role_id: str, clock: Clock = time.monotonic, wall: Clock = time.time
+    ) -> RoleMetrics:
         "What `role` of `table` reports here (`RoleMetrics`)."
         return RoleMetrics(self, role, table, role_id, clock, wall)
+
 
 # %% ../nbs/29_metrics.ipynb #ecc3ef20
 COORDINATOR_STATES = ("WAITING", "WRITING", "COLLECTING", "STOPPED")
 
+
 class RoleMetrics:
-    "What one role of one table tells `SinkMetrics`: its transitions (called as an `Observe` port), the coordinator's status, its dead letters."
-    def __init__(self, metrics: SinkMetrics, role: str, table: str, role_id: str, clock: Clock = time.monotonic, wall: Clock = time.time):
+    """What one role of one table tells `SinkMetrics`: its transitions (called as an `Observe` port), the coordinator's
+    status, its dead letters."""
+
+    def __init__(
+        self,
+        metrics: SinkMetrics,
+        role: str,
+        table: str,
+        role_id: str,
+        clock: Clock = time.monotonic,
+        wall: Clock = time.time,
+    ):
         self.metrics, self.role, self.clock, self.wall = metrics, role, clock, wall
         self.labels = {"table": table, "role": role, "role_id": role_id}
-        self.ended_at: float | None = None              # when the open instant's END_COMMIT went out
-        self.committed_at = wall()                      # the latest commit's time (the start's, before the first)
-        if role == "coordinator": self._of(metrics.freshness).set_function(lambda: self.wall() - self.committed_at)
+        self.ended_at: float | None = None  # when the open instant's END_COMMIT went out
+        self.committed_at = wall()  # the latest commit's time (the start's, before the first)
+        if role == "coordinator":
+            self._of(metrics.freshness).set_function(lambda: self.wall() - self.committed_at)
 
-    def _of(self, metric, **labels): return metric.labels(**self.labels, **labels)
+    def _of(self, metric, **labels):
+        return metric.labels(**self.labels, **labels)
 
     def __call__(self, state: str, fields: dict):
-        {"coordinator": self._coordinator, "participant": self._participant, "table_services": self._table_services}[self.role](state, fields)
+        {"coordinator": self._coordinator, "participant": self._participant, "table_services": self._table_services}[
+            self.role
+        ](state, fields)
 
     def _coordinator(self, state: str, fields: dict):
         m = self.metrics
-        if state == "WRITING": self._of(m.instants_started).inc()
-        elif state == "COLLECTING": self.ended_at = self.clock()
+        if state == "WRITING":
+            self._of(m.instants_started).inc()
+        elif state == "COLLECTING":
+            self.ended_at = self.clock()
         elif state == "WAITING" and fields.get("committed"):
             self._of(m.instants_ended, outcome="committed").inc()
             self._of(m.records_committed).inc(fields.get("records", 0))
-            if self.ended_at is not None: self._of(m.commit_seconds).observe(self.clock() - self.ended_at)
+            if self.ended_at is not None:
+                self._of(m.commit_seconds).observe(self.clock() - self.ended_at)
             self.committed_at = self.wall()
             self._of(m.last_commit).set(self.committed_at)
         elif state == "WAITING" and fields.get("aborted"):
             self._of(m.instants_ended, outcome="aborted").inc()
             self._of(m.aborts, cause=fields.get("cause") or "other").inc()
-        elif state == "WAITING" and fields.get("empty"): self._of(m.instants_ended, outcome="empty").inc()
-        if state in ("WAITING", "STOPPED"): self.ended_at = None
+        elif state == "WAITING" and fields.get("empty"):
+            self._of(m.instants_ended, outcome="empty").inc()
+        if state in ("WAITING", "STOPPED"):
+            self.ended_at = None
 
     def _participant(self, state: str, fields: dict):
         if state == "AWAITING_ACK":
             self._of(self.metrics.records_written).inc(fields.get("records", 0))
-            if fields.get("write_s") is not None: self._of(self.metrics.write_seconds).observe(fields["write_s"])
+            if fields.get("write_s") is not None:
+                self._of(self.metrics.write_seconds).observe(fields["write_s"])
 
     def _table_services(self, state: str, fields: dict):
         if state in ("SERVICE_RAN", "SERVICE_FAILED"):
             service = fields["service"]
-            self._of(self.metrics.service_runs, service=service, outcome="ran" if state == "SERVICE_RAN" else "failed").inc()
-            if fields.get("seconds") is not None: self._of(self.metrics.service_seconds, service=service).observe(fields["seconds"])
+            self._of(
+                self.metrics.service_runs, service=service, outcome="ran" if state == "SERVICE_RAN" else "failed"
+            ).inc()
+            if fields.get("seconds") is not None:
+                self._of(self.metrics.service_seconds, service=service).observe(fields["seconds"])
 
     def on_status(self, status: dict):
-        "The coordinator's status (`Coordinator.status`): lag and open transactions per partition, epoch, state, participants."
+        """The coordinator's status (`Coordinator.status`): lag and open transactions per partition, epoch, state,
+        participants."""
         m = self.metrics
         self._of(m.epoch).set(status["epoch"])
-        for state in COORDINATOR_STATES: self._of(m.state, state=state).set(int(status["state"] == state))
+        for state in COORDINATOR_STATES:
+            self._of(m.state, state=state).set(int(status["state"] == state))
         self._of(m.participants, state="live").set(len(status["live_participants"]))
         self._of(m.participants, state="quarantined").set(len(status["quarantined_participants"]))
         for name, partition in status["partitions"].items():
             topic, number = name[:-1].rsplit("[", 1)
-            if partition["lag"] is not None: self._of(m.lag, topic=topic, partition=number).set(partition["lag"])
+            if partition["lag"] is not None:
+                self._of(m.lag, topic=topic, partition=number).set(partition["lag"])
             if partition["in_open_transactions"] is not None:
                 self._of(m.in_transactions, topic=topic, partition=number).set(partition["in_open_transactions"])
 
@@ -120,19 +203,31 @@ class RoleMetrics:
 
     def dead_letters(self, port: DeadLetters) -> DeadLetters:
         "`port`, counting the letters it delivers by the kind of reason."
-        return CountedDeadLetters(port, lambda reason: self._of(self.metrics.dead_lettered, reason=reason_kind(reason)).inc())
+        return CountedDeadLetters(
+            port, lambda reason: self._of(self.metrics.dead_lettered, reason=reason_kind(reason)).inc()
+        )
+
 
 class CountedDeadLetters:
-    "A `DeadLetters` port that counts each letter it delivers (once each: a letter an aborted instant delivered is not due again)."
-    def __init__(self, port: DeadLetters, count: Callable[[str], None]): self.port, self.count = port, count
+    """A `DeadLetters` port that counts each letter it delivers (once each: a letter an aborted instant delivered is not
+    due again)."""
+
+    def __init__(self, port: DeadLetters, count: Callable[[str], None]):
+        self.port, self.count = port, count
+
     def lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], int]:
         return self.port.lettered(partitions, timeout_s)
+
     def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], int], timeout_s: float) -> int:
         undelivered = self.port.deliver(letters, ends, timeout_s)
         if not undelivered:
-            for letter in letters: self.count(letter.reason)
+            for letter in letters:
+                self.count(letter.reason)
         return undelivered
-    def close(self): self.port.close()
+
+    def close(self):
+        self.port.close()
+
 
 # %% ../nbs/29_metrics.ipynb #ab5c8ec2
 def serve_metrics(metrics: SinkMetrics, port: int, address: str = "0.0.0.0") -> int:
@@ -141,31 +236,56 @@ def serve_metrics(metrics: SinkMetrics, port: int, address: str = "0.0.0.0") -> 
     log.info("metrics served at http://%s:%d/metrics", address, server.server_port)
     return server.server_port
 
+
 class MetricsPusher:
     "Push `metrics` to a Prometheus Pushgateway (`host:port` or a URL) every `interval_s`, and at `stop`."
+
     def __init__(self, metrics: SinkMetrics, gateway: str, role_id: str, interval_s: float = 15.0):
         self.metrics, self.gateway, self.role_id, self.interval_s = metrics, gateway, role_id, interval_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="metrics-pusher", daemon=True)
 
-    def start(self) -> MetricsPusher: self._thread.start(); return self
+    def start(self) -> MetricsPusher:
+        self._thread.start()
+        return self
 
     def push(self):
-        try: push_to_gateway(self.gateway, job="hudi_kafka_nb", registry=self.metrics.registry, grouping_key={"role_id": self.role_id})
-        except Exception as e: log.warning("could not push the metrics to the Pushgateway %s (again in %.0fs): %s", self.gateway, self.interval_s, e)
+        try:
+            push_to_gateway(
+                self.gateway,
+                job="hudi_kafka_nb",
+                registry=self.metrics.registry,
+                grouping_key={"role_id": self.role_id},
+            )
+        except Exception as e:
+            log.warning(
+                "could not push the metrics to the Pushgateway %s (again in %.0fs): %s",
+                self.gateway,
+                self.interval_s,
+                e,
+            )
 
     def _run(self):
-        while not self._stop.wait(self.interval_s): self.push()
+        while not self._stop.wait(self.interval_s):
+            self.push()
 
     def stop(self):
-        self._stop.set(); self.push()
+        self._stop.set()
+        self.push()
+
 
 # %% ../nbs/29_metrics.ipynb #aea16f45
 def read_metrics(url: str, timeout_s: float = 10) -> dict[tuple[str, tuple], float]:
-    "The metrics a role serves at `url` (`http://host:port/metrics`): {(name, ((label, value), …)): value}, without table, role and role_id."
+    """The metrics a role serves at `url` (`http://host:port/metrics`): {(name, ((label, value), …)): value}, without
+    table, role and role_id."""
     import urllib.request
     from prometheus_client.parser import text_string_to_metric_families
-    with urllib.request.urlopen(url, timeout=timeout_s) as answer: text = answer.read().decode()
+
+    with urllib.request.urlopen(url, timeout=timeout_s) as answer:
+        text = answer.read().decode()
     mine = {"table", "role", "role_id"}
-    return {(s.name, tuple(sorted((k, v) for k, v in s.labels.items() if k not in mine))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted((k, v) for k, v in s.labels.items() if k not in mine))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }

@@ -11,90 +11,171 @@ from .config import SinkConfig, load_config
 from .setting_values import ConfigError
 
 # %% auto #0
-__all__ = ['TEMPLATE_FIELDS', 'PER_TABLE_NAMES', 'TOPIC_KEYS', 'ROUTE', 'Routed', 'topic_name_parts', 'is_template',
-           'table_name_for', 'family_member', 'families', 'is_multi_table', 'table_config', 'table_configs']
+__all__ = [
+    "TEMPLATE_FIELDS",
+    "PER_TABLE_NAMES",
+    "TOPIC_KEYS",
+    "ROUTE",
+    "Routed",
+    "topic_name_parts",
+    "is_template",
+    "table_name_for",
+    "family_member",
+    "families",
+    "is_multi_table",
+    "table_config",
+    "table_configs",
+]
 
 # %% ../nbs/02_routing.ipynb #65723f11
 TEMPLATE_FIELDS = ("topic", "prefix", "schema", "table")
+
 
 def topic_name_parts(topic: str) -> dict[str, str]:
     "What a table-name template may use of a topic's name (Debezium's `<prefix>.<schema>.<table>`)."
     parts = topic.split(".")
     return {"topic": topic, "prefix": parts[0], "schema": parts[-2] if len(parts) > 1 else "", "table": parts[-1]}
 
-def is_template(name: str) -> bool: return any(f"{{{field}}}" in name for field in TEMPLATE_FIELDS)
+
+def is_template(name: str) -> bool:
+    return any(f"{{{field}}}" in name for field in TEMPLATE_FIELDS)
+
 
 def table_name_for(template: str, topic: str) -> str:
     "The table that `template` names for `topic`; characters a Hudi table name cannot hold become `_`."
     return re.sub(r"[^A-Za-z0-9_]", "_", template.format(**topic_name_parts(topic)))
 
+
 # %% ../nbs/02_routing.ipynb #dcc7ebfb
-PER_TABLE_NAMES = ("table_path", "control_topic", "dead_letter_topic", "consumer_group")   # may hold {table_name}
+PER_TABLE_NAMES = ("table_path", "control_topic", "dead_letter_topic", "consumer_group")  # may hold {table_name}
 TOPIC_KEYS = ("topics", "topics_regex", "topics.regex")
-ROUTE = "{route}"         # in a name in `tables`: a family of tables, one for each value of its route_field
+ROUTE = "{route}"  # in a name in `tables`: a family of tables, one for each value of its route_field
+
 
 def family_member(family: str, value: str) -> str:
-    "The table of family `family` for a value of its route field: the value lowercased (Iceberg's dynamic routing), `_` for what a name cannot hold."
+    """The table of family `family` for a value of its route field: the value lowercased (Iceberg's dynamic routing),
+    `_` for what a name cannot hold."""
     return re.sub(r"[^A-Za-z0-9_]", "_", family.replace(ROUTE, value.lower()))
 
+
 def families(config: SinkConfig) -> dict[str, dict]:
-    "The families of tables in `tables` (names holding {route}) with their own settings; `ConfigError` for one that cannot be routed."
+    """The families of tables in `tables` (names holding {route}) with their own settings; `ConfigError` for one that
+    cannot be routed."""
     found = {name: own for name, own in config.tables.items() if ROUTE in name}
     for name, own in found.items():
         settings = table_config(config, name, own=own)
-        if not settings.route_field: raise ConfigError(f"table {name!r}: a family of tables needs route_field, whose values name its tables")
+        if not settings.route_field:
+            raise ConfigError(f"table {name!r}: a family of tables needs route_field, whose values name its tables")
         if settings.value_format != "json":
-            raise ConfigError(f"table {name!r}: a family of tables routes JSON records (value_format='json'), not {settings.value_format!r}")
+            raise ConfigError(
+                f"table {name!r}: a family of tables routes JSON records (value_format='json'), not "
+                f"{settings.value_format!r}"
+            )
     return found
+
 
 def is_multi_table(config: SinkConfig) -> bool:
     "Whether `config` is a sink of several tables: a table-name template, or tables by name."
     return bool(config.tables) or is_template(config.table_name)
 
+
 def table_config(config: SinkConfig, name: str, topics: list[str] | None = None, own: dict | None = None) -> SinkConfig:
-    "Table `name`'s settings: the sink's, then its own (in `tables`, unless given), reading `topics` when given; a refusal names the table."
+    """Table `name`'s settings: the sink's, then its own (in `tables`, unless given), reading `topics` when given; a
+    refusal names the table."""
     own = config.tables.get(name, {}) if own is None else own
     try:
         for key in ("tables", "table_name"):
-            if key in own: raise ConfigError(f"setting {key!r} cannot be a table's own: it is the sink's")
-        settings = {k: v for k, v in msgspec.structs.asdict(config).items()     # a table naming its topics reads those alone
-                    if k not in ("topics", "topics_regex") or not any(t in own for t in TOPIC_KEYS)}
+            if key in own:
+                raise ConfigError(f"setting {key!r} cannot be a table's own: it is the sink's")
+        # a table naming its topics reads those alone
+        settings = {
+            k: v
+            for k, v in msgspec.structs.asdict(config).items()
+            if k not in ("topics", "topics_regex") or not any(t in own for t in TOPIC_KEYS)
+        }
         settings.update({**own, "table_name": name, "tables": {}})
-        if topics is not None: settings.update(topics=topics, topics_regex="")
-        for key in PER_TABLE_NAMES:      # {table_name}, or the sink's template itself (a path built from table_name, as the bundle's targets do)
+        if topics is not None:
+            settings.update(topics=topics, topics_regex="")
+        # {table_name}, or the sink's template itself (a path built from table_name, as the bundle's targets do)
+        for key in PER_TABLE_NAMES:
             settings[key] = settings[key].replace("{table_name}", name)
-            if is_template(config.table_name): settings[key] = settings[key].replace(config.table_name, name)
+            if is_template(config.table_name):
+                settings[key] = settings[key].replace(config.table_name, name)
         return load_config(settings)
-    except ConfigError as e: raise ConfigError(f"table {name!r}: {e}") from None
+    except ConfigError as e:
+        raise ConfigError(f"table {name!r}: {e}") from None
 
-Routed = dict[str, tuple[list[str] | None, dict | None]]     # table → the topics routed to it (None: its own), its own settings (None: in `tables`)
 
-def _route(config: SinkConfig, topics: Iterable[str], excluded: set[str], route_values: Mapping[str, Iterable[str]]) -> Routed:
-    named = [name for name, own in config.tables.items() if ROUTE not in name and any(key in own for key in (*TOPIC_KEYS, "route_regex"))]
+# table → the topics routed to it (None: its own), its own settings (None: in `tables`)
+Routed = dict[str, tuple[list[str] | None, dict | None]]
+
+
+def _route(
+    config: SinkConfig, topics: Iterable[str], excluded: set[str], route_values: Mapping[str, Iterable[str]]
+) -> Routed:
+    named = [
+        name
+        for name, own in config.tables.items()
+        if ROUTE not in name and any(key in own for key in (*TOPIC_KEYS, "route_regex"))
+    ]
     routed: Routed = {name: (None, None) for name in named}
     for family, own in families(config).items():
         members: dict[str, set[str]] = {}
-        for value in route_values.get(family, ()): members.setdefault(family_member(family, value), set()).add(value)
+        for value in route_values.get(family, ()):
+            members.setdefault(family_member(family, value), set()).add(value)
         for name, values in members.items():
             routed[name] = (None, {**own, "route_regex": "(?i:" + "|".join(re.escape(v) for v in sorted(values)) + ")"})
     if is_template(config.table_name):
         for topic in sorted(set(topics) - excluded):
-            if config.reads_topic(topic): routed.setdefault(table_name_for(config.table_name, topic), ([], None))[0].append(topic)   # type: ignore[union-attr]
-    else: routed.setdefault(config.table_name, (None, None))           # the sink's table, reading the sink's topics
+            # type: ignore[union-attr]
+            if config.reads_topic(topic):
+                routed.setdefault(table_name_for(config.table_name, topic), ([], None))[0].append(topic)
+    else:
+        routed.setdefault(config.table_name, (None, None))  # the sink's table, reading the sink's topics
     return routed
 
-def table_configs(config: SinkConfig, topics: Iterable[str], route_values: Mapping[str, Iterable[str]] = {}) -> dict[str, SinkConfig]:
+
+def table_configs(
+    config: SinkConfig, topics: Iterable[str], route_values: Mapping[str, Iterable[str]] = {}
+) -> dict[str, SinkConfig]:
     """Every table of the sink, with its settings, given the names of the topics on the cluster and, for each family of
     tables (`families`), the values of its route field found so far."""
-    if not is_multi_table(config): return {config.table_name: config}
-    if "{table_name}" not in config.table_path and not (is_template(config.table_name) and config.table_name in config.table_path):
-        raise ConfigError(f"setting 'table_path' ({config.table_path!r}) must hold {{table_name}} in a sink of several tables: each table has a folder of its own")
+    if not is_multi_table(config):
+        return {config.table_name: config}
+    if "{table_name}" not in config.table_path and not (
+        is_template(config.table_name) and config.table_name in config.table_path
+    ):
+        raise ConfigError(
+            f"setting 'table_path' ({config.table_path!r}) must hold {{table_name}} in a sink of "
+            "several tables: each table has a folder of its own"
+        )
     if config.consumer_group and "{table_name}" not in config.consumer_group:
-        raise ConfigError("setting 'consumer_group' must hold {table_name} in a sink of several tables (two tables reading one topic would share offsets)")
-    unknown = [name for name, own in config.tables.items() if ROUTE not in name and
-               not is_template(config.table_name) and name != config.table_name and not any(key in own for key in (*TOPIC_KEYS, "route_regex"))]
-    if unknown: raise ConfigError(f"tables {unknown} name no topics (or topics_regex) nor a route_regex, and table_name is no template that could route any to them")
+        raise ConfigError(
+            "setting 'consumer_group' must hold {table_name} in a sink of several tables (two tables "
+            "reading one topic would share offsets)"
+        )
+    unknown = [
+        name
+        for name, own in config.tables.items()
+        if ROUTE not in name
+        and not is_template(config.table_name)
+        and name != config.table_name
+        and not any(key in own for key in (*TOPIC_KEYS, "route_regex"))
+    ]
+    if unknown:
+        raise ConfigError(
+            f"tables {unknown} name no topics (or topics_regex) nor a route_regex, and "
+            "table_name is no template that could route any to them"
+        )
     topics = list(topics)
-    own_topics = {t for name, (routed, own) in _route(config, topics, set(), route_values).items()     # never data, whatever the pattern
-                  for c in [table_config(config, name, routed, own)] for t in (c.control, c.dead_letters)}
-    return {name: table_config(config, name, routed, own) for name, (routed, own) in _route(config, topics, own_topics, route_values).items()}
+    # never data, whatever the pattern
+    own_topics = {
+        t
+        for name, (routed, own) in _route(config, topics, set(), route_values).items()
+        for c in [table_config(config, name, routed, own)]
+        for t in (c.control, c.dead_letters)
+    }
+    return {
+        name: table_config(config, name, routed, own)
+        for name, (routed, own) in _route(config, topics, own_topics, route_values).items()
+    }

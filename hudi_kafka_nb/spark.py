@@ -12,51 +12,80 @@ from fastcore.xtras import modified_env
 from .storage import Table, hadoop_options, scheme_of, table_storage
 
 # %% auto #0
-__all__ = ['scratch_dir', 'bundle_jars', 'hudi_fix_jars', 'sink_jars', 'on_databricks', 'object_store_jars', 'class_data_archive',
-           'spark_java_options', 'spark_session', 'hudi_version', 'arrow_frame']
+__all__ = [
+    "scratch_dir",
+    "bundle_jars",
+    "hudi_fix_jars",
+    "sink_jars",
+    "on_databricks",
+    "object_store_jars",
+    "class_data_archive",
+    "spark_java_options",
+    "spark_session",
+    "hudi_version",
+    "arrow_frame",
+]
 
 # %% ../nbs/22_spark.ipynb #6d8b0f12
-_scratch: dict[Path, tuple[Path, int]] = {}           # base → (this process's folder, the descriptor that holds its lock)
+# base → (this process's folder, the descriptor that holds its lock)
+_scratch: dict[Path, tuple[Path, int]] = {}
+
 
 def _remove(folder: Path):
     "Remove a scratch folder, then its lock: a crash in between leaves the lock, and the next remover tries again."
     shutil.rmtree(folder, ignore_errors=True)
     folder.with_suffix(".lock").unlink(missing_ok=True)
 
+
 def _remove_unheld(base: Path):
     "Remove the folders under `base` whose lock no living process holds (the lock is released when its process dies)."
     for lock in base.glob("*.lock"):
-        try: handle = os.open(lock, os.O_RDWR)
-        except OSError: continue                       # removed just now by another process, or another user's
+        try:
+            handle = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue  # removed just now by another process, or another user's
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError: os.close(handle); continue      # its process lives
+        except BlockingIOError:
+            os.close(handle)
+            continue  # its process lives
         _remove(lock.with_suffix(""))
         os.close(handle)
 
+
 def scratch_dir(base: str | Path | None = None) -> Path:
-    "This process's scratch folder under `base` (see above), made and locked on first use; its leftovers of dead processes removed."
-    base = Path(base or os.environ.get("HUDI_KAFKA_NB_SPARK_LOCAL_DIR") or Path(tempfile.gettempdir()) / f"hudi-kafka-nb-spark-{os.getuid()}")
-    if base in _scratch: return _scratch[base][0]
+    """This process's scratch folder under `base` (see above), made and locked on first use; its leftovers of dead
+    processes removed."""
+    base = Path(
+        base
+        or os.environ.get("HUDI_KAFKA_NB_SPARK_LOCAL_DIR")
+        or Path(tempfile.gettempdir()) / f"hudi-kafka-nb-spark-{os.getuid()}"
+    )
+    if base in _scratch:
+        return _scratch[base][0]
     base.mkdir(parents=True, exist_ok=True)
     _remove_unheld(base)
     while True:
         handle, lock = tempfile.mkstemp(dir=base, prefix=f"{os.getpid()}-", suffix=".lock")
         fcntl.flock(handle, fcntl.LOCK_EX)
         # a remover that opened the new lock before this process held it may have taken it away: then take another
-        if os.path.exists(lock) and os.stat(lock).st_ino == os.fstat(handle).st_ino: break
+        if os.path.exists(lock) and os.stat(lock).st_ino == os.fstat(handle).st_ino:
+            break
         os.close(handle)
     folder = Path(lock).with_suffix("")
     folder.mkdir()
     _scratch[base] = (folder, handle)
-    atexit.register(_release, base)                   # registered before Spark's own: runs after Spark has stopped
+    atexit.register(_release, base)  # registered before Spark's own: runs after Spark has stopped
     return folder
+
 
 def _release(base: Path):
     "Remove this process's scratch folder under `base` as it exits normally."
-    if (held := _scratch.pop(base, None)) is None: return
+    if (held := _scratch.pop(base, None)) is None:
+        return
     _remove(held[0])
     os.close(held[1])
+
 
 # %% ../nbs/22_spark.ipynb #a1955270
 def _resolved_jars(variable: str, folder_name: str, missing: str, made: str = "") -> list[str]:
@@ -66,100 +95,163 @@ def _resolved_jars(variable: str, folder_name: str, missing: str, made: str = ""
     jars = sorted(glob.glob(os.path.join(folder, "*.jar")))
     if not jars:
         made = made or f"Maven resolves maven/{folder_name}/pom.xml"
-        raise FileNotFoundError(f"{missing}, but {folder} holds no jar: run `make setup` ({made}), "
-                                f"or set {variable} to a folder holding them")
+        raise FileNotFoundError(
+            f"{missing}, but {folder} holds no jar: run `make setup` ({made}), "
+            f"or set {variable} to a folder holding them"
+        )
     return jars
+
 
 def bundle_jars() -> list[str]:
     "The Hudi bundle jar(s) to load into a local Spark: `$HUDI_KAFKA_NB_JARS` or the repository's `.jars/hudi/`."
     return _resolved_jars("HUDI_KAFKA_NB_JARS", "hudi", "a local Spark needs Hudi's bundle (hudi-spark3.5-bundle_2.12)")
 
+
 def hudi_fix_jars() -> list[str]:
-    "Our classes for the JVM's own classpath (see above): `$HUDI_KAFKA_NB_FIX_JARS` or the repository's `.jars/hudi-fixes/`."
-    return _resolved_jars("HUDI_KAFKA_NB_FIX_JARS", "hudi-fixes", "a local Spark needs the sink's fix of Hudi 1.2.0's inline file streams and its local file system",
-                          made="javac compiles java/hudi-fixes/")
+    """Our classes for the JVM's own classpath (see above): `$HUDI_KAFKA_NB_FIX_JARS` or the repository's
+    `.jars/hudi-fixes/`."""
+    return _resolved_jars(
+        "HUDI_KAFKA_NB_FIX_JARS",
+        "hudi-fixes",
+        "a local Spark needs the sink's fix of Hudi 1.2.0's inline file streams and its local file system",
+        made="javac compiles java/hudi-fixes/",
+    )
+
 
 def sink_jars() -> list[str]:
-    "Our own classes beside Hudi's bundle (see above): `$HUDI_KAFKA_NB_SINK_JARS` or the repository's `.jars/hudi-kafka-nb/`."
-    return _resolved_jars("HUDI_KAFKA_NB_SINK_JARS", "hudi-kafka-nb", "a local Spark needs the sink's own classes (hudikafkanb.*)",
-                          made="javac compiles java/hudi-kafka-nb/")
+    """Our own classes beside Hudi's bundle (see above): `$HUDI_KAFKA_NB_SINK_JARS` or the repository's
+    `.jars/hudi-kafka-nb/`."""
+    return _resolved_jars(
+        "HUDI_KAFKA_NB_SINK_JARS",
+        "hudi-kafka-nb",
+        "a local Spark needs the sink's own classes (hudikafkanb.*)",
+        made="javac compiles java/hudi-kafka-nb/",
+    )
 
-def on_databricks() -> bool: return bool(os.environ.get("DATABRICKS_RUNTIME_VERSION"))
+
+def on_databricks() -> bool:
+    return bool(os.environ.get("DATABRICKS_RUNTIME_VERSION"))
+
 
 def object_store_jars(table_path: Table) -> list[str]:
-    "The jars a local Spark (or standalone cluster) needs to write the table at `table_path`: Hadoop's S3A for s3:// and s3a://."
-    if scheme_of(table_path) not in ("s3", "s3a") or on_databricks(): return []
-    return _resolved_jars("HUDI_KAFKA_NB_S3A_JARS", "hadoop-aws", f"table_path={table_path} is on S3, and Spark needs Hadoop's S3A jars for it")
+    """The jars a local Spark (or standalone cluster) needs to write the table at `table_path`: Hadoop's S3A for s3://
+    and s3a://."""
+    if scheme_of(table_path) not in ("s3", "s3a") or on_databricks():
+        return []
+    return _resolved_jars(
+        "HUDI_KAFKA_NB_S3A_JARS",
+        "hadoop-aws",
+        f"table_path={table_path} is on S3, and Spark needs Hadoop's S3A jars for it",
+    )
+
 
 def class_data_archive() -> Path:
     "Where `make setup` writes the class-data-sharing archive of a local Spark with Hudi's bundle."
     return Path(__file__).resolve().parent.parent / ".jars" / "spark-cds" / "spark.jsa"
 
+
 def spark_java_options(archive: Path | None = None, driver: bool = True, quick_compile: bool = False) -> str:
-    """Options of a local Spark's JVMs: the driver's (the class-data archive, `class_data_archive()`, if it exists) or, with
-    `driver=False`, a standalone cluster's executors' (no archive: their classpath is another); with `quick_compile`, the
-    just-in-time compiler kept to its first tier; then `$HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS`."""
+    """Options of a local Spark's JVMs: the driver's (the class-data archive, `class_data_archive()`, if it exists) or,
+    with `driver=False`, a standalone cluster's executors' (no archive: their classpath is another); with
+    `quick_compile`, the just-in-time compiler kept to its first tier; then `$HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS`."""
     archive = archive or class_data_archive()
     # -Xlog:cds=off: a JVM that cannot use the archive (another JDK or classpath) says so on every start; it is harmless
-    shared = [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"] if driver and archive.exists() else []
+    shared = (
+        [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+        if driver and archive.exists()
+        else []
+    )
     # Hudi sizes records with JOL, which tries three times to attach HotSpot's serviceability agent (each a process of
     # its own: 0.6 s of every first write here), fails on a stock JDK, and estimates without it: skip to the estimate
     quick = ["-XX:TieredStopAtLevel=1"] if quick_compile else []
-    return " ".join(["-Djol.skipHotspotSAAttach=true"] + shared + quick + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split())
+    return " ".join(
+        ["-Djol.skipHotspotSAAttach=true"]
+        + shared
+        + quick
+        + os.environ.get("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "").split()
+    )
 
-def spark_session(app_name: str = "hudi-kafka-nb", master: str | None = None, memory: str | None = None, extra_jars: Sequence[str] = (),
-                  table_path: Table = "", quick_compile: bool = False):
+
+def spark_session(
+    app_name: str = "hudi-kafka-nb",
+    master: str | None = None,
+    memory: str | None = None,
+    extra_jars: Sequence[str] = (),
+    table_path: Table = "",
+    quick_compile: bool = False,
+):
     """The process's SparkSession, with Hudi's bundle (and `extra_jars`), Kryo and Hudi's SQL extensions; with what it
     needs to reach the table at `table_path` if that is on an object store (S3A's jars, and the settings of the
     table's store: see `storage.hadoop_options`); `quick_compile`: a local driver that runs its code a few times a
     commit (a coordinator that writes no rows) keeps the just-in-time compiler to its first tier."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
+
     builder = SparkSession.builder.appName(app_name)
     if table_path:
-        for key, value in hadoop_options(table_path, table_storage(table_path).options).items(): builder = builder.config(f"spark.hadoop.{key}", value)
+        for key, value in hadoop_options(table_path, table_storage(table_path).options).items():
+            builder = builder.config(f"spark.hadoop.{key}", value)
     if not on_databricks():
         fixes = os.pathsep.join(hudi_fix_jars())
-        builder = (builder.master(master or os.environ.get("HUDI_KAFKA_NB_SPARK_MASTER", "local[2]"))
-                   .config("spark.jars", ",".join(bundle_jars() + sink_jars() + object_store_jars(table_path) + list(extra_jars)))
-                   .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
-                   .config("spark.driver.extraJavaOptions", spark_java_options(quick_compile=quick_compile))
-                   # a standalone cluster's executors write the files: they size records with JOL too (a local[2] has none)
-                   .config("spark.executor.extraJavaOptions", spark_java_options(driver=False))
-                   # on the JVM's own classpath, found before the bundle's classes of the same names (see above)
-                   .config("spark.driver.extraClassPath", fixes).config("spark.executor.extraClassPath", fixes)
-                   # file: paths through Hadoop's local file system, permissions set without a process each, small read buffers (see above)
-                   .config("spark.hadoop.fs.file.impl", "hudikafkanb.LocalFileSystemWithoutShell")
-                   .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
+        builder = (
+            builder.master(master or os.environ.get("HUDI_KAFKA_NB_SPARK_MASTER", "local[2]"))
+            .config(
+                "spark.jars", ",".join(bundle_jars() + sink_jars() + object_store_jars(table_path) + list(extra_jars))
+            )
+            .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
+            .config("spark.driver.extraJavaOptions", spark_java_options(quick_compile=quick_compile))
+            # a standalone cluster's executors write the files: they size records with JOL too (a local[2] has
+            # none)
+            .config("spark.executor.extraJavaOptions", spark_java_options(driver=False))
+            # on the JVM's own classpath, found before the bundle's classes of the same names (see above)
+            .config("spark.driver.extraClassPath", fixes)
+            .config("spark.executor.extraClassPath", fixes)
+            # file: paths through Hadoop's local file system, permissions set without a process each, small read
+            # buffers (see above)
+            .config("spark.hadoop.fs.file.impl", "hudikafkanb.LocalFileSystemWithoutShell")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.driver.host", "127.0.0.1")
+        )
         # more Spark settings for a local or standalone Spark, e.g. spark.cores.max=1,spark.executor.memory=768m
         for pair in filter(None, os.environ.get("HUDI_KAFKA_NB_SPARK_CONF", "").split(",")):
-            key, _, value = pair.partition("="); builder = builder.config(key.strip(), value.strip())
-    builder = (builder.config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
-               .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
-               .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
-               .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
-               .config("spark.speculation", "false").config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-               # handed-over Arrow rows become Spark's rows in the write's tasks, on every core ("Arrow rows into Spark")
-               .config("spark.sql.execution.arrow.localRelationThreshold", "0")
-               .config("spark.sql.shuffle.partitions", "4"))
-    # the JVM takes its scratch folder from SPARK_LOCAL_DIRS (given spark.local.dir, it warns on every start), set for its
-    # launch alone: processes this one starts later make folders of their own
-    with modified_env(SPARK_LOCAL_DIRS=os.environ.get("SPARK_LOCAL_DIRS") or str(scratch_dir())): session = builder.getOrCreate()
+            key, _, value = pair.partition("=")
+            builder = builder.config(key.strip(), value.strip())
+    builder = (
+        builder.config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+        .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
+        .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
+        .config("spark.speculation", "false")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # handed-over Arrow rows become Spark's rows in the write's tasks, on every core ("Arrow rows into
+        # Spark")
+        .config("spark.sql.execution.arrow.localRelationThreshold", "0")
+        .config("spark.sql.shuffle.partitions", "4")
+    )
+    # the JVM takes its scratch folder from SPARK_LOCAL_DIRS (given spark.local.dir, it warns on every start), set for
+    # its launch alone: processes this one starts later make folders of their own
+    with modified_env(SPARK_LOCAL_DIRS=os.environ.get("SPARK_LOCAL_DIRS") or str(scratch_dir())):
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
 
+
 def hudi_version(spark) -> str:
     "The version of the Hudi jar this Spark runs (stamped in every WRITE_STATUS)."
-    jclass = spark._jvm.org.apache.hudi.client.WriteStatus._java_lang_class     # loaded by Spark's jar loader, not the system one
+    # loaded by Spark's jar loader, not the system one
+    jclass = spark._jvm.org.apache.hudi.client.WriteStatus._java_lang_class
     return jclass.getPackage().getImplementationVersion() or "unknown"
+
 
 # %% ../nbs/22_spark.ipynb #85284e02
 def arrow_frame(spark, rows: pa.Table, struct):
     "A Spark DataFrame of Arrow `rows` whose columns are those of the Spark schema `struct`, without pandas."
     from pyspark.sql import DataFrame
     from pyspark.sql.pandas.types import to_arrow_schema
+
     target = to_arrow_schema(struct)
     per_batch = max(1, -(-rows.num_rows // spark.sparkContext.defaultParallelism))
     handle, path = tempfile.mkstemp(suffix=".arrow", prefix="rows-", dir=scratch_dir())
@@ -167,7 +259,9 @@ def arrow_frame(spark, rows: pa.Table, struct):
         with os.fdopen(handle, "wb") as out, pa.ipc.new_stream(out, target) as stream:
             # one slice at a time made one batch: `rows` holds a chunk per batch read from Kafka
             for start in range(0, rows.num_rows, per_batch):
-                for batch in rows.slice(start, per_batch).cast(target).combine_chunks().to_batches(): stream.write_batch(batch)
-        batches = spark._jvm.PythonSQLUtils.readArrowStreamFromFile(path)       # read whole: the file can go
+                for batch in rows.slice(start, per_batch).cast(target).combine_chunks().to_batches():
+                    stream.write_batch(batch)
+        batches = spark._jvm.PythonSQLUtils.readArrowStreamFromFile(path)  # read whole: the file can go
         return DataFrame(spark._jvm.PythonSQLUtils.toDataFrame(batches, struct.json(), spark._jsparkSession), spark)
-    finally: os.unlink(path)
+    finally:
+        os.unlink(path)

@@ -12,15 +12,18 @@ from .routing import table_configs
 from .setting_values import ConfigError
 
 # %% auto #0
-__all__ = ['log', 'OpenRole', 'TableRun', 'TableHost']
+__all__ = ["log", "OpenRole", "TableRun", "TableHost"]
 
 # %% ../nbs/41_table_host.ipynb #2b3ec717
 log = logging.getLogger(__name__)
 
-OpenRole = Callable[[SinkConfig, str, Any], Any]    # (a table's settings, its role id, the process's Spark) → a role with run(should_stop)
+# (a table's settings, its role id, the process's Spark) → a role with run(should_stop)
+OpenRole = Callable[[SinkConfig, str, Any], Any]
+
 
 class TableRun:
     "One table's role in the host: its settings, and whether it runs, or since when it waits after a failure."
+
     def __init__(self, config: SinkConfig):
         self.config, self.running, self.failures, self.failure, self.retry_at = config, False, 0, "", 0.0
         self.thread: threading.Thread | None = None
@@ -29,32 +32,59 @@ class TableRun:
 # %% ../nbs/41_table_host.ipynb #feb6eeb6
 class TableHost:
     "One role of a sink of several tables: that role for every table, each on a thread, in one process and its Spark."
-    def __init__(self, role: str, config: SinkConfig, open_role: OpenRole, topic_names: Callable[[], list[str]],
-                 role_id: str, spark: Callable[[SinkConfig], Any] = lambda config: None, clock=time.monotonic,
-                 retry_s: float = 30.0, max_retry_s: float = 600.0,
-                 route_values: Callable[[], Mapping[str, Iterable[str]]] = lambda: {}, cleanup: Callable[[], None] = lambda: None,
-                 report: Callable[[SinkConfig, dict], None] = lambda config, status: None):
-        self.role, self.config, self.open_role, self.topic_names, self.role_id = role, config, open_role, topic_names, role_id
-        self.route_values, self.cleanup = route_values, cleanup       # each family's values so far (02_routing); what stop closes
-        self.report = report                                          # where a table's failure is published (its status file)
+
+    def __init__(
+        self,
+        role: str,
+        config: SinkConfig,
+        open_role: OpenRole,
+        topic_names: Callable[[], list[str]],
+        role_id: str,
+        spark: Callable[[SinkConfig], Any] = lambda config: None,
+        clock=time.monotonic,
+        retry_s: float = 30.0,
+        max_retry_s: float = 600.0,
+        route_values: Callable[[], Mapping[str, Iterable[str]]] = lambda: {},
+        cleanup: Callable[[], None] = lambda: None,
+        report: Callable[[SinkConfig, dict], None] = lambda config, status: None,
+    ):
+        self.role, self.config, self.open_role, self.topic_names, self.role_id = (
+            role,
+            config,
+            open_role,
+            topic_names,
+            role_id,
+        )
+        # each family's values so far (02_routing); what stop closes
+        self.route_values, self.cleanup = route_values, cleanup
+        # where a table's failure is published (its status file)
+        self.report = report
         self.spark, self.clock, self.retry_s, self.max_retry_s = spark, clock, retry_s, max_retry_s
         self.tables: dict[str, TableRun] = {}
         self.stopping = threading.Event()
-        self.refused: dict[str, str] = {}                # a refresh's refusal, logged once
+        self.refused: dict[str, str] = {}  # a refresh's refusal, logged once
         self.next_refresh = 0.0
 
     def refresh(self, strict: bool = False):
         "Start the role for every table not running yet; `strict` (at start): a table's wrong setting refuses the sink."
-        try: wanted = table_configs(self.config, self.topic_names(), self.route_values())
+        try:
+            wanted = table_configs(self.config, self.topic_names(), self.route_values())
         except ConfigError as e:
-            if strict: raise
-            if str(e) not in self.refused: log.error("%s: new tables not started: %s", self.role, e)
-            self.refused[str(e)] = ""; return
-        finally: self.next_refresh = self.clock() + self.config.topic_refresh_s
+            if strict:
+                raise
+            if str(e) not in self.refused:
+                log.error("%s: new tables not started: %s", self.role, e)
+            self.refused[str(e)] = ""
+            return
+        finally:
+            self.next_refresh = self.clock() + self.config.topic_refresh_s
         for name, config in wanted.items():
             if name not in self.tables:
-                log.info("%s %s: table %s (topics %s)", self.role, self.role_id, name, config.topics or config.topics_regex)
-                self.tables[name] = TableRun(config); self._start(name)
+                log.info(
+                    "%s %s: table %s (topics %s)", self.role, self.role_id, name, config.topics or config.topics_regex
+                )
+                self.tables[name] = TableRun(config)
+                self._start(name)
 
     def _start(self, name: str):
         run = self.tables[name]
@@ -69,41 +99,77 @@ class TableHost:
             role = self.open_role(run.config, f"{self.role_id}-{name}", self.spark(run.config))
             role.run(self.stopping.is_set)
             failure = getattr(role, "failure", None) or ("" if self.stopping.is_set() else "stopped by itself")
-        except Exception as e: failure = error_summary(e)
+        except Exception as e:
+            failure = error_summary(e)
         run.running = False
-        if self.stopping.is_set(): run.failures, run.failure = 0, ""; return
-        in_a_row = run.failures if self.clock() - started < self.max_retry_s else 0    # a long run in between starts the count anew
+        if self.stopping.is_set():
+            run.failures, run.failure = 0, ""
+            return
+        # a long run in between starts the count anew
+        in_a_row = run.failures if self.clock() - started < self.max_retry_s else 0
         run.failures, run.failure = in_a_row + 1, failure
         wait_s = min(self.retry_s * 2 ** (run.failures - 1), self.max_retry_s)
         run.retry_at = self.clock() + wait_s
-        log.error("%s of table %s stopped (%d time(s) in a row): %s; the other tables go on, and this one starts again in %.0f s",
-                  self.role, name, run.failures, failure, wait_s)
-        try: self.report(run.config, {"state": "WAITING_AFTER_FAILURE", "role": self.role, "role_id": self.role_id,
-                                      "failures_in_a_row": run.failures, "failure": failure, "retry_in_s": wait_s})
-        except Exception as e: log.warning("%s: the failure of table %s not published: %s", self.role, name, error_summary(e))
+        log.error(
+            "%s of table %s stopped (%d time(s) in a row): %s; the other tables go on, and this one starts "
+            "again in %.0f s",
+            self.role,
+            name,
+            run.failures,
+            failure,
+            wait_s,
+        )
+        try:
+            self.report(
+                run.config,
+                {
+                    "state": "WAITING_AFTER_FAILURE",
+                    "role": self.role,
+                    "role_id": self.role_id,
+                    "failures_in_a_row": run.failures,
+                    "failure": failure,
+                    "retry_in_s": wait_s,
+                },
+            )
+        except Exception as e:
+            log.warning("%s: the failure of table %s not published: %s", self.role, name, error_summary(e))
 
     def step(self):
         "Look for new tables when due; start again the tables whose wait after a failure is over."
-        if self.clock() >= self.next_refresh: self.refresh()
+        if self.clock() >= self.next_refresh:
+            self.refresh()
         for name, run in self.tables.items():
-            if not run.running and run.failure and self.clock() >= run.retry_at: self._start(name)
+            if not run.running and run.failure and self.clock() >= run.retry_at:
+                self._start(name)
 
     def run(self, should_stop: Callable[[], bool], poll_s: float = 0.5):
         "Every table's role until `should_stop()`; then each is stopped and waited for."
         try:
             self.refresh(strict=True)
-            while not should_stop(): self.step(); time.sleep(poll_s)
-        finally: self.stop()
+            while not should_stop():
+                self.step()
+                time.sleep(poll_s)
+        finally:
+            self.stop()
 
     def stop(self, timeout_s: float = 120):
         "Stop every table's role, and wait for each to end."
         self.stopping.set()
         for run in self.tables.values():
-            if run.thread is not None: run.thread.join(timeout=timeout_s)
+            if run.thread is not None:
+                run.thread.join(timeout=timeout_s)
         self.cleanup()
 
     def status(self) -> dict:
         "Each table's state: running, or waiting to start again after a failure (which, and how often in a row)."
-        return {name: {"state": "RUNNING" if run.running else ("WAITING_AFTER_FAILURE" if run.failure else "STOPPED"),
-                       **({"failures_in_a_row": run.failures, "failure": run.failure} if run.failure and not run.running else {})}
-                for name, run in sorted(self.tables.items())}
+        return {
+            name: {
+                "state": "RUNNING" if run.running else ("WAITING_AFTER_FAILURE" if run.failure else "STOPPED"),
+                **(
+                    {"failures_in_a_row": run.failures, "failure": run.failure}
+                    if run.failure and not run.running
+                    else {}
+                ),
+            }
+            for name, run in sorted(self.tables.items())
+        }

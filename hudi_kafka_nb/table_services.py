@@ -11,21 +11,40 @@ from .messages import transition_line
 from .ports import Clock, Observe, TableServicesClient, error_summary
 
 # %% auto #0
-__all__ = ['log', 'ROUNDS_FAILED_BEFORE_STOP', 'TableServices']
+__all__ = ["log", "ROUNDS_FAILED_BEFORE_STOP", "TableServices"]
 
 # %% ../nbs/15_table_services.ipynb #e08c7e7f
 log = logging.getLogger(__name__)
 ROUNDS_FAILED_BEFORE_STOP = 5
 
+
 class TableServices:
     "The table-services role: every `table_services_interval_s`, run Hudi's table services beside the sink."
-    def __init__(self, config: SinkConfig, services: TableServicesClient, in_doubt: Callable[[], str | None], clock: Clock = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep, role_id: str | None = None, publish_status: Callable[[dict], None] | None = None,
-                 writing: Callable[[], str | None] = lambda: None, observe: Observe | None = None):
-        self.config, self.services, self.in_doubt, self.writing, self.clock, self.sleep = config, services, in_doubt, writing, clock, sleep
+
+    def __init__(
+        self,
+        config: SinkConfig,
+        services: TableServicesClient,
+        in_doubt: Callable[[], str | None],
+        clock: Clock = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        role_id: str | None = None,
+        publish_status: Callable[[dict], None] | None = None,
+        writing: Callable[[], str | None] = lambda: None,
+        observe: Observe | None = None,
+    ):
+        self.config, self.services, self.in_doubt, self.writing, self.clock, self.sleep = (
+            config,
+            services,
+            in_doubt,
+            writing,
+            clock,
+            sleep,
+        )
         self.id = role_id or f"table-services-{socket.gethostname()}-{os.getpid()}"
         self.publish_status = publish_status
-        self.observe = observe                              # each transition as data (state, fields): the role's metrics
+        # each transition as data (state, fields): the role's metrics
+        self.observe = observe
         self.counts: collections.Counter[str] = collections.Counter()
         self.last_round: dict = {}
         self.next_round, self.failed_rounds = clock(), 0
@@ -34,41 +53,60 @@ class TableServices:
     def _say(self, level: int, state: str, **fields):
         "Log a transition line and hand the transition to `observe`."
         log.log(level, transition_line("table_services", self.id, state, **fields))
-        if self.observe: self.observe(state, fields)
+        if self.observe:
+            self.observe(state, fields)
 
     def step(self):
         "Run a round if one is due, else wait a little."
         now = self.clock()
-        if now < self.next_round: self.sleep(min(0.5, self.next_round - now)); return
-        try: self.last_round, self.failed_rounds = self.run_round(), 0
+        if now < self.next_round:
+            self.sleep(min(0.5, self.next_round - now))
+            return
+        try:
+            self.last_round, self.failed_rounds = self.run_round(), 0
         except Exception as e:
-            # a passing failure (a fresh-clone run once met Hudi's TableNotFoundException for a table the sink was committing
-            # to): try again next round; a failure that every round meets (the table gone, no access) stops the job, saying why
+            # a passing failure (a fresh-clone run once met Hudi's TableNotFoundException for a table the sink was
+            # committing to): try again next round; a failure that every round meets (the table gone, no access) stops
+            # the job, saying why
             self.failed_rounds += 1
-            self._say(logging.WARNING, "ROUND_FAILED", error=error_summary(e).replace(" ", "_"), in_a_row=self.failed_rounds)
-            if self.failed_rounds >= ROUNDS_FAILED_BEFORE_STOP: raise
+            self._say(
+                logging.WARNING, "ROUND_FAILED", error=error_summary(e).replace(" ", "_"), in_a_row=self.failed_rounds
+            )
+            if self.failed_rounds >= ROUNDS_FAILED_BEFORE_STOP:
+                raise
         self.next_round = self.clock() + self.config.table_services_interval_s
-        if self.publish_status: self.publish_status(self.status())
+        if self.publish_status:
+            self.publish_status(self.status())
 
     def run(self, should_stop: Callable[[], bool]):
         try:
-            while not should_stop(): self.step()
-        finally: self.close()
+            while not should_stop():
+                self.step()
+        finally:
+            self.close()
+
 
 # %% ../nbs/15_table_services.ipynb #f6eb509d
 from fastcore.basics import patch
 
+
 @patch
 def run_round(self: TableServices) -> dict:
-    "One round: every pending compaction, clustering (if configured), cleaning (unless a decision or a write by key is in flight), archival."
+    """One round: every pending compaction, clustering (if configured), cleaning (unless a decision or a write by key is
+    in flight), archival."""
     ran = {}
     self.services.new_round()
     for instant in self.services.pending_compactions():
-        ran[f"compaction {instant}"] = self._run("compaction", lambda instant=instant: self.services.compact(instant), instant=instant)
+        ran[f"compaction {instant}"] = self._run(
+            "compaction", lambda instant=instant: self.services.compact(instant), instant=instant
+        )
     if self.config.clustering_sort_columns:
-        adding = self.services.fields_in_flight()     # see HudiTableServices.fields_in_flight: clustering now would drop them
-        if adding: self._say(logging.INFO, "CLUSTERING_SKIPPED", reason="fields_being_added", fields=",".join(adding))
-        else: ran["clustering"] = self._run("clustering", self.services.cluster)
+        # see HudiTableServices.fields_in_flight: clustering now would drop them
+        adding = self.services.fields_in_flight()
+        if adding:
+            self._say(logging.INFO, "CLUSTERING_SKIPPED", reason="fields_being_added", fields=",".join(adding))
+        else:
+            ran["clustering"] = self._run("clustering", self.services.cluster)
     # checked after this round's compactions and clusterings completed: see fencing.keyed_write_in_flight
     doubt = self.in_doubt()
     writing = None if doubt else self._keyed_write_after_waiting()
@@ -76,40 +114,56 @@ def run_round(self: TableServices) -> dict:
         self._say(logging.INFO, "CLEAN_SKIPPED", reason="commit_decided_not_completed", instant=doubt)
     elif writing:
         self._say(logging.INFO, "CLEAN_SKIPPED", reason="write_by_key_in_flight", instant=writing)
-    else: ran["clean"] = self._run("clean", self.services.clean)
-    # archival keeps nothing newer than the metadata table's last compaction: while the sink runs, its coordinator compacts
-    # the metadata table between instants; once it stops, only this job can, and archival waits for it (False: an instant
-    # was pending, tried again next round)
+    else:
+        ran["clean"] = self._run("clean", self.services.clean)
+    # archival keeps nothing newer than the metadata table's last compaction: while the sink runs, its coordinator
+    # compacts the metadata table between instants; once it stops, only this job can, and archival waits for it (False:
+    # an instant was pending, tried again next round)
     ran["metadata_table"] = self._run("metadata_table", self.services.metadata_table_services)
     ran["archive"] = self._run("archive", self.services.archive)
     return ran
+
 
 @patch
 def _run(self: TableServices, service: str, call: Callable, **fields):
     "Run one service; its result, or the failure's reason (logged, counted, retried next round)."
     started = self.clock()
-    try: result = call()
+    try:
+        result = call()
     except Exception as e:
         self.counts[f"{service}_failed"] += 1
-        self._say(logging.WARNING, "SERVICE_FAILED", service=service, error=error_summary(e).replace(" ", "_"), **fields)
+        self._say(
+            logging.WARNING, "SERVICE_FAILED", service=service, error=error_summary(e).replace(" ", "_"), **fields
+        )
         return f"failed: {error_summary(e)}"
     self.counts[service] += 1
-    self._say(logging.INFO, "SERVICE_RAN", service=service, result=result, seconds=round(self.clock() - started, 2), **fields)
+    self._say(
+        logging.INFO, "SERVICE_RAN", service=service, result=result, seconds=round(self.clock() - started, 2), **fields
+    )
     return result
+
 
 @patch
 def status(self: TableServices) -> dict:
-    return {"table_services": self.id, "counts": dict(self.counts), "last_round": {k: str(v) for k, v in self.last_round.items()},
-            "updated_at": time.time()}
+    return {
+        "table_services": self.id,
+        "counts": dict(self.counts),
+        "last_round": {k: str(v) for k, v in self.last_round.items()},
+        "updated_at": time.time(),
+    }
+
 
 @patch
 def close(self: TableServices):
     self.services.close()
     self._say(logging.INFO, "STOPPED", **self.counts)
 
+
 @patch
 def _keyed_write_after_waiting(self: TableServices) -> str | None:
-    "The instant a coordinator is still writing by key after waiting up to one interval for the write to end; None if none is."
+    """The instant a coordinator is still writing by key after waiting up to one interval for the write to end; None if
+    none is."""
     deadline = self.clock() + self.config.table_services_interval_s
-    while (instant := self.writing()) is not None and self.clock() < deadline: self.sleep(0.5)
+    while (instant := self.writing()) is not None and self.clock() < deadline:
+        self.sleep(0.5)
     return instant

@@ -1,4 +1,5 @@
 """Shared fixtures: one embedded Apache Kafka broker per test session, on 127.0.0.1, and fresh topics per test."""
+
 import os, uuid
 import psutil
 import pytest
@@ -10,7 +11,8 @@ from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, create_t
 # can be found and killed by it even after their parent died and they were re-parented to init.
 MARK = "HUDI_KAFKA_NB_TEST_RUN"
 SESSION = uuid.uuid4().hex[:12]
-SESSION_BROKERS = []        # a test may kill and restart the session's broker: its new process is the session's, not the test's
+# a test may kill and restart the session's broker: its new process is the session's, not the test's
+SESSION_BROKERS = []
 
 # Every Spark the suites start (roles and readers) lives seconds to minutes: the JIT compiler's first tier only halves
 # the CPU each one burns compiling, and compiled code changes no behaviour (22_spark, "Spark with Hudi's bundle").
@@ -18,23 +20,30 @@ os.environ.setdefault("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel
 
 
 def marked_processes(prefix, grace_s=15):
-    "Processes (not this one, nor its own Spark JVM) marked with `prefix` still alive after `grace_s` to exit on their own."
+    """Processes (not this one, nor its own Spark JVM) marked with `prefix` still alive after `grace_s` to exit on their
+    own."""
     found, session_brokers = [], {b.process.pid for b in SESSION_BROKERS if b.process}
     for process in psutil.process_iter(["pid", "ppid", "cmdline"]):
-        if process.pid == os.getpid() or process.pid in session_brokers: continue
-        if process.info["ppid"] == os.getpid() and "pyspark-shell" in " ".join(process.info["cmdline"] or []): continue
+        if process.pid == os.getpid() or process.pid in session_brokers:
+            continue
+        if process.info["ppid"] == os.getpid() and "pyspark-shell" in " ".join(process.info["cmdline"] or []):
+            continue
         try:
-            if (process.environ().get(MARK) or "").startswith(prefix): found.append(process)
-        except psutil.Error: continue
-    _, alive = psutil.wait_procs(found, timeout=grace_s)      # a stopped role's Spark JVM exits a moment after the role
+            if (process.environ().get(MARK) or "").startswith(prefix):
+                found.append(process)
+        except psutil.Error:
+            continue
+    _, alive = psutil.wait_procs(found, timeout=grace_s)  # a stopped role's Spark JVM exits a moment after the role
     return alive
 
 
 def kill_and_describe(processes):
     described = [f"{p.pid}: {' '.join(p.info['cmdline'] or [])[:160]}" for p in processes]
     for process in processes:
-        try: process.kill()
-        except psutil.Error: pass
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
     psutil.wait_procs(processes, timeout=10)
     return described
 
@@ -67,9 +76,10 @@ def broker(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def registry(tmp_path_factory):
-    """One schema registry (Apicurio, schemas on disk) per worker: a test may kill and restart it, on the same port and data."""
+    """One schema registry (Apicurio, schemas on disk) per worker: a test may kill and restart it, on the same port and
+    data."""
     with EmbeddedRegistry(tmp_path_factory.mktemp("registry")) as running:
-        SESSION_BROKERS.append(running)         # a restart's new process is the session's, not the test's
+        SESSION_BROKERS.append(running)  # a restart's new process is the session's, not the test's
         yield running
         SESSION_BROKERS.remove(running)
 
@@ -78,9 +88,10 @@ def registry(tmp_path_factory):
 def spark():
     """One Spark in the test process for every reader and in-process writer: a JVM start costs more than most reads."""
     from hudi_kafka_nb.spark import spark_session
+
     session = spark_session("tests")
     yield session
-    session.stop()          # before interpreter exit, or py4j logs to closed streams
+    session.stop()  # before interpreter exit, or py4j logs to closed streams
 
 
 @pytest.fixture
@@ -95,9 +106,18 @@ def topics(broker):
 @pytest.fixture
 def sink_params(broker, topics, tmp_path):
     """Job parameters for a small, fast sink on the session broker."""
-    return {"bootstrap_servers": broker.bootstrap_servers, **topics, "table_path": str(tmp_path / "table"),
-            "table_name": "orders", "partition_field": "region", "commit_interval_s": 1.0, "write_timeout_s": 60.0,
-            "value_schema": DEMO_VALUE_SCHEMA, "min_participants": 2, "heartbeat_interval_s": 0.5}
+    return {
+        "bootstrap_servers": broker.bootstrap_servers,
+        **topics,
+        "table_path": str(tmp_path / "table"),
+        "table_name": "orders",
+        "partition_field": "region",
+        "commit_interval_s": 1.0,
+        "write_timeout_s": 60.0,
+        "value_schema": DEMO_VALUE_SCHEMA,
+        "min_participants": 2,
+        "heartbeat_interval_s": 0.5,
+    }
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
 """Helpers shared by the pytest suites."""
+
 import os, re, signal, time
 from hudi_kafka_nb.kafka import read_dead_letters  # noqa: F401 (the suites import it from here)
 from hudi_kafka_nb.reading import produced_coordinates  # noqa: F401 (the same)
@@ -10,7 +11,9 @@ def assert_offsets_continue(table_path):
     committed = {}
     for commit in commit_log(table_path):
         for tp, (start, end) in commit["offsets"].items():
-            assert committed.get(tp, start) == start, f"{commit['instant']}: {tp} starts at {start}, previous ended at {committed.get(tp)}"
+            assert committed.get(tp, start) == start, (
+                f"{commit['instant']}: {tp} starts at {start}, previous ended at {committed.get(tp)}"
+            )
             committed[tp] = end
     return committed
 
@@ -19,7 +22,8 @@ def wait_for(condition, timeout_s=60, what="condition", poll_s=0.1):
     """Poll `condition` until it is true; TimeoutError naming `what` was awaited if `timeout_s` passes first."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if condition(): return
+        if condition():
+            return
         time.sleep(poll_s)
     raise TimeoutError(f"waited {timeout_s}s for {what}")
 
@@ -32,8 +36,12 @@ def log_of(stack, name):
 def state_line(stack, name, pattern, after=0, timeout_s=120):
     """Wait until role `name` logs a line matching `pattern` past character `after` of its log; the match."""
     found = []
-    wait_for(lambda: found.append(re.search(pattern, log_of(stack, name)[after:], re.M)) or found[-1], timeout_s,
-             f"{name} to log {pattern!r}", poll_s=0.05)
+    wait_for(
+        lambda: found.append(re.search(pattern, log_of(stack, name)[after:], re.M)) or found[-1],
+        timeout_s,
+        f"{name} to log {pattern!r}",
+        poll_s=0.05,
+    )
     return found[-1]
 
 
@@ -47,9 +55,12 @@ def judged(stack):
     """Stop the stack's roles and return its whole verdict (`LocalStack.verify`: exactly once, every good record as
     produced, every record broken on purpose in the dead-letter topic once), asserting it is clean."""
     from hudi_kafka_nb.dev.chaos import verdict, verdict_ok
+
     stack.stop_roles()
-    try: report = stack.verify()
-    finally: stack.stop()
+    try:
+        report = stack.verify()
+    finally:
+        stack.stop()
     assert verdict_ok(report), verdict(report)
     return report
 
@@ -57,22 +68,28 @@ def judged(stack):
 def scrape(port: int) -> dict:
     "A role's Prometheus metrics at 127.0.0.1:`port` (`metrics.read_metrics`)."
     from hudi_kafka_nb.metrics import read_metrics
+
     return read_metrics(f"http://127.0.0.1:{port}/metrics")
 
 
 def connections_to(port: int, processes) -> int:
-    """TCP connections to `port` on this machine held by `processes` (psutil's; a role's `RoleProcess.tree()`: its JVM is
-    a child of its Python), in any state: a connection the server closed stays the client's until the client closes it."""
+    """TCP connections to `port` on this machine held by `processes` (psutil's; a role's `RoleProcess.tree()`: its JVM
+    is a child of its Python), in any state: a connection the server closed stays the client's until the client closes
+    it."""
     import psutil
+
     held = 0
     for process in processes:
-        try: held += sum(1 for c in process.net_connections("tcp") if c.raddr and c.raddr.port == port)
-        except psutil.NoSuchProcess: pass
+        try:
+            held += sum(1 for c in process.net_connections("tcp") if c.raddr and c.raddr.port == port)
+        except psutil.NoSuchProcess:
+            pass
     return held
 
 
 # Phases of coordinator failover that one stack lives through in turn (tests/test_failures.py on a local table,
 # tests/test_object_store.py on S3): each starts from the state the last one left, the producer running throughout.
+
 
 def two_coordinators_at_once(stack, timeout_s=120):
     """`coordinator` and `coordinator-b` were started together: the later epoch claim wins, the other steps down
@@ -84,15 +101,16 @@ def two_coordinators_at_once(stack, timeout_s=120):
     assert "steps down" in log_of(stack, loser) and "steps down" not in log_of(stack, winner)
     # the loser may notice the winner's epoch while the winner is still taking over
     winner_epoch = int(state_line(stack, winner, r"state=RECOVERED epoch=(\d+)")[1])
-    loser_epoch = re.search(r"state=RECOVERED epoch=(\d+)", log_of(stack, loser))   # absent if it was fenced while taking over
+    # absent if it was fenced while taking over
+    loser_epoch = re.search(r"state=RECOVERED epoch=(\d+)", log_of(stack, loser))
     assert loser_epoch is None or int(loser_epoch[1]) < winner_epoch
     state_line(stack, winner, r"committed=\d+ records=[1-9]", timeout_s=timeout_s)
     return winner, winner_epoch
 
 
 def zombie_replaced(stack, coordinator, epoch, successor="coordinator-c", timeout_s=120):
-    """`coordinator` (of `epoch`) paused inside an instant (SIGSTOP: slow, not dead), `successor` started, takes over and
-    commits; the paused one resumed steps down without committing again. The successor's epoch."""
+    """`coordinator` (of `epoch`) paused inside an instant (SIGSTOP: slow, not dead), `successor` started, takes over
+    and commits; the paused one resumed steps down without committing again. The successor's epoch."""
     mark = len(log_of(stack, coordinator))
     state_line(stack, coordinator, r"state=WRITING instant=", after=mark)
     zombie = stack.roles[coordinator]
@@ -113,6 +131,12 @@ def participant_lost_and_back(stack, coordinator, timeout_s=120):
     """`participant-1` killed: its partitions move to `participant-0`; restarted: they come back."""
     mark = len(log_of(stack, coordinator))
     stack.kill("participant-1")
-    state_line(stack, coordinator, r"state=WRITING instant=\d+ epoch=\d+ participants=participant-0$", after=mark, timeout_s=timeout_s)
+    state_line(
+        stack,
+        coordinator,
+        r"state=WRITING instant=\d+ epoch=\d+ participants=participant-0$",
+        after=mark,
+        timeout_s=timeout_s,
+    )
     stack.restart("participant-1")
     state_line(stack, coordinator, r"participants=participant-0,participant-1$", after=mark, timeout_s=timeout_s)

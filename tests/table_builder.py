@@ -1,4 +1,5 @@
 """Build small tables with the sink's own Hudi ports in one process, without a broker (for reader tests)."""
+
 import random
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.dev.producers import sample_orders
@@ -14,8 +15,14 @@ def build_table(spark, path, commits=3, per_commit=3_000, partition_field="regio
     """A table of `commits` commits of order events from one topic, 2 partitions; returns (config, table, instants).
 
     With `leave_last_pending`, the last instant is written but never committed."""
-    config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(path), table_name="orders",
-                         partition_field=partition_field, value_schema=DEMO_VALUE_SCHEMA)
+    config = load_config(
+        bootstrap_servers="127.0.0.1:1",
+        topics=["orders"],
+        table_path=str(path),
+        table_name="orders",
+        partition_field=partition_field,
+        value_schema=DEMO_VALUE_SCHEMA,
+    )
     hudi = HudiJava(spark, config)
     table, writer = FencedTable(path, HudiCommitter(hudi)), HudiWriter(hudi)
     table.take_over("builder")
@@ -26,12 +33,21 @@ def build_table(spark, path, commits=3, per_commit=3_000, partition_field="regio
         for partition in (0, 1):
             events = sample_orders(n * per_commit, per_commit // 2, rng)
             start = offsets[partition]
-            records += [RawRecord("orders", partition, start + i, 1_795_000_000_000 + i, k, v) for i, (k, v) in enumerate(events)]
+            records += [
+                RawRecord("orders", partition, start + i, 1_795_000_000_000 + i, k, v)
+                for i, (k, v) in enumerate(events)
+            ]
             offsets[partition] += len(events)
             progress.append(PartitionProgress("orders", partition, start, offsets[partition], len(events)))
         rows, _ = decode_records(records, config)
         written = writer.write(rows, instant)
         instants.append(instant)
-        if leave_last_pending and n == commits - 1: break
-        table.commit(instant, Checkpoint(epoch=table.epoch, coordinator_id="builder", partitions=progress), [written.statuses], "builder")
+        if leave_last_pending and n == commits - 1:
+            break
+        table.commit(
+            instant,
+            Checkpoint(epoch=table.epoch, coordinator_id="builder", partitions=progress),
+            [written.statuses],
+            "builder",
+        )
     return config, table, instants

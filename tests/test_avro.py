@@ -1,9 +1,10 @@
-"""Avro values in Confluent's wire format, with their schemas in a real schema registry (Apicurio, `EmbeddedRegistry`), as
-confluent-kafka's own `AvroSerializer` writes them: two schema versions interleaved on one topic (old producers still
-writing), every kind of type, bad values beside them, and the registry killed while the participant meets a schema id
-it has not seen. The table holds every good record once, each column of the type its Avro type means (Spark's reader and
-hudi-rs agree); the bad ones are in the dead-letter topic with their reasons; no good record is dead-lettered while
-the registry is away."""
+"""Avro values in Confluent's wire format, with their schemas in a real schema registry (Apicurio, `EmbeddedRegistry`),
+as confluent-kafka's own `AvroSerializer` writes them: two schema versions interleaved on one topic (old producers still
+writing), every kind of type, bad values beside them, and the registry killed while the participant meets a schema id it
+has not seen. The table holds every good record once, each column of the type its Avro type means (Spark's reader and
+hudi-rs agree); the bad ones are in the dead-letter topic with their reasons; no good record is dead-lettered while the
+registry is away."""
+
 import decimal
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
@@ -18,14 +19,19 @@ import msgspec
 
 
 def serializer(registry_url, version):
-    "confluent-kafka's serializer of the demo's orders at schema `version`, registering it on first use, as producers do."
-    return AvroSerializer(SchemaRegistryClient({"url": registry_url}), msgspec.json.encode(demo_avro_schema(version)).decode())
+    """confluent-kafka's serializer of the demo's orders at schema `version`, registering it on first use, as producers
+    do."""
+    return AvroSerializer(
+        SchemaRegistryClient({"url": registry_url}), msgspec.json.encode(demo_avro_schema(version)).decode()
+    )
 
 
 def values(stack, registry_url, numbers, version):
     serialize = serializer(registry_url, version)
-    return [(str(i).encode(), serialize(demo_avro_order(i, version), SerializationContext(stack.topic, MessageField.VALUE)))
-            for i in numbers]
+    return [
+        (str(i).encode(), serialize(demo_avro_order(i, version), SerializationContext(stack.topic, MessageField.VALUE)))
+        for i in numbers
+    ]
 
 
 def produce(stack, pairs):
@@ -34,13 +40,18 @@ def produce(stack, pairs):
 
 def plain(value):
     "A value as Spark's rows and hudi-rs's Arrow give it, made comparable: rows and maps as dicts, instants in UTC."
-    if hasattr(value, "asDict"): return {k: plain(v) for k, v in value.asDict().items()}
-    if isinstance(value, dict): return {k: plain(v) for k, v in value.items()}
+    if hasattr(value, "asDict"):
+        return {k: plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):
-        pairs = value and all(isinstance(v, tuple) and not hasattr(v, "asDict") for v in value)    # hudi-rs gives a map as (key, value)s
+        # hudi-rs gives a map as (key, value)s
+        pairs = value and all(isinstance(v, tuple) and not hasattr(v, "asDict") for v in value)
         return dict(value) if pairs else [plain(v) for v in value]
-    if isinstance(value, bytearray): return bytes(value)
-    if getattr(value, "tzinfo", None) is not None: return value.replace(tzinfo=None)
+    if isinstance(value, bytearray):
+        return bytes(value)
+    if getattr(value, "tzinfo", None) is not None:
+        return value.replace(tzinfo=None)
     return value
 
 
@@ -50,32 +61,54 @@ def row(value: dict) -> dict:
     return {**value, "attributes": dict(value["attributes"] or {})}
 
 
-def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_registry_is_killed(tmp_path, broker, registry, spark):
-    """Then a third version, retyping a field, becomes the subject's latest while the coordinator restarts: the table keeps
-    its column's type, the third version's orders are dead-lettered, the others land."""
-    stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker, value_format="avro", value_schema="",
-                       schema_registry={"url": registry.url}, record_key_field="order_id")
+def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_registry_is_killed(
+    tmp_path, broker, registry, spark
+):
+    """Then a third version, retyping a field, becomes the subject's latest while the coordinator restarts: the table
+    keeps its column's type, the third version's orders are dead-lettered, the others land."""
+    stack = LocalStack(
+        tmp_path / "stack",
+        participants=1,
+        partitions=4,
+        broker=broker,
+        value_format="avro",
+        value_schema="",
+        schema_registry={"url": registry.url},
+        record_key_field="order_id",
+    )
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
-    produce(stack, values(stack, registry.url, range(0, 200), version=1))       # the subject exists before the sink starts
+    # the subject exists before the sink starts
+    produce(stack, values(stack, registry.url, range(0, 200), version=1))
     stack.start()
     try:
-        version_2 = values(stack, registry.url, range(200, 400), version=2)     # registered now, produced while the registry is away
+        # registered now, produced while the registry is away
+        version_2 = values(stack, registry.url, range(200, 400), version=2)
         old = values(stack, registry.url, range(400, 600), version=1)
         stack.wait_committed(180)
         registry.kill()
         # old and new producers interleaved; bad values beside them: JSON, an id no registry has, a body cut short
         mixed = [pair for both in zip(version_2, old) for pair in both]
-        bad = [(None, b'{"order_id": "x"}', DEAD_LETTER_EXPECTED), (None, b"\x00\x00\x00\x27\x0f" + old[0][1][5:], DEAD_LETTER_EXPECTED),
-               (None, old[1][1][:-9], DEAD_LETTER_EXPECTED)]
+        bad = [
+            (None, b'{"order_id": "x"}', DEAD_LETTER_EXPECTED),
+            (None, b"\x00\x00\x00\x27\x0f" + old[0][1][5:], DEAD_LETTER_EXPECTED),
+            (None, old[1][1][:-9], DEAD_LETTER_EXPECTED),
+        ]
         produce(stack, mixed[:150] + bad + mixed[150:])
         waited = log_of(stack, "participant-0")
-        wait_for(lambda: "waiting" in log_of(stack, "participant-0")[len(waited):], 60, "the participant to say it waits for the registry")
+        wait_for(
+            lambda: "waiting" in log_of(stack, "participant-0")[len(waited) :],
+            60,
+            "the participant to say it waits for the registry",
+        )
         registry.start()
         stack.wait_committed(180)
         # a producer's mistake: version 3 writes quantity as a string, and is now the subject's latest version; the
         # coordinator, restarted meanwhile, keeps the table's int column: the retyped orders alone are dead-lettered
-        produce(stack, [(*pair, DEAD_LETTER_EXPECTED) for pair in values(stack, registry.url, range(600, 620), version=3)])
-        stack.kill("coordinator"); stack.restart("coordinator")
+        produce(
+            stack, [(*pair, DEAD_LETTER_EXPECTED) for pair in values(stack, registry.url, range(600, 620), version=3)]
+        )
+        stack.kill("coordinator")
+        stack.restart("coordinator")
         produce(stack, values(stack, registry.url, range(620, 700), version=1))
         stack.wait_committed(180)
     finally:
@@ -86,18 +119,49 @@ def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_regi
     reasons = sorted(headers["hudi_kafka_nb.error.reason"] for headers, _ in letters)
     retyped = [r for r in reasons if "'quantity' as string" in r]
     others = [r for r in reasons if r not in retyped]
-    assert len(retyped) == 20 and len(others) == 3 and "the first byte is 123" in others[0] and "has no schema id 9999" in others[1], reasons
+    assert (
+        len(retyped) == 20
+        and len(others) == 3
+        and "the first byte is 123" in others[0]
+        and "has no schema id 9999" in others[1]
+    ), reasons
     assert "does not read with schema id" in others[2], reasons
-    report = stack.verify()          # each good record as confluent-kafka's AvroDeserializer reads it, in the table's types
-    assert verdict_ok(report) and report["in_table"] == report["rows_compared"] == 680 and report["dead_letters"] == 23, verdict(report)
+    # each good record as confluent-kafka's AvroDeserializer reads it, in the table's types
+    report = stack.verify()
+    assert (
+        verdict_ok(report) and report["in_table"] == report["rows_compared"] == 680 and report["dead_letters"] == 23
+    ), verdict(report)
 
     # every column of the type its Avro type means, and every value as produced; Spark's reader and hudi-rs agree
     types = {f.name: f.dataType.simpleString() for f in spark_read(spark, stack.table_path).schema.fields}
-    assert {k: types[k] for k in ("amount", "ordered_on", "placed_at", "paid_at", "local_time", "cutoff", "checksum", "customer",
-                                   "lines", "attributes", "coupon")} == {
-        "amount": "decimal(10,2)", "ordered_on": "date", "placed_at": "timestamp", "paid_at": "timestamp", "local_time": "timestamp",
-        "cutoff": "int", "checksum": "binary", "customer": "struct<id:bigint,email:string>",
-        "lines": "array<struct<sku:string,price:decimal(12,3)>>", "attributes": "map<string,string>", "coupon": "string"}
+    assert {
+        k: types[k]
+        for k in (
+            "amount",
+            "ordered_on",
+            "placed_at",
+            "paid_at",
+            "local_time",
+            "cutoff",
+            "checksum",
+            "customer",
+            "lines",
+            "attributes",
+            "coupon",
+        )
+    } == {
+        "amount": "decimal(10,2)",
+        "ordered_on": "date",
+        "placed_at": "timestamp",
+        "paid_at": "timestamp",
+        "local_time": "timestamp",
+        "cutoff": "int",
+        "checksum": "binary",
+        "customer": "struct<id:bigint,email:string>",
+        "lines": "array<struct<sku:string,price:decimal(12,3)>>",
+        "attributes": "map<string,string>",
+        "coupon": "string",
+    }
     columns = [f["name"] for f in demo_avro_schema(2)["fields"]]
     expected = {}
     for i in (*range(600), *range(620, 700)):
@@ -105,16 +169,30 @@ def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_regi
         expected[order["order_id"]] = row({"coupon": None, **order})
     by_spark = {r["order_id"]: row(r.asDict()) for r in spark_read(spark, stack.table_path).select(*columns).collect()}
     by_hudi_rs = {r["order_id"]: row(r) for r in read_snapshot(stack.table_path, columns).to_pylist()}
-    assert by_spark == by_hudi_rs == expected, next((k, by_spark.get(k), by_hudi_rs.get(k), v) for k, v in expected.items()
-                                                     if not by_spark.get(k) == by_hudi_rs.get(k) == v)
+    assert by_spark == by_hudi_rs == expected, next(
+        (k, by_spark.get(k), by_hudi_rs.get(k), v)
+        for k, v in expected.items()
+        if not by_spark.get(k) == by_hudi_rs.get(k) == v
+    )
     assert decimal.Decimal("1.99") in {r["amount"] for r in by_spark.values()}
 
 
-LINE_KEY = {"type": "record", "name": "OrderKey", "namespace": "shop", "fields": [{"name": "region", "type": "string"},
-                                                                                  {"name": "order_id", "type": "string"}]}
-LINE_VALUE = {"type": "record", "name": "OrderState", "namespace": "shop", "fields": [
-    {"name": "status", "type": {"type": "enum", "name": "State", "symbols": ["NEW", "PAID", "SHIPPED"]}}, {"name": "version", "type": "long"},
-    {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}}]}
+LINE_KEY = {
+    "type": "record",
+    "name": "OrderKey",
+    "namespace": "shop",
+    "fields": [{"name": "region", "type": "string"}, {"name": "order_id", "type": "string"}],
+}
+LINE_VALUE = {
+    "type": "record",
+    "name": "OrderState",
+    "namespace": "shop",
+    "fields": [
+        {"name": "status", "type": {"type": "enum", "name": "State", "symbols": ["NEW", "PAID", "SHIPPED"]}},
+        {"name": "version", "type": "long"},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+    ],
+}
 
 
 def test_a_keyed_upsert_with_composite_avro_keys_keeps_each_keys_latest_state(tmp_path, broker, registry):
@@ -122,9 +200,23 @@ def test_a_keyed_upsert_with_composite_avro_keys_keeps_each_keys_latest_state(tm
     does not hold the key, the table's key is the key record's two fields (Hudi's complex key generator), upserted into
     merge-on-read with an ordering field; updates arrive out of order through different partitions."""
     import random
-    stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker, value_format="avro", key_format="avro",
-                       schema_registry={"url": registry.url}, value_schema="", record_key_field="region,order_id", write_operation="upsert",
-                       ordering_field="version", table_type="MERGE_ON_READ", max_buffered_records=750, max_batch_records=250)
+
+    stack = LocalStack(
+        tmp_path / "stack",
+        participants=1,
+        partitions=4,
+        broker=broker,
+        value_format="avro",
+        key_format="avro",
+        schema_registry={"url": registry.url},
+        value_schema="",
+        record_key_field="region,order_id",
+        write_operation="upsert",
+        ordering_field="version",
+        table_type="MERGE_ON_READ",
+        max_buffered_records=750,
+        max_batch_records=250,
+    )
     client = SchemaRegistryClient({"url": registry.url})
     keys = AvroSerializer(client, msgspec.json.encode(LINE_KEY).decode())
     states = AvroSerializer(client, msgspec.json.encode(LINE_VALUE).decode())
@@ -132,11 +224,21 @@ def test_a_keyed_upsert_with_composite_avro_keys_keeps_each_keys_latest_state(tm
     for version in range(1, 6):
         for n in range(300):
             key = {"region": ("eu", "us", "ap")[n % 3], "order_id": f"o{n}"}
-            state = {"status": ("NEW", "PAID", "SHIPPED")[(n + version) % 3], "version": version, "amount": decimal.Decimal(n * version) / 100}
-            events.append((key, state)); latest[(key["region"], key["order_id"])] = state
-    rng.shuffle(events)                              # a later version may come first, through another partition
-    pairs = [(keys(k, SerializationContext(stack.topic, MessageField.KEY)), states(v, SerializationContext(stack.topic, MessageField.VALUE)))
-             for k, v in events]
+            state = {
+                "status": ("NEW", "PAID", "SHIPPED")[(n + version) % 3],
+                "version": version,
+                "amount": decimal.Decimal(n * version) / 100,
+            }
+            events.append((key, state))
+            latest[(key["region"], key["order_id"])] = state
+    rng.shuffle(events)  # a later version may come first, through another partition
+    pairs = [
+        (
+            keys(k, SerializationContext(stack.topic, MessageField.KEY)),
+            states(v, SerializationContext(stack.topic, MessageField.VALUE)),
+        )
+        for k, v in events
+    ]
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     produce(stack, pairs[:500])
     stack.start()

@@ -3,6 +3,7 @@ creates, updates, deletes with their tombstones, ids deleted and created again a
 wrapped in Kafka Connect's schema/payload, some written in Kafka transactions (one aborted and written again), a few
 not events at all. The table ends in the source table's rows, computed without the sink (`SourceTable`), on
 copy-on-write and on merge-on-read; hudi-rs and Spark's reader agree; the broken events are in the dead-letter topic."""
+
 import pytest
 from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos, verdict, verdict_ok
 from hudi_kafka_nb.reading import read_snapshot, snapshot_rows, spark_read
@@ -12,31 +13,47 @@ from helpers import read_dead_letters
 
 
 def logs_since_base(table_path) -> dict[str, int]:
-    "Per file group, its log files written since its latest base file (names: `<id>_<token>_<instant>.parquet`, `.<id>_<instant>.log.<n>_<token>`)."
+    """Per file group, its log files written since its latest base file (names: `<id>_<token>_<instant>.parquet`,
+    `.<id>_<instant>.log.<n>_<token>`)."""
     bases: dict[str, str] = {}
     for base in table_path.rglob("*.parquet"):
-        if base.name.startswith("."): continue
+        if base.name.startswith("."):
+            continue
         file_id, instant = base.name.split("_")[0], base.stem.split("_")[-1]
         bases[file_id] = max(bases.get(file_id, ""), instant)
     logs: dict[str, int] = {}
     for log in table_path.rglob(".*.log.*"):
-        if log.name.endswith(".crc") or ".hoodie" in log.parts: continue
+        if log.name.endswith(".crc") or ".hoodie" in log.parts:
+            continue
         file_id, instant = log.name[1:].split(".log.")[0].rsplit("_", 1)
-        if instant >= bases.get(file_id, ""): logs[file_id] = logs.get(file_id, 0) + 1
+        if instant >= bases.get(file_id, ""):
+            logs[file_id] = logs.get(file_id, 0) + 1
     return logs
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spark, table_type):
-    stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker, cdc=True, table_type=table_type,
-                       cdc_metadata=table_type == "MERGE_ON_READ").start()
+    stack = LocalStack(
+        tmp_path / "stack",
+        participants=2,
+        partitions=4,
+        broker=broker,
+        cdc=True,
+        table_type=table_type,
+        cdc_metadata=table_type == "MERGE_ON_READ",
+    ).start()
     try:
         # each batch committed before the next: four delta commits or more, so that a merge-on-read table, compacted
         # every three (CDC_SETTINGS), compacts while the changes stream
-        stack.produce(800); stack.wait_committed(180)          # a snapshot of 200 customers, then about 800 changes
-        stack.produce(400, transaction="commit"); stack.wait_committed(180)
-        stack.produce(400, transaction="abort_then_commit"); stack.wait_committed(180)    # what an exactly-once producer leaves after a failure
-        stack.produce(400); stack.wait_committed(180)
+        stack.produce(800)
+        stack.wait_committed(180)  # a snapshot of 200 customers, then about 800 changes
+        stack.produce(400, transaction="commit")
+        stack.wait_committed(180)
+        # what an exactly-once producer leaves after a failure
+        stack.produce(400, transaction="abort_then_commit")
+        stack.wait_committed(180)
+        stack.produce(400)
+        stack.wait_committed(180)
     finally:
         stack.stop()
     source = stack.source
@@ -50,28 +67,50 @@ def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spar
         # compacted on schedule: no reader merges more log files than the three delta commits between compactions
         # (file groups this small are rewritten whole, with no log file: Hudi has nothing to compact then)
         assert len(commit_log(stack.table_path)) >= 4
-        assert max(logs_since_base(stack.table_path).values(), default=0) <= 3, (logs_since_base(stack.table_path), table_services_log(stack.table_path))
-        kept = read_snapshot(stack.table_path, ["id", "cdc_operation", "cdc_position", "cdc_transaction_id"]).to_pylist()
-        assert {r["cdc_operation"] for r in kept} <= {"r", "c", "u"} and all(r["cdc_position"] > 0 and r["cdc_transaction_id"] for r in kept
-                                                                          if r["cdc_operation"] != "r")
-    report = stack.verify()          # the source's rows, and each broken event dead-lettered once
+        assert max(logs_since_base(stack.table_path).values(), default=0) <= 3, (
+            logs_since_base(stack.table_path),
+            table_services_log(stack.table_path),
+        )
+        kept = read_snapshot(
+            stack.table_path, ["id", "cdc_operation", "cdc_position", "cdc_transaction_id"]
+        ).to_pylist()
+        assert {r["cdc_operation"] for r in kept} <= {"r", "c", "u"} and all(
+            r["cdc_position"] > 0 and r["cdc_transaction_id"] for r in kept if r["cdc_operation"] != "r"
+        )
+    report = stack.verify()  # the source's rows, and each broken event dead-lettered once
     assert verdict_ok(report) and report["dead_letters"] == source.ops["broken"], verdict(report)
-    letters = read_dead_letters(broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=source.ops["broken"])
+    letters = read_dead_letters(
+        broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=source.ops["broken"]
+    )
     reasons = [headers["hudi_kafka_nb.error.reason"] for headers, _ in letters]
     assert len(reasons) == source.ops["broken"] and all(r.startswith("not valid JSON") for r in reasons), reasons
 
 
 @pytest.mark.slow
-def test_debezium_change_events_mirror_their_source_table_while_roles_and_the_broker_are_killed(tmp_path, broker, spark):
+def test_debezium_change_events_mirror_their_source_table_while_roles_and_the_broker_are_killed(
+    tmp_path, broker, spark
+):
     """About a minute and a half: six kills among the coordinator, the participants, the table-services job (compacting
     the merge-on-read table beside the sink) and the broker, each role restarting with its own Spark, while every third
     chunk of changes is written in a Kafka transaction (written again when the broker's restart fails it). The
     participants upsert by bucket index (the other change-data tests stage rows for the coordinator): deletes too are
     their log files, merged by the change's position."""
-    report = run_chaos(tmp_path / "chaos", kills=6, participants=2, broker=broker, seed=11, cdc=True, produce_per_second=1_000,
-                       table_services=True, table_services_interval_s=3.0,
-                       hudi_options={"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4",
-                                     "hoodie.compact.inline.max.delta.commits": "3"})
+    report = run_chaos(
+        tmp_path / "chaos",
+        kills=6,
+        participants=2,
+        broker=broker,
+        seed=11,
+        cdc=True,
+        produce_per_second=1_000,
+        table_services=True,
+        table_services_interval_s=3.0,
+        hudi_options={
+            "hoodie.index.type": "BUCKET",
+            "hoodie.bucket.index.num.buckets": "4",
+            "hoodie.compact.inline.max.delta.commits": "3",
+        },
+    )
     assert report["ok"], str({k: v for k, v in report.items() if k != "events"})
     columns = list(CUSTOMERS_SCHEMA)
     by_spark = {tuple(r) for r in spark_read(spark, report["table_path"]).select(*columns).collect()}
@@ -81,20 +120,35 @@ def test_debezium_change_events_mirror_their_source_table_while_roles_and_the_br
 
 def test_debezium_change_events_through_the_avro_converter_mirror_their_source_table(tmp_path, broker, registry, spark):
     """The same changes as Debezium writes them with Confluent's Avro converter: envelopes and keys in Confluent's wire
-    format, their schemas in the registry, tombstones null, some in Kafka transactions. The table's columns come from the
-    registry's envelope (its row image), and the table ends in the source table's rows."""
+    format, their schemas in the registry, tombstones null, some in Kafka transactions. The table's columns come from
+    the registry's envelope (its row image), and the table ends in the source table's rows."""
     from hudi_kafka_nb.dev.producers import marked_changes, send_events, send_in_transaction
     from hudi_kafka_nb.dev.servers import create_topic
     from hudi_kafka_nb.dev.source_table import as_avro_events
-    stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker, cdc=True, value_converter="avro",
-                       schema_registry={"url": registry.url}, value_schema="", table_type="MERGE_ON_READ")
+
+    stack = LocalStack(
+        tmp_path / "stack",
+        participants=1,
+        partitions=4,
+        broker=broker,
+        cdc=True,
+        value_converter="avro",
+        schema_registry={"url": registry.url},
+        value_schema="",
+        table_type="MERGE_ON_READ",
+    )
     source = stack.source
+
     def send(events, transaction=""):
         events = as_avro_events(marked_changes(events), registry.url, stack.topic)
-        stack._add_ends(send_in_transaction(broker.bootstrap_servers, stack.topic, events, transaction) if transaction else
-                        send_events(broker.bootstrap_servers, stack.topic, events))
+        stack._add_ends(
+            send_in_transaction(broker.bootstrap_servers, stack.topic, events, transaction)
+            if transaction
+            else send_events(broker.bootstrap_servers, stack.topic, events)
+        )
+
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
-    send(source.snapshot(200))                   # the subjects exist before the sink starts: its columns come from them
+    send(source.snapshot(200))  # the subjects exist before the sink starts: its columns come from them
     stack.start()
     try:
         send(source.changes(800))
@@ -108,8 +162,12 @@ def test_debezium_change_events_through_the_avro_converter_mirror_their_source_t
     columns = list(CUSTOMERS_SCHEMA)
     by_spark = {tuple(r) for r in spark_read(spark, stack.table_path).select(*columns).collect()}
     assert by_spark == {tuple(row[c] for c in columns) for row in source.rows.values()}
-    report = stack.verify()          # the source's rows, and each broken event dead-lettered once
+    report = stack.verify()  # the source's rows, and each broken event dead-lettered once
     assert verdict_ok(report) and report["dead_letters"] == source.ops["broken"], verdict(report)
-    letters = read_dead_letters(broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=source.ops["broken"])
+    letters = read_dead_letters(
+        broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=source.ops["broken"]
+    )
     reasons = [headers["hudi_kafka_nb.error.reason"] for headers, _ in letters]
-    assert len(reasons) == source.ops["broken"] and all("not in Confluent's Avro wire format" in r for r in reasons), reasons
+    assert len(reasons) == source.ops["broken"] and all("not in Confluent's Avro wire format" in r for r in reasons), (
+        reasons
+    )

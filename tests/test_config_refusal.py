@@ -1,11 +1,13 @@
 """Bad settings are refused before anything starts, with the key and the fix in the message."""
+
 import pytest
 from hudi_kafka_nb.setting_values import ConfigError
 from hudi_kafka_nb.runtime import run_job
 
 
 def refusal(params):
-    with pytest.raises(ConfigError) as caught: run_job("coordinator", params)
+    with pytest.raises(ConfigError) as caught:
+        run_job("coordinator", params)
     return str(caught.value)
 
 
@@ -30,17 +32,24 @@ def test_wrong_type_names_the_key(sink_params):
 
 def test_unreachable_broker_is_named(sink_params):
     from hudi_kafka_nb.dev.servers import free_port
-    assert "cannot reach Kafka" in refusal({**sink_params, "bootstrap_servers": f"127.0.0.1:{free_port()}", "broker_wait_s": 2})
+
+    assert "cannot reach Kafka" in refusal(
+        {**sink_params, "bootstrap_servers": f"127.0.0.1:{free_port()}", "broker_wait_s": 2}
+    )
 
 
-@pytest.mark.xdist_group("papermill")     # Jupyter kernels started at once by two workers can pick one port
+@pytest.mark.xdist_group("papermill")  # Jupyter kernels started at once by two workers can pick one port
 def test_a_misspelt_papermill_parameter_stops_the_job_with_the_packages_message(sink_params, tmp_path):
     import papermill
     from hudi_kafka_nb.dev.roles import jobs_dir
+
     with pytest.raises(papermill.PapermillExecutionError) as caught:
-        papermill.execute_notebook(str(jobs_dir() / "coordinator.ipynb"), str(tmp_path / "out.ipynb"), progress_bar=False,
-                                   parameters={**{k: str(v) for k, v in sink_params.items() if k != "value_schema"},
-                                               "comit_interval_s": 1})
+        papermill.execute_notebook(
+            str(jobs_dir() / "coordinator.ipynb"),
+            str(tmp_path / "out.ipynb"),
+            progress_bar=False,
+            parameters={**{k: str(v) for k, v in sink_params.items() if k != "value_schema"}, "comit_interval_s": 1},
+        )
     assert "unknown setting 'comit_interval_s': did you mean 'commit_interval_s'?" in str(caught.value)
 
 
@@ -59,6 +68,8 @@ def test_a_table_path_on_a_read_only_disk_is_refused_naming_the_setting(sink_par
 def test_a_participant_pointed_at_another_table_refuses_to_start(sink_params, tmp_path):
     other = tmp_path / "customers"
     (other / ".hoodie").mkdir(parents=True)
-    (other / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=customers\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.checksum=1\n")
+    (other / ".hoodie" / "hoodie.properties").write_text(
+        "hoodie.table.name=customers\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.checksum=1\n"
+    )
     with pytest.raises(Exception, match="hoodie.table.name='customers'"):
         run_job("participant", {**sink_params, "table_path": str(other)})

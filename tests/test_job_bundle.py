@@ -1,5 +1,7 @@
 """The job notebooks and the Databricks bundle agree: same roles, same parameter names, paths that exist, and a bundle
-the Databricks CLI's own schema accepts (validated offline: `make setup` fetches the schema from the CLI's Go module)."""
+the Databricks CLI's own schema accepts (validated offline: `make setup` fetches the schema from the CLI's Go module).
+"""
+
 import ast, copy, json, re, sys
 from pathlib import Path
 import jsonschema
@@ -21,7 +23,9 @@ def notebook_parameters(path):
     cells = [c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.metadata.get("tags", [])]
     assert len(cells) == 1, f"{path} needs exactly one cell tagged parameters"
     body = ast.parse(cells[0].source).body
-    assert all(isinstance(node, ast.AnnAssign) for node in body), "every parameter is typed, so papermill --help-notebook documents it"
+    assert all(isinstance(node, ast.AnnAssign) for node in body), (
+        "every parameter is typed, so papermill --help-notebook documents it"
+    )
     return {node.target.id for node in body}
 
 
@@ -35,8 +39,12 @@ def bundle_files():
 
 def the_job():
     """The sink's job and the file that declares it (paths in it are relative to that file)."""
-    (found,) = [(path, job) for path, content in bundle_files() for job in content.get("resources", {}).get("jobs", {}).values()
-                if "tasks" in job]
+    (found,) = [
+        (path, job)
+        for path, content in bundle_files()
+        for job in content.get("resources", {}).get("jobs", {}).values()
+        if "tasks" in job
+    ]
     return found
 
 
@@ -49,9 +57,13 @@ def schema_errors(content) -> list[str]:
 def test_role_notebooks_expose_every_setting_and_control_as_generated():
     """Each role notebook's parameters cell is what `make jobs` writes from SinkConfig and JobControls: every setting,
     every control, no default of its own."""
-    assert set(SinkConfig.__struct_fields__) | set(JOB_CONTROLS) == notebook_parameters(ROOT / "jobs" / "coordinator.ipynb")
+    assert set(SinkConfig.__struct_fields__) | set(JOB_CONTROLS) == notebook_parameters(
+        ROOT / "jobs" / "coordinator.ipynb"
+    )
     for role in ROLES:
-        assert notebook_parameters_cell(ROOT / "jobs" / f"{role}.ipynb") == parameters_cell(), f"jobs/{role}.ipynb: run `make jobs`"
+        assert notebook_parameters_cell(ROOT / "jobs" / f"{role}.ipynb") == parameters_cell(), (
+            f"jobs/{role}.ipynb: run `make jobs`"
+        )
 
 
 def test_every_bundle_file_is_valid_against_the_databricks_cli_schema():
@@ -73,11 +85,15 @@ def test_bundle_declares_the_roles_with_the_notebooks_parameters():
     tasks = {t["task_key"]: t for t in job["tasks"]}
     roles = [Path(t["notebook_task"]["notebook_path"]).stem for t in tasks.values()]
     assert roles.count("coordinator") == 1 and roles.count("participant") >= 2
-    # every setting is a job parameter, from a bundle variable of its name or empty (the sink's default), as `make jobs` writes it
-    assert job["parameters"] == bundle_parameters(bundle["variables"]) and path.read_text() == job_file_text(), "run `make jobs`"
+    # every setting is a job parameter, from a bundle variable of its name or empty (the sink's default), as `make jobs`
+    # writes it
+    assert job["parameters"] == bundle_parameters(bundle["variables"]) and path.read_text() == job_file_text(), (
+        "run `make jobs`"
+    )
     job_defaults = {p["name"]: p.get("default") for p in job["parameters"]}
     # the targets put the table on object storage, where Hudi's file-system lock is not safe: the coordinator runs the
-    # table services in its commits (one writer, the default), and no table-services task runs beside it without a lock provider
+    # table services in its commits (one writer, the default), and no table-services task runs beside it without a lock
+    # provider
     inline = next(f.default for f in msgspec.structs.fields(SinkConfig) if f.name == "table_services")
     assert job_defaults["table_services"] == "" and inline == "inline" and roles.count("table_services") == 0
     assert job_defaults.get("storage_options") == "${var.storage_options}"
@@ -85,8 +101,12 @@ def test_bundle_declares_the_roles_with_the_notebooks_parameters():
     defaults = {f.name: f.default for f in msgspec.structs.fields(SinkConfig) if not f.required}
     for name, variable in bundle["variables"].items():
         if name in defaults and variable.get("default", "") != "":
-            assert yaml.safe_load(str(variable["default"])) != defaults[name], f"variable {name} repeats the sink's default"
-    assert all(target["variables"]["table_path"].startswith("${var.storage_root}/") for target in bundle["targets"].values())
+            assert yaml.safe_load(str(variable["default"])) != defaults[name], (
+                f"variable {name} repeats the sink's default"
+            )
+    assert all(
+        target["variables"]["table_path"].startswith("${var.storage_root}/") for target in bundle["targets"].values()
+    )
     for task in tasks.values():
         notebook = (path.parent / task["notebook_task"]["notebook_path"]).resolve()
         assert notebook.exists(), notebook
@@ -95,8 +115,13 @@ def test_bundle_declares_the_roles_with_the_notebooks_parameters():
         assert set(task["notebook_task"].get("base_parameters", {})) <= names
         assert task.get("depends_on") is None, "roles run side by side"
         for library in task["libraries"]:
-            if "whl" in library: assert (path.parent / library["whl"]).parent.resolve() == ROOT / "dist"
-    ids = [t["notebook_task"].get("base_parameters", {}).get("role_id") for t in tasks.values() if "participant" in t["notebook_task"]["notebook_path"]]
+            if "whl" in library:
+                assert (path.parent / library["whl"]).parent.resolve() == ROOT / "dist"
+    ids = [
+        t["notebook_task"].get("base_parameters", {}).get("role_id")
+        for t in tasks.values()
+        if "participant" in t["notebook_task"]["notebook_path"]
+    ]
     assert None not in ids and len(set(ids)) == len(ids), "participants need distinct ids"
 
 
@@ -110,8 +135,10 @@ def test_bundle_variables_and_versions_match_the_project():
     assert variables["hudi_version"]["default"] == hudi, "the cluster gets the Hudi bundle the tests ran"
     path, job = the_job()
     assert all("hudi-spark3.5-bundle_2.12" in json.dumps(t["libraries"]) for t in job["tasks"])
-    assert variables["spark_version"]["default"].startswith("15.4.") and "scala2.12" in variables["spark_version"]["default"], \
-        "Databricks Runtime 15.4 LTS is Spark 3.5 on Scala 2.12, what the Hudi bundle is built for"
+    assert (
+        variables["spark_version"]["default"].startswith("15.4.")
+        and "scala2.12" in variables["spark_version"]["default"]
+    ), "Databricks Runtime 15.4 LTS is Spark 3.5 on Scala 2.12, what the Hudi bundle is built for"
     # a secret reaches the job only by reference
     for target in files[0][1]["targets"].values():
         kafka = json.loads(target.get("variables", {}).get("kafka") or "{}")

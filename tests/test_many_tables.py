@@ -1,5 +1,6 @@
 """Many topics into many tables with one sink (nbs/02_routing, nbs/41_table_host): a coordinator and two
 participants, each one process for every table, on the real broker."""
+
 import re, time, uuid
 import msgspec
 from hudi_kafka_nb.dev.chaos import LocalStack, protocol_log_tail, verdict, verdict_ok, verify_stream
@@ -11,67 +12,132 @@ from hudi_kafka_nb.timeline import has_committed
 
 
 def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_through_kills(broker, tmp_path):
-    """Ten topics into twelve tables with settings of their own: orders appended into a partitioned table, orders upserted
-    by key (copy-on-write), one topic's orders split between two tables by region, events into a table for each value
-    of their kind, a database table's change events mirrored into a merge-on-read table, and small tables of other
-    shapes (hive-style partitions, unpartitioned, keyed merge-on-read and copy-on-write).
-    The coordinator dies as the first of its tables decides a commit (the others before or after theirs), then a
-    participant and the broker are killed mid-stream, and the source database gains a table (its topic created while
-    the sink runs), which the sink mirrors too. Each table is judged on its own. About a minute and a half: twelve
-    tables' first instants on one stack (one test for every shape, not a stack each)."""
+    """Ten topics into twelve tables with settings of their own: orders appended into a partitioned table, orders
+    upserted by key (copy-on-write), one topic's orders split between two tables by region, events into a table for each
+    value of their kind, a database table's change events mirrored into a merge-on-read table, and small tables of other
+    shapes (hive-style partitions, unpartitioned, keyed merge-on-read and copy-on-write). The coordinator dies as the
+    first of its tables decides a commit (the others before or after theirs), then a participant and the broker are
+    killed mid-stream, and the source database gains a table (its topic created while the sink runs), which the sink
+    mirrors too. Each table is judged on its own. About a minute and a half: twelve tables' first instants on one stack
+    (one test for every shape, not a stack each)."""
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker)
     prefix, suffix, root = f"shop{uuid.uuid4().hex[:6]}", uuid.uuid4().hex[:6], stack.workdir / "tables"
-    stack.params.update(topics="", topics_regex=re.escape(prefix) + r"\.public\..*", table_name="{table}",
-                        table_path=str(root / "{table_name}"), control_topic=f"control-{suffix}-{{table_name}}",
-                        dead_letter_topic=f"dead-{suffix}-{{table_name}}", topic_refresh_s=2.0,
-                        tables={"keyed": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}}, "customers": CDC_SETTINGS, "suppliers": CDC_SETTINGS,
-                                # one more topic, split by a field of its records between two tables
-                                **{name: {"topics": f"{prefix}-web", "route_field": "region", "route_regex": regex}
-                                   for name, regex in (("web_eu", "eu-.*"), ("web_rest", "us-.*|ap-.*"))},
-                                # and small tables of every other shape: unpartitioned, hive-style, keyed merge-on-read and copy-on-write
-                                "s0": {"hive_style_partitioning": True}, "s1": {"partition_field": ""}, "s3": UPSERT_SETTINGS,
-                                "s4": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}, "partition_field": ""},
-                                # and a family: a table for each value of a field, made as the values appear
-                                "events_{route}": {"topics": f"{prefix}-events", "route_field": "kind", "partition_field": "",
-                                                   "value_schema": {"id": "string", "kind": "string"}}})
+    stack.params.update(
+        topics="",
+        topics_regex=re.escape(prefix) + r"\.public\..*",
+        table_name="{table}",
+        table_path=str(root / "{table_name}"),
+        control_topic=f"control-{suffix}-{{table_name}}",
+        dead_letter_topic=f"dead-{suffix}-{{table_name}}",
+        topic_refresh_s=2.0,
+        tables={
+            "keyed": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}},
+            "customers": CDC_SETTINGS,
+            "suppliers": CDC_SETTINGS,
+            # one more topic, split by a field of its records between two tables
+            **{
+                name: {"topics": f"{prefix}-web", "route_field": "region", "route_regex": regex}
+                for name, regex in (("web_eu", "eu-.*"), ("web_rest", "us-.*|ap-.*"))
+            },
+            # and small tables of every other shape: unpartitioned, hive-style, keyed merge-on-read
+            # and copy-on-write
+            "s0": {"hive_style_partitioning": True},
+            "s1": {"partition_field": ""},
+            "s3": UPSERT_SETTINGS,
+            "s4": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}, "partition_field": ""},
+            # and a family: a table for each value of a field, made as the values appear
+            "events_{route}": {
+                "topics": f"{prefix}-events",
+                "route_field": "kind",
+                "partition_field": "",
+                "value_schema": {"id": "string", "kind": "string"},
+            },
+        },
+    )
     small = ["s0", "s1", "s3", "s4"]
-    partitions = {"orders": 4, "keyed": 2, "customers": 2, "suppliers": 2, "web": 2, "events": 1, **{name: 1 for name in small}}
-    topic = {name: f"{prefix}.public.{name}" for name in partitions} | {"web": f"{prefix}-web", "events": f"{prefix}-events"}
-    source_of = ({name: name for name in partitions if name not in ("web", "events")} |
-                 {"web_eu": "web", "web_rest": "web", "events_click": "events", "events_view": "events"})
+    partitions = {
+        "orders": 4,
+        "keyed": 2,
+        "customers": 2,
+        "suppliers": 2,
+        "web": 2,
+        "events": 1,
+        **{name: 1 for name in small},
+    }
+    topic = {name: f"{prefix}.public.{name}" for name in partitions} | {
+        "web": f"{prefix}-web",
+        "events": f"{prefix}-events",
+    }
+    source_of = {name: name for name in partitions if name not in ("web", "events")} | {
+        "web_eu": "web",
+        "web_rest": "web",
+        "events_click": "events",
+        "events_view": "events",
+    }
     sources = {name: SourceTable(seed=i, table=name) for i, name in enumerate(("customers", "suppliers"))}
     ends: dict = {}
+
     def produce(name, count, first=0):
         if name in sources:
             source = sources[name]
-            ends.update(send_events(broker.bootstrap_servers, topic[name], (source.snapshot(count // 4) if not source.rows else []) + source.changes(count)))
-        elif name == "events":        # two kinds, one of them in two spellings: a table each
+            ends.update(
+                send_events(
+                    broker.bootstrap_servers,
+                    topic[name],
+                    (source.snapshot(count // 4) if not source.rows else []) + source.changes(count),
+                )
+            )
+        elif name == "events":  # two kinds, one of them in two spellings: a table each
             kinds = [("click", "view", "VIEW")[i % 3] for i in range(count)]
-            ends.update(send_events(broker.bootstrap_servers, topic[name], [(None, msgspec.json.encode({"id": f"e{first + i}", "kind": k}))
-                                                                            for i, k in enumerate(kinds)]))
-        else: ends.update(produce_orders(broker.bootstrap_servers, topic[name], count, first=first, progress=False, quiet=True))
-    def ends_of(name): return {tp: end for tp, end in ends.items() if tp[0] == topic[source_of.get(name, name)]}
+            ends.update(
+                send_events(
+                    broker.bootstrap_servers,
+                    topic[name],
+                    [(None, msgspec.json.encode({"id": f"e{first + i}", "kind": k})) for i, k in enumerate(kinds)],
+                )
+            )
+        else:
+            ends.update(
+                produce_orders(broker.bootstrap_servers, topic[name], count, first=first, progress=False, quiet=True)
+            )
+
+    def ends_of(name):
+        return {tp: end for tp, end in ends.items() if tp[0] == topic[source_of.get(name, name)]}
+
     def wait_all(names, timeout_s=180):
         deadline = time.monotonic() + timeout_s
         while not all(has_committed(root / name, ends_of(name)) for name in names):
-            assert time.monotonic() < deadline, f"not all of {names} committed; the coordinator's last lines:\n{protocol_log_tail(stack.workdir / 'coordinator.log')}"
+            assert time.monotonic() < deadline, (
+                f"not all of {names} committed; the coordinator's last "
+                f"lines:\n{protocol_log_tail(stack.workdir / 'coordinator.log')}"
+            )
             time.sleep(0.5)
+
     first_topics = ["orders", "keyed", "customers", "web", "events", *small]
-    for name in first_topics: create_topic(broker.bootstrap_servers, topic[name], partitions[name])
+    for name in first_topics:
+        create_topic(broker.bootstrap_servers, topic[name], partitions[name])
     # the coordinator starts to die at its first decision: its other tables are then anywhere in their first instants,
     # some before their decision, some after (a crash between two tables' commits)
     stack.role_env = {"HUDI_KAFKA_NB_CRASH_AT": "after_decision"}
     stack.start()
     stack.role_env = {}
     try:
-        for i, name in enumerate(first_topics): produce(name, 150 if name in small or name == "events" else 500, first=i * 100_000)
+        for i, name in enumerate(first_topics):
+            produce(name, 150 if name in small or name == "events" else 500, first=i * 100_000)
         deadline = time.monotonic() + 120
-        while stack.roles["coordinator"].running(): assert time.monotonic() < deadline, "the coordinator never reached its crash point"; time.sleep(0.2)
-        for i, name in enumerate(first_topics): produce(name, 150 if name in small or name == "events" else 500, first=i * 100_000 + 500)
-        stack.kill("participant-0"); broker.kill()                                  # SIGKILL, both
-        time.sleep(1); broker.start()                                               # same log directory, same ports
-        create_topic(broker.bootstrap_servers, topic["suppliers"], partitions["suppliers"]); produce("suppliers", 400)
-        stack.restart("coordinator"); stack.restart("participant-0")
+        while stack.roles["coordinator"].running():
+            assert time.monotonic() < deadline, "the coordinator never reached its crash point"
+            time.sleep(0.2)
+        for i, name in enumerate(first_topics):
+            produce(name, 150 if name in small or name == "events" else 500, first=i * 100_000 + 500)
+        stack.kill("participant-0")
+        broker.kill()  # SIGKILL, both
+        time.sleep(1)
+        broker.start()  # same log directory, same ports
+        create_topic(broker.bootstrap_servers, topic["suppliers"], partitions["suppliers"])
+        produce("suppliers", 400)
+        stack.restart("coordinator")
+        stack.restart("participant-0")
         produce("customers", 400)
         wait_all([*source_of])
     finally:
@@ -81,7 +147,8 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
         keyed = {"key_field": "order_id", "ordering": "event_time"} if name in ("keyed", "s3", "s4") else {}
         report = verify_stream(broker.bootstrap_servers, root / name, ends_of(name), f"dead-{suffix}-{name}", **keyed)
         assert verdict_ok(report) and report["rows_compared"] == report["in_table"], f"table {name}: {verdict(report)}"
-    assert read_snapshot(root / "keyed", ["order_id"]).num_rows == 1_000       # every order once: each was produced once
+    # every order once: each was produced once
+    assert read_snapshot(root / "keyed", ["order_id"]).num_rows == 1_000
     for name, source in sources.items():
         check = compare_mirror(root / name, source.rows)
         assert mirror_ok(check), f"table {name}: {check}"
@@ -90,7 +157,9 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
     assert eu | rest == produced_coordinates(ends_of("web")) and not eu & rest
     for name, prefixes in (("web_eu", ("eu-",)), ("web_rest", ("us-", "ap-"))):
         rows = read_snapshot(root / name, ["region"])
-        assert rows.num_rows == len(eu if name == "web_eu" else rest) and all(r.startswith(prefixes) for r in rows["region"].to_pylist()), name
+        assert rows.num_rows == len(eu if name == "web_eu" else rest) and all(
+            r.startswith(prefixes) for r in rows["region"].to_pylist()
+        ), name
     # by the field's value: a table for each kind, the two spellings of one in one table, every record once
     clicks, views = coordinates(root / "events_click"), coordinates(root / "events_view")
     assert clicks | views == produced_coordinates(ends_of("events")) and not clicks & views

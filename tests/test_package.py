@@ -1,21 +1,22 @@
-"""The sink apart from its harness: `hudi_kafka_nb` without `hudi_kafka_nb.dev` (the embedded servers, the chaos harness,
-the demo, the test doubles) imports and runs its roles, as a Databricks job does with the wheel; and the wheel holds it
-alone."""
+"""The sink apart from its harness: `hudi_kafka_nb` without `hudi_kafka_nb.dev` (the embedded servers, the chaos
+harness, the demo, the test doubles) imports and runs its roles, as a Databricks job does with the wheel; and the wheel
+holds it alone."""
+
 import os, subprocess, sys, time
 from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
-BLOCKED_HARNESS = '''
+BLOCKED_HARNESS = """
 import importlib.abc, sys
 class NoHarness(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         if name == "hudi_kafka_nb.dev" or name.startswith("hudi_kafka_nb.dev."): raise ImportError(f"{name} is the harness's, not the sink's")
 sys.meta_path.insert(0, NoHarness())
-'''
+"""
 
-ROLES_IN_MEMORY = '''
+ROLES_IN_MEMORY = """
 import msgspec
 from hudi_kafka_nb import avro, changes, committer, coordinator, fencing, hudi, kafka, participant, preflight, reading, runtime, table_services, writer
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
@@ -55,26 +56,39 @@ Bus(events, "c").send(StartCommit(epoch=1, instant="001", assignments={"p1": [{"
 sink.step(); sink.step()
 assert sink.state is ParticipantState.WRITING and sink.current.buffered == 1, (sink.state, sink.current)
 print("the sink runs without its harness")
-'''
+"""
 
 
 def test_the_sink_imports_and_runs_its_roles_without_the_harness():
-    done = subprocess.run([sys.executable, "-c", BLOCKED_HARNESS + ROLES_IN_MEMORY], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKED_HARNESS + ROLES_IN_MEMORY], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "the sink runs without its harness" in done.stdout
 
 
 def test_the_harness_is_out_of_reach_in_that_test():
-    done = subprocess.run([sys.executable, "-c", BLOCKED_HARNESS + "import hudi_kafka_nb.dev.servers"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKED_HARNESS + "import hudi_kafka_nb.dev.servers"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode != 0 and "is the harness's, not the sink's" in done.stderr
 
 
 def build_wheel(folder):
-    "The wheel `make wheel` builds, built into `folder` (setuptools' scratch folder emptied first: it keeps what it copied before)."
+    """The wheel `make wheel` builds, built into `folder` (setuptools' scratch folder emptied first: it keeps what it
+    copied before)."""
     import shutil
+
     shutil.rmtree(ROOT / "build", ignore_errors=True)
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(folder), str(ROOT)],
-                           capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(folder), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = folder.glob("hudi_kafka_nb-*.whl")
     return wheel
@@ -85,20 +99,33 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
     sink imports. Installed into a fresh virtual environment with its requirements and the `local` extra's Spark, its
     `hudi-kafka-nb` offers `run` and `role` (`demo` is the clone's) and runs a coordinator against the test broker."""
     import zipfile
+
     wheel = build_wheel(tmp_path / "dist")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         entry_points = archive.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     assert "hudi_kafka_nb/runtime.py" in names and not [n for n in names if n.startswith("hudi_kafka_nb/dev/")]
-    required = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line]
-    assert not [r for r in required if r.split(">")[0].split("<")[0].split("[")[0] in ("tqdm", "psutil", "papermill", "ipykernel", "pyspark")], required
+    required = [
+        line.split(":", 1)[1].strip()
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]
+    assert not [
+        r
+        for r in required
+        if r.split(">")[0].split("<")[0].split("[")[0] in ("tqdm", "psutil", "papermill", "ipykernel", "pyspark")
+    ], required
     assert "hudi-kafka-nb = hudi_kafka_nb.supervisor:main" in entry_points
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    installed = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--no-compile", f"{wheel}[local]"], capture_output=True, text=True,
-                               timeout=600)
+    installed = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", "--no-compile", f"{wheel}[local]"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert installed.returncode == 0, installed.stderr[-3000:]
     command = str(venv / "bin" / "hudi-kafka-nb")
     usage = subprocess.run([command, "--help"], capture_output=True, text=True, timeout=60).stdout
@@ -106,19 +133,33 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
 
     settings, stop = tmp_path / "sink.yaml", tmp_path / "coordinator.stop"
     settings.write_text(yaml.safe_dump({**sink_params, "min_participants": 1}))
-    jars = {variable: str(ROOT / ".jars" / folder) for variable, folder in (("HUDI_KAFKA_NB_JARS", "hudi"), ("HUDI_KAFKA_NB_FIX_JARS", "hudi-fixes"),
-                                                                             ("HUDI_KAFKA_NB_SINK_JARS", "hudi-kafka-nb"))}
+    jars = {
+        variable: str(ROOT / ".jars" / folder)
+        for variable, folder in (
+            ("HUDI_KAFKA_NB_JARS", "hudi"),
+            ("HUDI_KAFKA_NB_FIX_JARS", "hudi-fixes"),
+            ("HUDI_KAFKA_NB_SINK_JARS", "hudi-kafka-nb"),
+        )
+    }
     log = open(tmp_path / "coordinator.log", "wb")
-    role = subprocess.Popen([command, "role", "coordinator", str(settings), "--role-id", "coordinator", "--stop-file", str(stop)],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path, env={**os.environ, **jars})
+    role = subprocess.Popen(
+        [command, "role", "coordinator", str(settings), "--role-id", "coordinator", "--stop-file", str(stop)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=tmp_path,
+        env={**os.environ, **jars},
+    )
     try:
         deadline = time.monotonic() + 180
         while "state=WAITING" not in (tmp_path / "coordinator.log").read_text(errors="replace"):
-            assert role.poll() is None and time.monotonic() < deadline, (tmp_path / "coordinator.log").read_text(errors="replace")[-3000:]
+            assert role.poll() is None and time.monotonic() < deadline, (tmp_path / "coordinator.log").read_text(
+                errors="replace"
+            )[-3000:]
             time.sleep(0.5)
         stop.touch()
         assert role.wait(120) == 0, (tmp_path / "coordinator.log").read_text(errors="replace")[-3000:]
     finally:
-        if role.poll() is None: role.kill()
+        if role.poll() is None:
+            role.kill()
         log.close()
     assert "hudi_kafka_nb/dev" not in (tmp_path / "coordinator.log").read_text(errors="replace")

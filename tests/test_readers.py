@@ -1,5 +1,6 @@
 """Tables written by Hudi's own client through the sink's ports: Hudi's format, and independent readers
 (Spark's Hudi datasource, hudi-rs) agree on every record, in snapshot, time-travel and incremental reads."""
+
 import pytest
 from py4j.protocol import Py4JJavaError
 from hudi_kafka_nb.reading import read_incremental, read_snapshot, spark_read, spark_read_incremental
@@ -8,7 +9,16 @@ from hudi_kafka_nb.timeline import commit_log
 from table_builder import build_table
 
 KEY = ["kafka_partition", "kafka_offset"]
-COLUMNS = ["_hoodie_commit_time", "_hoodie_record_key", "_hoodie_partition_path", "order_id", "region", "amount", "kafka_partition", "kafka_offset"]
+COLUMNS = [
+    "_hoodie_commit_time",
+    "_hoodie_record_key",
+    "_hoodie_partition_path",
+    "order_id",
+    "region",
+    "amount",
+    "kafka_partition",
+    "kafka_offset",
+]
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +40,7 @@ def test_the_table_is_hudis_own(table):
     path, instants = table
     props = table_properties(path)
     assert props["hoodie.table.version"] == "9" and props["hoodie.table.type"] == "COPY_ON_WRITE"
-    assert "files" in props["hoodie.table.metadata.partitions"]            # the metadata table is on and built
+    assert "files" in props["hoodie.table.metadata.partitions"]  # the metadata table is on and built
     assert (path / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").exists()
     commits = commit_log(path)
     assert [c["instant"] for c in commits] == instants
@@ -40,16 +50,20 @@ def test_the_table_is_hudis_own(table):
 def test_the_timeline_reads_the_same_while_hudi_rewrites_its_properties(table, tmp_path):
     """Hudi rewrites `hoodie.properties` in place (a copy in `hoodie.properties.backup` meanwhile) whenever the metadata
     table gains a partition; a CI run read the timeline at that moment and hudi-rs, which reads only the file, refused
-    the table for want of `hoodie.table.name`. Caught mid-rewrite (the file empty, the backup whole), it reads the same."""
+    the table for want of `hoodie.table.name`. Caught mid-rewrite (the file empty, the backup whole), it reads the same.
+    """
     import shutil
+
     path, instants = table
     copy = tmp_path / "orders"
     shutil.copytree(path, copy)
     properties = copy / ".hoodie" / "hoodie.properties"
     shutil.copy(properties, properties.with_name("hoodie.properties.backup"))
     properties.write_text("")
-    def commits(table):              # hudi-rs gives a commit's partitions in no set order
+
+    def commits(table):  # hudi-rs gives a commit's partitions in no set order
         return [{**c, "paths": sorted(c["paths"])} for c in commit_log(table)]
+
     assert [c["instant"] for c in commits(copy)] == instants and commits(copy) == commits(path)
 
 
@@ -68,8 +82,8 @@ def test_time_travel_agrees(table, spark):
 
 def test_incremental_agrees(table, spark):
     path, instants = table
-    completed = [c["completed"] for c in commit_log(path)]                    # Hudi 1.x: ranges of completion times
-    later = rows_of_hudi_rs(read_incremental(path, completed[0], completed[2]))     # start exclusive, end inclusive
+    completed = [c["completed"] for c in commit_log(path)]  # Hudi 1.x: ranges of completion times
+    later = rows_of_hudi_rs(read_incremental(path, completed[0], completed[2]))  # start exclusive, end inclusive
     assert len(later) == 6_000 and {r[0] for r in later} == set(instants[1:])
     assert later == rows_of_spark(spark_read_incremental(spark, path, completed[0], completed[2]))
 
@@ -87,7 +101,8 @@ def test_pending_and_rolled_back_instants_stay_invisible(tmp_path, spark):
 
     # uploads that complete after the rollback has ended (its markers gone with it): the next instant's start deletes
     # their files, named by the rollback's own metadata, before archival could make file-listing readers take them in
-    for file, data in written.items(): file.write_bytes(data)
+    for file, data in written.items():
+        file.write_bytes(data)
     table.start_instant()
     assert not list(path.rglob(f"*_{instants[-1]}.parquet")), "the files of the rolled-back instant are deleted"
     assert read_snapshot(path, ["kafka_offset"]).num_rows == 3_000
@@ -103,13 +118,21 @@ def test_a_field_added_to_value_schema_widens_the_table_and_old_rows_read_null(t
     from hudi_kafka_nb.writer import HudiWriter
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
+
     keyed = {"record_key_field": "order_id", "ordering_field": "version"} if write_operation == "upsert" else {}
     schema, offset = {"order_id": "string", "version": "int64"}, 0
 
     def commit(value_schema, events):
         nonlocal offset
-        config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(tmp_path / "t"), table_name="orders",
-                             value_schema=value_schema, write_operation=write_operation, **keyed)
+        config = load_config(
+            bootstrap_servers="127.0.0.1:1",
+            topics=["orders"],
+            table_path=str(tmp_path / "t"),
+            table_name="orders",
+            value_schema=value_schema,
+            write_operation=write_operation,
+            **keyed,
+        )
         hudi = HudiJava(spark, config)
         table, writer = FencedTable(config.table_path, HudiCommitter(hudi)), HudiWriter(hudi)
         table.take_over("evolution")
@@ -119,14 +142,22 @@ def test_a_field_added_to_value_schema_widens_the_table_and_old_rows_read_null(t
         assert not dead
         written = writer.write(rows, instant)
         progress = [PartitionProgress("orders", 0, offset, offset + len(events), len(events))]
-        table.commit(instant, Checkpoint(epoch=table.epoch, coordinator_id="evolution", partitions=progress),
-                     [written.statuses] if written.statuses else [], "evolution", staged_files=written.staged)
-        offset += len(events); table.close()
+        table.commit(
+            instant,
+            Checkpoint(epoch=table.epoch, coordinator_id="evolution", partitions=progress),
+            [written.statuses] if written.statuses else [],
+            "evolution",
+            staged_files=written.staged,
+        )
+        offset += len(events)
+        table.close()
 
     commit(schema, [{"order_id": "o1", "version": 1}, {"order_id": "o2", "version": 1}])
     commit({**schema, "coupon": "string"}, [{"order_id": "o3", "version": 1, "coupon": "WINTER"}])
     expected = {("o1", None), ("o2", None), ("o3", "WINTER")}
-    assert {(r.order_id, r.coupon) for r in spark_read(spark, tmp_path / "t").select("order_id", "coupon").collect()} == expected
+    assert {
+        (r.order_id, r.coupon) for r in spark_read(spark, tmp_path / "t").select("order_id", "coupon").collect()
+    } == expected
     rows = read_snapshot(tmp_path / "t", ["order_id", "coupon"])
     assert set(zip(rows["order_id"].to_pylist(), rows["coupon"].to_pylist())) == expected
 
@@ -138,26 +169,40 @@ def test_a_table_whose_creation_was_killed_is_created_when_the_coordinator_resta
     from hudi_kafka_nb.committer import HudiCommitter
     from hudi_kafka_nb.hudi import HudiJava
     from hudi_kafka_nb.storage import TableError
-    for folder in (".hoodie/timeline/history", ".hoodie/.aux/.bootstrap/.partitions", ".hoodie/.temp", ".hoodie/.schema"):
+
+    for folder in (
+        ".hoodie/timeline/history",
+        ".hoodie/.aux/.bootstrap/.partitions",
+        ".hoodie/.temp",
+        ".hoodie/.schema",
+    ):
         (tmp_path / "t" / folder).mkdir(parents=True)
-    config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(tmp_path / "t"), table_name="orders",
-                         value_schema={"order_id": "string"})
+    config = load_config(
+        bootstrap_servers="127.0.0.1:1",
+        topics=["orders"],
+        table_path=str(tmp_path / "t"),
+        table_name="orders",
+        value_schema={"order_id": "string"},
+    )
     HudiCommitter(HudiJava(spark, config)).close()
     assert table_properties(tmp_path / "t")["hoodie.table.name"] == "orders"
-    (tmp_path / "u" / ".hoodie").mkdir(parents=True); (tmp_path / "u" / ".hoodie" / "notes.txt").write_text("mine")
+    (tmp_path / "u" / ".hoodie").mkdir(parents=True)
+    (tmp_path / "u" / ".hoodie" / "notes.txt").write_text("mine")
     with pytest.raises(TableError, match="not empty and holds no Hudi table"):
         HudiCommitter(HudiJava(spark, load_config(config, table_path=str(tmp_path / "u"))))
 
 
 def test_a_rollback_left_pending_by_another_writer_holds_back_only_participants_of_its_own_instant(tmp_path, spark):
-    """A rollback another writer began and left inflight (CI: the table-services job's, of a killed coordinator's instant,
-    refused for two minutes by Hudi's rollback heartbeat) names its instant in its requested plan, not in its empty inflight
-    file. Read from the wrong file, every participant took any pending rollback for its own instant's and waited a minute
-    before each START_COMMIT, past the coordinator's write timeout, until both were quarantined."""
+    """A rollback another writer began and left inflight (CI: the table-services job's, of a killed coordinator's
+    instant, refused for two minutes by Hudi's rollback heartbeat) names its instant in its requested plan, not in its
+    empty inflight file. Read from the wrong file, every participant took any pending rollback for its own instant's and
+    waited a minute before each START_COMMIT, past the coordinator's write timeout, until both were quarantined."""
     _, table, instants = build_table(spark, tmp_path / "t", commits=2, per_commit=200, leave_last_pending=True)
     hudi, client = table.committer.hudi, table.committer.client
     meta = hudi.meta_client()
-    pending = next(i for i in meta.getActiveTimeline().filterInflights().getInstants() if i.requestedTime() == instants[-1])
+    pending = next(
+        i for i in meta.getActiveTimeline().filterInflights().getInstants() if i.requestedTime() == instants[-1]
+    )
     spark_table = hudi.H.table.HoodieSparkTable.create(client.getConfig(), hudi.engine_context())
     spark_table.scheduleRollback(hudi.engine_context(), client.createNewInstantTime(False), pending, False, True, False)
     requested = meta.reloadActiveTimeline().filterPendingRollbackTimeline().getInstants()[0]
@@ -166,7 +211,8 @@ def test_a_rollback_left_pending_by_another_writer_holds_back_only_participants_
     timeline = meta.getActiveTimeline()
     rollback = timeline.filterPendingRollbackTimeline().getInstants()[0]
     assert rollback.isInflight()
-    with pytest.raises(Py4JJavaError): timeline.readRollbackPlan(rollback)      # the inflight file holds no plan
+    with pytest.raises(Py4JJavaError):
+        timeline.readRollbackPlan(rollback)  # the inflight file holds no plan
     assert hudi.rollback_pending(instants[-1], meta)
     assert not hudi.rollback_pending(instants[0], meta)
     assert not hudi.rollback_pending("20991231235959000", meta)

@@ -1,6 +1,8 @@
-"""What only a real Kafka broker can show: the broker killed and restarted mid-transaction (then every role), a topic whose head
-retention deleted, partitions and topics added while the sink runs (and their watermarks), consumer-group offsets that Kafka's
-own tools read, and a topic written in Kafka transactions (commit and abort markers, aborted records, one left open)."""
+"""What only a real Kafka broker can show: the broker killed and restarted mid-transaction (then every role), a topic
+whose head retention deleted, partitions and topics added while the sink runs (and their watermarks), consumer-group
+offsets that Kafka's own tools read, and a topic written in Kafka transactions (commit and abort markers, aborted
+records, one left open)."""
+
 import random, re, time, uuid
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
@@ -14,22 +16,24 @@ from helpers import log_of, state_line, wait_for
 
 
 def test_the_broker_then_every_role_killed_mid_transaction_lose_and_duplicate_nothing(tmp_path):
-    """Mid-transaction (END_COMMIT sent, the participants writing the instant's files, nothing decided yet) the broker is
-    SIGKILLed and started again 2 s later, and every role survives it; later, mid-transaction again, every role is
+    """Mid-transaction (END_COMMIT sent, the participants writing the instant's files, nothing decided yet) the broker
+    is SIGKILLed and started again 2 s later, and every role survives it; later, mid-transaction again, every role is
     killed at once with its instant open and started again: the instant is rolled back (or, if it was decided, rolled
     forward) from what the table says. One stack for both: its start and cold first commit cost more than a phase."""
     from hudi_kafka_nb.timeline import pending_instants
+
     broker = EmbeddedBroker(tmp_path / "broker").start()
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker, min_participants=2).start()
-    collecting = r"state=COLLECTING instant=(\d+)"            # the coordinator closed an instant of the new records
+    collecting = r"state=COLLECTING instant=(\d+)"  # the coordinator closed an instant of the new records
     try:
-        stack.produce(3_000); stack.wait_committed()
+        stack.produce(3_000)
+        stack.wait_committed()
         mark = len(log_of(stack, "coordinator"))
         stack.produce(3_000)
         state_line(stack, "coordinator", collecting, after=mark, timeout_s=60)
-        broker.kill()                                     # SIGKILL
+        broker.kill()  # SIGKILL
         time.sleep(2)
-        broker.start()                                    # same log directory, same ports
+        broker.start()  # same log directory, same ports
         stack.produce(3_000)
         stack.wait_committed(180)
         assert set(stack.alive()) == set(stack.names), "every role survived the broker restart"
@@ -37,15 +41,19 @@ def test_the_broker_then_every_role_killed_mid_transaction_lose_and_duplicate_no
         mark = len(log_of(stack, "coordinator"))
         stack.start_producing(2_000)
         instant = state_line(stack, "coordinator", collecting, after=mark, timeout_s=60)[1]
-        for name in list(stack.roles): stack.kill(name)
+        for name in list(stack.roles):
+            stack.kill(name)
         assert instant in pending_instants(stack.table_path), f"{instant} was no longer open when every role was killed"
-        for name in stack.names: stack.restart(name)
+        for name in stack.names:
+            stack.restart(name)
         stack.stop_producing()
         stack.wait_committed(180)
     finally:
         stack.stop()
-    try: report = stack.verify()
-    finally: broker.stop()
+    try:
+        report = stack.verify()
+    finally:
+        broker.stop()
     assert verdict_ok(report) and report["in_table"] == sum(stack.ends.values()), verdict(report)
 
 
@@ -56,28 +64,38 @@ def test_fresh_start_on_a_truncated_topic_starts_at_its_earliest_offset(broker, 
     stack.produce(4_000)
     deleted = {tp: min(100, end) for tp, end in stack.ends.items()}
     futures = admin.delete_records([TopicPartition(t, p, o) for (t, p), o in deleted.items()])
-    for future in futures.values(): future.result(timeout=30)          # as retention would: the head is gone
-    for name in stack.names: stack.restart(name)
-    try: stack.wait_committed(180)
-    finally: stack.stop()
+    for future in futures.values():
+        future.result(timeout=30)  # as retention would: the head is gone
+    for name in stack.names:
+        stack.restart(name)
+    try:
+        stack.wait_committed(180)
+    finally:
+        stack.stop()
     assert coordinates(stack.table_path) == produced_coordinates(stack.ends, starts=deleted)
     assert "starting at its earliest available offset 100" in (stack.workdir / "coordinator.log").read_text()
 
 
 def test_partitions_and_topics_added_while_the_sink_runs_are_picked_up_without_a_restart(broker, tmp_path):
-    """Topics by pattern (`topics_regex`): a matching topic created while the sink runs is read from its first record, as
-    partitions added to a topic are; one whose name does not match is left alone."""
+    """Topics by pattern (`topics_regex`): a matching topic created while the sink runs is read from its first record,
+    as partitions added to a topic are; one whose name does not match is left alone."""
     stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker)
-    stack.params.update(topics="", topics_regex=re.escape(stack.topic) + "(-.+)?")     # its topic, and those named after it
+    # its topic, and those named after it
+    stack.params.update(topics="", topics_regex=re.escape(stack.topic) + "(-.+)?")
     stack.start()
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     late, unmatched = f"{stack.topic}-late", f"{stack.topic}late"
     try:
-        stack.produce(2_000); stack.wait_committed()
+        stack.produce(2_000)
+        stack.wait_committed()
         admin.create_partitions([NewPartitions(stack.topic, 8)])[stack.topic].result(timeout=30)
-        wait_for(lambda: len(admin.list_topics(stack.topic, timeout=5).topics[stack.topic].partitions) == 8, 30,
-                 "the broker's metadata to list the new partitions")
-        for topic, partitions in ((late, 2), (unmatched, 1)): create_topic(broker.bootstrap_servers, topic, partitions)
+        wait_for(
+            lambda: len(admin.list_topics(stack.topic, timeout=5).topics[stack.topic].partitions) == 8,
+            30,
+            "the broker's metadata to list the new partitions",
+        )
+        for topic, partitions in ((late, 2), (unmatched, 1)):
+            create_topic(broker.bootstrap_servers, topic, partitions)
         stack.produce(4_000)
         assert {p for _, p in stack.ends} == set(range(8)), "records went to the new partitions"
         stack.ends.update(produce_orders(broker.bootstrap_servers, late, 1_000, first=10_000, progress=False))
@@ -88,21 +106,26 @@ def test_partitions_and_topics_added_while_the_sink_runs_are_picked_up_without_a
     # read once the coordinator has stopped: a role's log reaches its file in blocks, and may trail what the table shows
     log = (stack.workdir / "coordinator.log").read_text()
     assert "PARTITIONS_CHANGED" in log and f"{late}[0]" in log
-    report = stack.verify()         # records of the unmatched topic would be "unexpected"
+    report = stack.verify()  # records of the unmatched topic would be "unexpected"
     assert verdict_ok(report) and report["in_table"] == 7_000, verdict(report)
 
 
 def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):
     from confluent_kafka import ConsumerGroupTopicPartitions
+
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker, consumer_group=f"lag-{tmp_path.name}").start()
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
 
     def in_group():
-        request = ConsumerGroupTopicPartitions(stack.params["consumer_group"], [TopicPartition(t, p) for t, p in stack.ends])
+        request = ConsumerGroupTopicPartitions(
+            stack.params["consumer_group"], [TopicPartition(t, p) for t, p in stack.ends]
+        )
         group = admin.list_consumer_group_offsets([request])[request.group_id].result(timeout=30)
         return {(tp.topic, tp.partition): tp.offset for tp in group.topic_partitions}
+
     try:
-        stack.produce(3_000); stack.wait_committed()
+        stack.produce(3_000)
+        stack.wait_committed()
         # the participants commit the group's offsets once the ACK of the commit reaches them
         wait_for(lambda: in_group() == stack.ends, 60, "the group's offsets to reach the produced ends", poll_s=0.5)
     finally:
@@ -112,16 +135,23 @@ def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):
 
 def test_the_coordinators_view_reads_watermarks_of_partitions_added_after_it_opened(broker, sink_config):
     from hudi_kafka_nb.kafka import BrokerView
+
     view = BrokerView(sink_config)
     topic = sink_config.topics[0]
     # a topic just created answers ListOffsets only once each partition has its leader: the view then reads every one
-    wait_for(lambda: view.end_offsets(view.partitions()) == {(topic, p): 0 for p in range(8)}, 30, "the new topic's watermarks")
+    wait_for(
+        lambda: view.end_offsets(view.partitions()) == {(topic, p): 0 for p in range(8)},
+        30,
+        "the new topic's watermarks",
+    )
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     admin.create_partitions([NewPartitions(topic, 12)])[topic].result(timeout=30)
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
     deadline = time.monotonic() + 30
-    while len(view.partitions()) < 12 and time.monotonic() < deadline: time.sleep(0.2)
-    producer.produce(topic, b"x", partition=11); producer.flush(30)
+    while len(view.partitions()) < 12 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    producer.produce(topic, b"x", partition=11)
+    producer.flush(30)
     partitions = view.partitions()
     assert len(partitions) == 12
     assert view.end_offsets(partitions) == {**{(topic, p): 0 for p in range(11)}, (topic, 11): 1}
@@ -131,8 +161,10 @@ def test_the_coordinators_view_reads_watermarks_of_partitions_added_after_it_ope
 def test_a_port_taken_before_the_broker_binds_it_is_replaced_by_another(tmp_path):
     # test runs side by side choose free ports at the same moment: one may bind the port the other's broker chose
     import socket
+
     with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0)); taken.listen()
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
         broker = EmbeddedBroker(tmp_path / "broker")
         broker.controller_port = taken.getsockname()[1]
         try:
@@ -143,7 +175,9 @@ def test_a_port_taken_before_the_broker_binds_it_is_replaced_by_another(tmp_path
             broker.stop()
 
 
-def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stable_offsets_without_churn(broker, tmp_path):
+def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stable_offsets_without_churn(
+    broker, tmp_path
+):
     """Committed and aborted transactions, an aborted one at a partition's tail, one left open, then plain records: the
     table holds exactly the committed records, its offsets end at the last stable offsets (past the commit and abort
     markers), the status says what the open transaction holds back, and no empty instant is opened and rolled back."""
@@ -160,23 +194,37 @@ def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stabl
         for partition, n in counts.items():
             for _ in range(n):
                 key, value = next(events)
-                into.produce(stack.topic, value, key, partition=partition, on_delivery=lambda e, m: delivered.append((m.partition(), m.offset())))
+                into.produce(
+                    stack.topic,
+                    value,
+                    key,
+                    partition=partition,
+                    on_delivery=lambda e, m: delivered.append((m.partition(), m.offset())),
+                )
         assert into.flush(30) == 0
         return delivered
 
     def transaction(counts, commit=True):
         transactional.begin_transaction()
-        delivered = produce(transactional, counts)      # in the log before the transaction ends, aborted or not
+        delivered = produce(transactional, counts)  # in the log before the transaction ends, aborted or not
         transactional.commit_transaction(30) if commit else transactional.abort_transaction(30)
-        if commit: expected.update(delivered)
+        if commit:
+            expected.update(delivered)
 
     def ends(isolation):
-        answers = admin.list_offsets({TopicPartition(stack.topic, p): OffsetSpec.latest() for p in range(2)}, isolation_level=isolation)
+        answers = admin.list_offsets(
+            {TopicPartition(stack.topic, p): OffsetSpec.latest() for p in range(2)}, isolation_level=isolation
+        )
         return {(tp.topic, tp.partition): future.result(timeout=30).offset for tp, future in answers.items()}
 
     def settled():
-        "The ends once every ended transaction's markers are written (the broker writes them after the producer's commit returns)."
-        wait_for(lambda: ends(IsolationLevel.READ_COMMITTED) == ends(IsolationLevel.READ_UNCOMMITTED), 30, "the transaction markers")
+        """The ends once every ended transaction's markers are written (the broker writes them after the producer's
+        commit returns)."""
+        wait_for(
+            lambda: ends(IsolationLevel.READ_COMMITTED) == ends(IsolationLevel.READ_UNCOMMITTED),
+            30,
+            "the transaction markers",
+        )
         return ends(IsolationLevel.READ_COMMITTED)
 
     def partition_status(p):
@@ -185,30 +233,59 @@ def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stabl
     def rollbacks():
         return [n for n in table_storage(stack.table_path).names(".hoodie/timeline") if n.endswith(".rollback")]
 
-    transactional = producer(**{"transactional.id": f"orders-{uuid.uuid4().hex[:8]}"}); transactional.init_transactions(30)
+    transactional = producer(**{"transactional.id": f"orders-{uuid.uuid4().hex[:8]}"})
+    transactional.init_transactions(30)
     try:
         transaction({0: 40, 1: 40})
         transaction({0: 30, 1: 30}, commit=False)
-        transaction({0: 20})                                        # partition 1 now ends in an aborted transaction
+        transaction({0: 20})  # partition 1 now ends in an aborted transaction
         stable = settled()
         assert stable == {(stack.topic, 0): 40 + 1 + 30 + 1 + 20 + 1, (stack.topic, 1): 40 + 1 + 30 + 1}
-        wait_for(lambda: committed_offsets(stack.table_path) == stable, 120, "the table to reach the last stable offsets, past the markers")
+        wait_for(
+            lambda: committed_offsets(stack.table_path) == stable,
+            120,
+            "the table to reach the last stable offsets, past the markers",
+        )
 
-        still_open = producer(**{"transactional.id": f"open-{uuid.uuid4().hex[:8]}"}); still_open.init_transactions(30)
-        still_open.begin_transaction(); held = produce(still_open, {0: 10})
-        expected.update(produce(producer(), {0: 25, 1: 25}))      # partition 0's wait behind the open transaction
+        still_open = producer(**{"transactional.id": f"open-{uuid.uuid4().hex[:8]}"})
+        still_open.init_transactions(30)
+        still_open.begin_transaction()
+        held = produce(still_open, {0: 10})
+        expected.update(produce(producer(), {0: 25, 1: 25}))  # partition 0's wait behind the open transaction
         stable, high = ends(IsolationLevel.READ_COMMITTED), ends(IsolationLevel.READ_UNCOMMITTED)
-        assert stable[(stack.topic, 0)] == min(o for _, o in held) and high[(stack.topic, 0)] == stable[(stack.topic, 0)] + 35
-        wait_for(lambda: committed_offsets(stack.table_path) == stable and partition_status(0).get("in_open_transactions") == 35
-                 and partition_status(0).get("lag") == 0 and partition_status(1).get("lag") == 0, 120,
-                 "partition 1's plain records committed, and the status to say partition 0 waits for 35 records of an open transaction")
+        assert (
+            stable[(stack.topic, 0)] == min(o for _, o in held)
+            and high[(stack.topic, 0)] == stable[(stack.topic, 0)] + 35
+        )
+        wait_for(
+            lambda: (
+                committed_offsets(stack.table_path) == stable
+                and partition_status(0).get("in_open_transactions") == 35
+                and partition_status(0).get("lag") == 0
+                and partition_status(1).get("lag") == 0
+            ),
+            120,
+            "partition 1's plain records committed, and the status to say partition 0 waits for 35 records of an "
+            "open transaction",
+        )
 
-        still_open.commit_transaction(30); expected.update(held)
+        still_open.commit_transaction(30)
+        expected.update(held)
         stable = settled()
-        wait_for(lambda: committed_offsets(stack.table_path) == stable, 120, "the table to reach the topic's ends once the transaction committed")
-        wait_for(lambda: all(partition_status(p).get("lag") == 0 and partition_status(p).get("in_open_transactions") == 0 for p in range(2)),
-                 30, "lag 0 and nothing in open transactions in the status file")
-        time.sleep(5)               # a window to see churn in: it rolled back an empty instant every ~1.5 s
+        wait_for(
+            lambda: committed_offsets(stack.table_path) == stable,
+            120,
+            "the table to reach the topic's ends once the transaction committed",
+        )
+        wait_for(
+            lambda: all(
+                partition_status(p).get("lag") == 0 and partition_status(p).get("in_open_transactions") == 0
+                for p in range(2)
+            ),
+            30,
+            "lag 0 and nothing in open transactions in the status file",
+        )
+        time.sleep(5)  # a window to see churn in: it rolled back an empty instant every ~1.5 s
         assert rollbacks() == [], f"empty instants rolled back: {rollbacks()}"
     finally:
         stack.stop()
@@ -217,20 +294,27 @@ def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stabl
 
 def test_a_backlog_in_one_partition_does_not_keep_the_quiet_ones_out_of_the_first_instant(broker, tmp_path):
     from hudi_kafka_nb.timeline import commit_log
+
     # small instants read in small batches: read in the order the consumer hands records out, partition 0's backlog
     # alone would fill the first instants, and partitions 1 and 2 would wait for it to drain
-    stack = LocalStack(tmp_path / "stack", participants=1, partitions=3, broker=broker, max_buffered_records=500, max_batch_records=100)
+    stack = LocalStack(
+        tmp_path / "stack", participants=1, partitions=3, broker=broker, max_buffered_records=500, max_batch_records=100
+    )
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 20})
     for i, (key, value) in enumerate(sample_orders(0, 3_020, random.Random(3))):
         producer.produce(stack.topic, value, key, partition=0 if i < 3_000 else 1 + i % 2)
     assert producer.flush(30) == 0
     stack.ends.update({(stack.topic, 0): 3_000, (stack.topic, 1): 10, (stack.topic, 2): 10})
-    for name in stack.names: stack.restart(name)
-    try: stack.wait_committed(180)
-    finally: stack.stop()
+    for name in stack.names:
+        stack.restart(name)
+    try:
+        stack.wait_committed(180)
+    finally:
+        stack.stop()
     # the quiet partitions are in as soon as their records reach the participant, long before partition 0's backlog
-    # drains (the very first instant may end before the consumer's first fetch of them, as in one CI run: it is not asked)
+    # drains (the very first instant may end before the consumer's first fetch of them, as in one CI run: it is not
+    # asked)
     quiet, backlog = (f"{stack.topic}[1]", f"{stack.topic}[2]"), f"{stack.topic}[0]"
     commits = commit_log(stack.table_path)
     done = next(c for c in commits if all(c["offsets"].get(tp, (0, 0))[1] == 10 for tp in quiet))
@@ -245,18 +329,21 @@ def test_a_partition_paused_in_one_instant_is_read_in_the_next(broker, sink_conf
     instant ended was never read again (seen in a fresh-clone run: every later instant empty)."""
     from hudi_kafka_nb.kafka import KafkaSource
     from hudi_kafka_nb.messages import PartitionStart
+
     topic = f"paused-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap_servers, topic, 1)
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
-    for _ in range(10): producer.produce(topic, b"{}", partition=0)
+    for _ in range(10):
+        producer.produce(topic, b"{}", partition=0)
     assert producer.flush(30) == 0
     source = KafkaSource(sink_config, "paused-reader")
     try:
         source.assign([PartitionStart(topic, 0, 0)])
         wait_for(lambda: source.read(100, 0.5), 30, "the first records")
         source.pause([(topic, 0)])
-        source.assign([PartitionStart(topic, 0, 5)])         # the next instant, from where this one ended
+        source.assign([PartitionStart(topic, 0, 5)])  # the next instant, from where this one ended
         read = []
         wait_for(lambda: read.extend(source.read(100, 0.5)) or len(read) >= 5, 30, "the records after the pause")
         assert [r.offset for r in read] == [5, 6, 7, 8, 9]
-    finally: source.close()
+    finally:
+        source.close()

@@ -2,6 +2,7 @@
 
 That a password given by reference reaches the clients and no file the roles write is checked on the secured broker
 (test_secured_kafka.py), where a wrong one would be refused."""
+
 import pytest
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.setting_values import ConfigError
@@ -20,5 +21,8 @@ def test_a_password_in_plain_text_is_refused_without_repeating_it(sink_params):
 def test_a_reference_to_a_missing_variable_names_it(sink_params):
     config = load_config({**sink_params, "kafka": {"ssl.key.password": "${env:HKN_NOT_SET_ANYWHERE}"}})
     from hudi_kafka_nb.config import client_settings
-    with pytest.raises(ConfigError, match=r"'ssl.key.password' refers to \$\{env:HKN_NOT_SET_ANYWHERE\}, which is not set"):
+
+    with pytest.raises(
+        ConfigError, match=r"'ssl.key.password' refers to \$\{env:HKN_NOT_SET_ANYWHERE\}, which is not " r"set"
+    ):
         client_settings(config)

@@ -1,4 +1,5 @@
 """A sink run by `hudi-kafka-nb run` on this machine: the supervisor starts its roles again when they die."""
+
 import os, signal, subprocess, sys
 import msgspec
 import yaml
@@ -11,40 +12,77 @@ CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.supervisor import m
 
 
 def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(broker, tmp_path):
-    """About 40 s: the coordinator and the participant of a sink run by `hudi-kafka-nb run` are SIGKILLed; the supervisor
-    starts each again and the table holds every record once. A misspelt setting is refused before any role starts; Hudi's
-    own metrics are on where the settings ask."""
-    stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker)      # its settings and producer only
+    """About 40 s: the coordinator and the participant of a sink run by `hudi-kafka-nb run` are SIGKILLed; the
+    supervisor starts each again and the table holds every record once. A misspelt setting is refused before any role
+    starts; Hudi's own metrics are on where the settings ask."""
+    # its settings and producer only
+    stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker)
     settings = tmp_path / "sink.yaml"
     settings.write_text(yaml.safe_dump({**stack.role_params(), "comit_interval_s": 1}))
-    refused = subprocess.run([*CLI, "run", str(settings), "--workdir", str(tmp_path / "refused")], capture_output=True, text=True, timeout=60)
-    assert refused.returncode != 0 and "comit_interval_s" in refused.stderr and not (tmp_path / "refused" / "coordinator.log").exists()
+    refused = subprocess.run(
+        [*CLI, "run", str(settings), "--workdir", str(tmp_path / "refused")], capture_output=True, text=True, timeout=60
+    )
+    assert (
+        refused.returncode != 0
+        and "comit_interval_s" in refused.stderr
+        and not (tmp_path / "refused" / "coordinator.log").exists()
+    )
 
-    # Hudi's own metrics where the user asks for them (hoodie.metrics.*, handed to Hudi as they are): its console reporter
-    # prints the table's figures and the metadata table's commits into the coordinator's log (not the data table's
-    # commits: Hudi times those in the client that wrote them, and here participants write what the coordinator commits)
-    settings.write_text(yaml.safe_dump({**stack.role_params(), "hudi_options": {"hoodie.metrics.on": "true", "hoodie.metrics.reporter.type": "CONSOLE"}}))
+    # Hudi's own metrics where the user asks for them (hoodie.metrics.*, handed to Hudi as they are): its console
+    # reporter prints the table's figures and the metadata table's commits into the coordinator's log (not the data
+    # table's commits: Hudi times those in the client that wrote them, and here participants write what the coordinator
+    # commits)
+    settings.write_text(
+        yaml.safe_dump(
+            {
+                **stack.role_params(),
+                "hudi_options": {"hoodie.metrics.on": "true", "hoodie.metrics.reporter.type": "CONSOLE"},
+            }
+        )
+    )
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     workdir = tmp_path / "sink"
-    supervisor = subprocess.Popen([*CLI, "run", str(settings), "--workdir", str(workdir)], stdout=open(tmp_path / "supervisor.log", "wb"),
-                                  stderr=subprocess.STDOUT, start_new_session=True)
-    status = lambda: msgspec.json.decode((workdir / "supervisor.json").read_bytes()) if (workdir / "supervisor.json").exists() else {}
+    supervisor = subprocess.Popen(
+        [*CLI, "run", str(settings), "--workdir", str(workdir)],
+        stdout=open(tmp_path / "supervisor.log", "wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    status = lambda: (
+        msgspec.json.decode((workdir / "supervisor.json").read_bytes())
+        if (workdir / "supervisor.json").exists()
+        else {}
+    )
     try:
         stack.produce(2_000)
         wait_for(lambda: has_committed(stack.table_path, stack.ends), 120, "the first records committed", poll_s=0.5)
         for name in ("coordinator", "participant-0"):
             os.kill(status()["roles"][name]["pid"], signal.SIGKILL)
         stack.produce(2_000)
-        wait_for(lambda: has_committed(stack.table_path, stack.ends), 120, "the rest committed after the restarts", poll_s=0.5)
+        wait_for(
+            lambda: has_committed(stack.table_path, stack.ends),
+            120,
+            "the rest committed after the restarts",
+            poll_s=0.5,
+        )
         roles = status()["roles"]
-        assert all(roles[name]["starts"] == 2 and roles[name]["last_exit"]["cause"] == "killed by SIGKILL"
-                   for name in ("coordinator", "participant-0")), roles
+        assert all(
+            roles[name]["starts"] == 2 and roles[name]["last_exit"]["cause"] == "killed by SIGKILL"
+            for name in ("coordinator", "participant-0")
+        ), roles
     finally:
         supervisor.send_signal(signal.SIGTERM)
         assert supervisor.wait(90) == 0
-    assert all(role["state"] == "stopped" and role["pid"] is None for role in status()["roles"].values()), "every role stopped"
+    assert all(role["state"] == "stopped" and role["pid"] is None for role in status()["roles"].values()), (
+        "every role stopped"
+    )
     hudi_figures = (workdir / "coordinator.log").read_text(errors="replace")
-    assert "orders.compaction.pendingCompactionInstantCount" in hudi_figures and "orders_metadata.deltacommit.totalRecordsWritten" in hudi_figures
-    assert {oct(log.stat().st_mode & 0o777) for log in workdir.glob("*.log")} == {"0o600"}, "the roles' logs are their owner's only"
+    assert (
+        "orders.compaction.pendingCompactionInstantCount" in hudi_figures
+        and "orders_metadata.deltacommit.totalRecordsWritten" in hudi_figures
+    )
+    assert {oct(log.stat().st_mode & 0o777) for log in workdir.glob("*.log")} == {"0o600"}, (
+        "the roles' logs are their owner's only"
+    )
     report = stack.verify()
     assert verdict_ok(report), verdict(report)

@@ -1,5 +1,6 @@
 """No error committed: an instant whose Hudi write statuses report records Hudi could not write is refused before its
 decision (so no restart can roll it forward either), with the records named by the keys participants match them by."""
+
 import pytest
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import load_config
@@ -15,10 +16,19 @@ from hudi_kafka_nb.writer import HudiWriter
 
 
 def test_an_instant_whose_write_statuses_report_failed_records_is_rolled_back_not_committed(tmp_path, spark):
-    config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(tmp_path / "t"), table_name="orders",
-                         value_schema={"order_id": "string"})
+    config = load_config(
+        bootstrap_servers="127.0.0.1:1",
+        topics=["orders"],
+        table_path=str(tmp_path / "t"),
+        table_name="orders",
+        value_schema={"order_id": "string"},
+    )
     hudi = HudiJava(spark, config)
-    table, writer, serialization = FencedTable(config.table_path, HudiCommitter(hudi)), HudiWriter(hudi), hudi.H.common.util.SerializationUtils
+    table, writer, serialization = (
+        FencedTable(config.table_path, HudiCommitter(hudi)),
+        HudiWriter(hudi),
+        hudi.H.common.util.SerializationUtils,
+    )
     table.take_over("c")
     records = [RawRecord("orders", 0, i, 0, None, b'{"order_id": "o%d"}' % i) for i in range(3)]
     rows, _ = decode_records(records, config)
@@ -35,7 +45,8 @@ def test_an_instant_whose_write_statuses_report_failed_records_is_rolled_back_no
     with pytest.raises(RecordsFailed) as refused:
         table.commit(instant, checkpoint, [bytes(serialization.serialize(statuses))], "c")
     assert refused.value.total == 1 and refused.value.failed == [
-        FailedRecord(key, "", "java.lang.IllegalArgumentException: cannot convert the value of amount")]
+        FailedRecord(key, "", "java.lang.IllegalArgumentException: cannot convert the value of amount")
+    ]
     assert "never committed" in str(refused.value) and decision_in_flight(config.table_path) is None
     table.rollback(instant)
     assert completed_commits(config.table_path) == [] and read_snapshot(config.table_path, ["order_id"]).num_rows == 0

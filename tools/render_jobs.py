@@ -5,6 +5,7 @@
 Settings are described once, by the comment beside each field of `SinkConfig` (nbs/00_config.ipynb) and
 `JobControls` (nbs/40_runtime.ipynb), and have their defaults there only: every parameter here is empty ("" or None),
 which a job reads as "the default". tests/test_job_bundle.py checks that the files are what this writes."""
+
 from __future__ import annotations
 import inspect, io, json, re, textwrap, tokenize
 from pathlib import Path
@@ -15,7 +16,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 ROLES = ("coordinator", "participant", "table_services")
 JOB_FILE = ROOT / "resources" / "hudi_kafka_sink.job.yml"
-COLUMN = 37                 # where the comments start
+COLUMN = 37  # where the comments start
 
 
 def field_comments(cls) -> dict[str, str]:
@@ -24,8 +25,10 @@ def field_comments(cls) -> dict[str, str]:
     source = textwrap.dedent(inspect.getsource(cls))
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         row, column = token.start
-        if token.type == tokenize.NAME and column == 4 and row not in names: names[row] = token.string
-        elif token.type == tokenize.COMMENT and row in names: comments[names[row]] = token.string.lstrip("#").strip()
+        if token.type == tokenize.NAME and column == 4 and row not in names:
+            names[row] = token.string
+        elif token.type == tokenize.COMMENT and row in names:
+            comments[names[row]] = token.string.lstrip("#").strip()
     missing = [f for f in cls.__struct_fields__ if f not in comments]
     assert not missing, f"{cls.__name__} fields without a comment to describe them: {missing}"
     return {f: comments[f] for f in cls.__struct_fields__}
@@ -34,7 +37,10 @@ def field_comments(cls) -> dict[str, str]:
 def _parameter(field: msgspec.structs.FieldInfo, comment: str) -> str:
     "One typed line of a parameters cell: papermill documents it (--help-notebook) and casts -p values to its type."
     kind = {int: "int", float: "float", bool: "bool"}.get(field.type, "str")
-    notes = [{list: "comma-separated", dict: "JSON"}.get(getattr(field.type, "__origin__", None), ""), "required" if field.required else ""]
+    notes = [
+        {list: "comma-separated", dict: "JSON"}.get(getattr(field.type, "__origin__", None), ""),
+        "required" if field.required else "",
+    ]
     notes = "; ".join(filter(None, notes))
     text = f"{field.name}: {kind} = {'None' if kind != 'str' else chr(34) * 2}"
     return f"{text:<{COLUMN - 1}} # {comment}{f' ({notes})' if notes else ''}"
@@ -44,8 +50,12 @@ def parameters_cell() -> str:
     "The `parameters` cell every role notebook carries: every setting of the sink, then the job's controls."
     from hudi_kafka_nb.config import SinkConfig
     from hudi_kafka_nb.runtime import JobControls
-    lines = ["# Written by `make jobs` from SinkConfig (nbs/00_config.ipynb) and JobControls (nbs/40_runtime.ipynb): edit those.",
-             '# Empty ("" or None) means the default there; papermill --help-notebook lists every parameter.']
+
+    lines = [
+        "# Written by `make jobs` from SinkConfig (nbs/00_config.ipynb) and JobControls (nbs/40_runtime.ipynb): "
+        "edit those.",
+        '# Empty ("" or None) means the default there; papermill --help-notebook lists every parameter.',
+    ]
     settings = field_comments(SinkConfig)
     lines += [_parameter(f, settings[f.name]) for f in msgspec.structs.fields(SinkConfig)]
     lines.append("# How this run of the job is controlled")
@@ -63,9 +73,9 @@ def bundle_parameters(variables: dict) -> list[dict]:
     """The job's parameters: every setting of the sink, whose value is the bundle variable of that name where
     databricks.yml declares one (what a deployment chooses), else empty (the sink's default)."""
     from hudi_kafka_nb.config import SinkConfig
+
     names = [*SinkConfig.__struct_fields__, *BUNDLE_CONTROLS]
     return [{"name": name, "default": f"${{var.{name}}}" if name in variables else ""} for name in names]
-
 
 
 def bundle_variables() -> dict:
@@ -78,8 +88,14 @@ PARAMETERS_BLOCK = re.compile(r"(?ms)^(      parameters:\n)(.*?)(?=^      \w)")
 def job_file_text() -> str:
     "resources/hudi_kafka_sink.job.yml with its `parameters:` block written from `bundle_parameters`."
     text = JOB_FILE.read_text()
-    rows = ["        # written by `make jobs`: every setting of SinkConfig; a bundle variable of the same name gives its value",
-            *(f"        - {{name: {p['name']}, default: {json.dumps(p['default'])}}}" for p in bundle_parameters(bundle_variables()))]
+    rows = [
+        "        # written by `make jobs`: every setting of SinkConfig; a bundle variable of the same name gives "
+        "its value",
+        *(
+            f"        - {{name: {p['name']}, default: {json.dumps(p['default'])}}}"
+            for p in bundle_parameters(bundle_variables())
+        ),
+    ]
     assert PARAMETERS_BLOCK.search(text), f"{JOB_FILE} has no parameters: block"
     return PARAMETERS_BLOCK.sub(lambda m: m[1] + "\n".join(rows) + "\n", text, count=1)
 
@@ -93,7 +109,7 @@ def notebook_parameters_cell(path: Path) -> str:
 def write_notebooks():
     for role in ROLES:
         path = ROOT / "jobs" / f"{role}.ipynb"
-        notebook = json.loads(path.read_text())        # as nbdev_clean keeps it: rewritten in the same layout
+        notebook = json.loads(path.read_text())  # as nbdev_clean keeps it: rewritten in the same layout
         (cell,) = [c for c in notebook["cells"] if "parameters" in c["metadata"].get("tags", [])]
         cell["source"] = parameters_cell().splitlines(keepends=True)
         path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")

@@ -1,4 +1,6 @@
-"""Render README.md from the markdown cells of nbs/index.ipynb (Quarto, which nbdev would use, cannot be installed here)."""
+"""Render README.md from the markdown cells of nbs/index.ipynb (Quarto, which nbdev would use, cannot be installed
+here)."""
+
 from pathlib import Path
 import nbformat
 

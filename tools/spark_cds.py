@@ -11,6 +11,7 @@ bulk insert by a participant's writer, an upsert into merge-on-read by the coord
 reads by Spark's Hudi datasource, on throw-away tables.
 Usage: python tools/spark_cds.py OUTPUT   (make setup runs it after resolving the Hudi bundle)
 """
+
 import os, random, sys, tempfile
 from pathlib import Path
 
@@ -25,21 +26,39 @@ def exercise(spark, folder: Path):
     from hudi_kafka_nb.writer import HudiWriter
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
+
     rng = random.Random(1)
-    for name, settings in (("appended", {}), ("keyed", {**UPSERT_SETTINGS, "hudi_options": {"hoodie.compact.inline.max.delta.commits": "2"}})):
-        config = load_config(bootstrap_servers="127.0.0.1:1", topics=["orders"], table_path=str(folder / name), table_name=name,
-                             partition_field="region", value_schema=DEMO_VALUE_SCHEMA, **settings)
+    for name, settings in (
+        ("appended", {}),
+        ("keyed", {**UPSERT_SETTINGS, "hudi_options": {"hoodie.compact.inline.max.delta.commits": "2"}}),
+    ):
+        config = load_config(
+            bootstrap_servers="127.0.0.1:1",
+            topics=["orders"],
+            table_path=str(folder / name),
+            table_name=name,
+            partition_field="region",
+            value_schema=DEMO_VALUE_SCHEMA,
+            **settings,
+        )
         hudi = HudiJava(spark, config)
         table, writer, offset = FencedTable(config.table_path, HudiCommitter(hudi)), HudiWriter(hudi), 0
         table.take_over("cds")
         for _ in range(3):
             events = sample_orders(offset, 500, rng, orders=200 if settings else 0)
-            rows, _ = decode_records([RawRecord("orders", 0, offset + i, 0, k, v) for i, (k, v) in enumerate(events)], config)
+            rows, _ = decode_records(
+                [RawRecord("orders", 0, offset + i, 0, k, v) for i, (k, v) in enumerate(events)], config
+            )
             instant = table.start_instant()
             written = writer.write(rows, instant)
             progress = [PartitionProgress("orders", 0, offset, offset + len(events), len(events))]
-            table.commit(instant, Checkpoint(epoch=table.epoch, coordinator_id="cds", partitions=progress),
-                         [written.statuses] if written.statuses else [], "cds", staged_files=written.staged)
+            table.commit(
+                instant,
+                Checkpoint(epoch=table.epoch, coordinator_id="cds", partitions=progress),
+                [written.statuses] if written.statuses else [],
+                "cds",
+                staged_files=written.staged,
+            )
             offset += len(events)
         spark.read.format("hudi").load(config.table_path).count()
         table.close()
@@ -48,17 +67,22 @@ def exercise(spark, folder: Path):
 def main(output: str):
     output = Path(output).resolve()
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.unlink(missing_ok=True)             # a JVM using an archive cannot write another on top of it
+    output.unlink(missing_ok=True)  # a JVM using an archive cannot write another on top of it
     partial = output.with_name(output.name + ".partial")
-    os.environ["HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS"] = f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"
+    os.environ["HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS"] = (
+        f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"
+    )
     from pyspark import SparkContext
     from hudi_kafka_nb.spark import spark_session
+
     spark = spark_session("class-data-sharing archive")
-    jvm = SparkContext._gateway.proc            # the JVM writes the archive as it exits: wait for that
-    with tempfile.TemporaryDirectory() as folder: exercise(spark, Path(folder))
+    jvm = SparkContext._gateway.proc  # the JVM writes the archive as it exits: wait for that
+    with tempfile.TemporaryDirectory() as folder:
+        exercise(spark, Path(folder))
     spark.stop()
-    jvm.stdin.close()                           # Spark's gateway exits when its standard input closes
-    if jvm.wait(300) != 0 or not partial.exists(): sys.exit(f"the JVM exited with {jvm.returncode} and wrote no archive at {partial}")
+    jvm.stdin.close()  # Spark's gateway exits when its standard input closes
+    if jvm.wait(300) != 0 or not partial.exists():
+        sys.exit(f"the JVM exited with {jvm.returncode} and wrote no archive at {partial}")
     partial.replace(output)
 
 

@@ -9,18 +9,24 @@ from pathlib import Path
 from .servers import free_port, stop_process
 
 # %% auto #0
-__all__ = ['spark_home', 'LocalSparkCluster']
+__all__ = ["spark_home", "LocalSparkCluster"]
+
 
 # %% ../../nbs/52_spark_cluster.ipynb #11af66c7
 def spark_home() -> Path:
     "pyspark's own Spark distribution (its `bin/spark-class` starts masters and workers)."
     import pyspark
+
     return Path(pyspark.__file__).resolve().parent
 
+
 class LocalSparkCluster:
-    "A Spark standalone master and `workers` workers on loopback, each its own process; workers can be killed and restarted."
+    """A Spark standalone master and `workers` workers on loopback, each its own process; workers can be killed and
+    restarted."""
+
     def __init__(self, workdir: str | Path | None = None, workers: int = 2, cores: int = 2, memory: str = "2g"):
         import tempfile
+
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-spark-"))
         self.port, self.ui_port = free_port(), free_port()
         self.cores, self.memory = cores, memory
@@ -28,73 +34,125 @@ class LocalSparkCluster:
         self.workers: list[subprocess.Popen | None] = [None] * workers
 
     @property
-    def master_url(self) -> str: return f"spark://127.0.0.1:{self.port}"
+    def master_url(self) -> str:
+        return f"spark://127.0.0.1:{self.port}"
 
     def scratch(self, name: str) -> Path:
         "The scratch folder of the master or a worker (`worker-<i>`) and of the executors that worker starts."
         return self.workdir / "local" / name
 
     def _spawn(self, name: str, *args) -> subprocess.Popen:
-        env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1",
-               "SPARK_DAEMON_MEMORY": "256m", "SPARK_WORKER_DIR": str(self.workdir / "work"),
-               # executors keep their scratch in their worker's folder of the cluster's, not in /tmp: see kill_worker
-               "SPARK_LOCAL_DIRS": str(self.scratch(name)),
-               # finished applications' work folders (each executor's copy of the jars) go a minute after they end
-               "SPARK_WORKER_OPTS": "-Dspark.worker.cleanup.enabled=true -Dspark.worker.cleanup.interval=60 -Dspark.worker.cleanup.appDataTtl=60"}
-        return subprocess.Popen([str(spark_home() / "bin" / "spark-class"), *args], env=env, stdout=open(self.workdir / f"{name}.log", "ab"),
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        env = {
+            **os.environ,
+            "SPARK_HOME": str(spark_home()),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_NO_DAEMONIZE": "1",
+            "SPARK_DAEMON_MEMORY": "256m",
+            "SPARK_WORKER_DIR": str(self.workdir / "work"),
+            # executors keep their scratch in their worker's folder of the cluster's, not in /tmp: see kill_worker
+            "SPARK_LOCAL_DIRS": str(self.scratch(name)),
+            # finished applications' work folders (each executor's copy of the jars) go a minute after they end
+            "SPARK_WORKER_OPTS": "-Dspark.worker.cleanup.enabled=true -Dspark.worker.cleanup.interval=60 "
+            "-Dspark.worker.cleanup.appDataTtl=60",
+        }
+        return subprocess.Popen(
+            [str(spark_home() / "bin" / "spark-class"), *args],
+            env=env,
+            stdout=open(self.workdir / f"{name}.log", "ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def start(self, timeout_s: float = 60) -> "LocalSparkCluster":
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.master = self._spawn("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port),
-                                  "--webui-port", str(self.ui_port))
-        for i in range(len(self.workers)): self.start_worker(i, wait=False)
+        self.master = self._spawn(
+            "master",
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--webui-port",
+            str(self.ui_port),
+        )
+        for i in range(len(self.workers)):
+            self.start_worker(i, wait=False)
         self.wait_for_workers(len(self.workers), timeout_s)
         return self
 
     def start_worker(self, index: int, wait: bool = True, timeout_s: float = 60):
         "Start worker `index` (again)."
-        self.workers[index] = self._spawn(f"worker-{index}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                                          "--cores", str(self.cores), "--memory", self.memory, "--webui-port", "0",
-                                          "--work-dir", str(self.workdir / "work"), self.master_url)
-        if wait: self.wait_for_workers(sum(w is not None and w.poll() is None for w in self.workers), timeout_s)
+        self.workers[index] = self._spawn(
+            f"worker-{index}",
+            "org.apache.spark.deploy.worker.Worker",
+            "--host",
+            "127.0.0.1",
+            "--cores",
+            str(self.cores),
+            "--memory",
+            self.memory,
+            "--webui-port",
+            "0",
+            "--work-dir",
+            str(self.workdir / "work"),
+            self.master_url,
+        )
+        if wait:
+            self.wait_for_workers(sum(w is not None and w.poll() is None for w in self.workers), timeout_s)
 
     def alive_workers(self) -> int:
         "How many workers the master counts as alive (its JSON status page)."
         import json, urllib.request
+
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as answer:
                 return int(json.load(answer).get("aliveworkers", 0))
-        except (OSError, ValueError): return 0
+        except (OSError, ValueError):
+            return 0
 
     def wait_for_workers(self, count: int, timeout_s: float = 60):
         deadline = time.monotonic() + timeout_s
         while self.alive_workers() < count:
-            if self.master is None or self.master.poll() is not None: raise RuntimeError(f"the Spark master is not running; see {self.workdir / 'master.log'}")
-            if time.monotonic() > deadline: raise TimeoutError(f"{count} Spark workers not registered after {timeout_s}s; see {self.workdir}")
+            if self.master is None or self.master.poll() is not None:
+                raise RuntimeError(f"the Spark master is not running; see {self.workdir / 'master.log'}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{count} Spark workers not registered after {timeout_s}s; see {self.workdir}")
             time.sleep(0.2)
 
     def kill_worker(self, index: int):
         "SIGKILL worker `index` and the executors it started, as a lost machine."
         import psutil
+
         worker = self.workers[index]
-        if worker is None or worker.poll() is not None: return
+        if worker is None or worker.poll() is not None:
+            return
         children = psutil.Process(worker.pid).children(recursive=True)
-        work_folders = []                           # an executor works in work/<application>/<executor id>
+        work_folders = []  # an executor works in work/<application>/<executor id>
         for child in children:
-            try: work_folders.append(Path(child.cwd()))
-            except psutil.Error: pass               # exited already: its folder is Spark's clean-up's
-        worker.kill(); worker.wait()
+            try:
+                work_folders.append(Path(child.cwd()))
+            except psutil.Error:
+                pass  # exited already: its folder is Spark's clean-up's
+        worker.kill()
+        worker.wait()
         for child in children:
-            try: child.kill()
-            except psutil.Error: pass
+            try:
+                child.kill()
+            except psutil.Error:
+                pass
         # what the lost machine's executors left: their copies of the jars, hundreds of MB each
-        for folder in [self.scratch(f"worker-{index}")] + [f for f in work_folders if (self.workdir / "work") in f.parents]:
+        for folder in [self.scratch(f"worker-{index}")] + [
+            f for f in work_folders if (self.workdir / "work") in f.parents
+        ]:
             shutil.rmtree(folder, ignore_errors=True)
 
     def stop(self):
-        for index in range(len(self.workers)): self.kill_worker(index)
+        for index in range(len(self.workers)):
+            self.kill_worker(index)
         stop_process(self.master)
 
-    def __enter__(self): return self.start()
-    def __exit__(self, *exc): self.stop()
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
