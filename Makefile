@@ -139,10 +139,12 @@ lint: setup
 	@before=$$(cat nbs/*.ipynb | md5sum); $(VENV)/bin/nbdev_clean; after=$$(cat nbs/*.ipynb | md5sum); \
 	  [ "$$before" = "$$after" ] || { echo "nbs/ was not as nbdev_clean leaves it (now it is): commit the cleaned notebooks"; exit 1; }
 
-# The package as the notebooks export it, formatted: nbdev writes each module's `__all__` and joins the cells; ruff
-# formats the result as it formats the notebooks.
+# The package as the notebooks export it, formatted: nbdev writes each module's `__all__`, joins the cells and makes
+# the package's imports relative where it can parse them (not those split over lines); ruff makes them all absolute,
+# sorts them and formats the result as it formats the notebooks.
 export: setup
 	$(VENV)/bin/nbdev_export
+	$(VENV)/bin/ruff check --quiet --fix --unsafe-fixes --select TID252,I hudi_kafka_nb
 	$(VENV)/bin/ruff format --quiet hudi_kafka_nb
 
 # The package must be exactly what the notebooks export, the README what index.ipynb says,

@@ -13,12 +13,17 @@ reading of the handed-over rows inside Hudi's write (that write's time less the 
 """
 
 from __future__ import annotations
-import os, time, uuid
+
+import os
+import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
 import psutil
 import pyarrow as pa
 from pyspark import StorageLevel
+
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.fencing import FencedTable

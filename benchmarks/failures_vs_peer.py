@@ -12,19 +12,28 @@ On the embedded broker, three runs for each system, each on a fresh topic of 8 p
 Every verdict is printed side by side.
 """
 
-import argparse, json, random, subprocess, tempfile, threading, time, uuid
+import argparse
+import json
+import random
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
 from pathlib import Path
+
 import pyarrow.compute as pc
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient
-from hudi_kafka_nb.dev.chaos import run_chaos
+from versus_peer import peer_command  # benchmarks/versus_peer.py: how the peer is started
+
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.dev.chaos import run_chaos
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
-from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot
 from hudi_kafka_nb.dev.roles import RoleProcess
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
-from versus_peer import peer_command  # benchmarks/versus_peer.py: how the peer is started
+from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot
 
 
 def by_coordinates(table, expected: set) -> dict:

@@ -6,18 +6,25 @@ instant, no commit), in one Spark session, in one run: (a) confluent-kafka consu
 startingOffsets/endingOffsets) → from_json → Hudi Each is repeated and the median and spread printed, with (b) as a
 ratio of (a)."""
 
-import argparse, json, statistics, tempfile, time, uuid
+import argparse
+import json
+import statistics
+import tempfile
+import time
+import uuid
 from pathlib import Path
+
 from confluent_kafka import Consumer, TopicPartition
+from peer import kafka_jars  # benchmarks/peer.py: Spark's Kafka source and what it needs
+
+from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, consumer_settings, load_config
 from hudi_kafka_nb.dev.producers import produce_orders
-from hudi_kafka_nb.committer import HudiCommitter
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from hudi_kafka_nb.hudi import HudiJava
+from hudi_kafka_nb.records import RawRecord, decode_records
 from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.writer import HudiWriter
-from hudi_kafka_nb.records import RawRecord, decode_records
-from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
-from peer import kafka_jars  # benchmarks/peer.py: Spark's Kafka source and what it needs
 
 
 def via_confluent_kafka(config, writer, ends, instant):
@@ -40,7 +47,10 @@ def via_spark_kafka_source(spark, config, writer, ends, instant):
     from pyspark.sql.types import StructType
 
     topic = config.topics[0]
-    offsets = lambda pick: json.dumps({topic: {str(p): pick(e) for (_, p), e in ends.items()}})
+
+    def offsets(pick):
+        return json.dumps({topic: {str(p): pick(e) for (_, p), e in ends.items()}})
+
     raw = (
         spark.read.format("kafka")
         .option("kafka.bootstrap.servers", config.bootstrap_servers)

@@ -9,10 +9,17 @@ process trees together. The same topics then run through separate sinks, a coord
 where this machine holds them (1 and 5 tables; 20 is projected from 5). Compared within the run, as ratios.
 """
 
-import argparse, re, statistics, tempfile, threading, time, uuid
+import argparse
+import re
+import statistics
+import tempfile
+import threading
+import time
+import uuid
 from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
+
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess
@@ -155,9 +162,11 @@ def main():
     for n, r in results.items():
         if "separate" in r:
             one, sep = r["one"], r["separate"]
+            memory = (sep["coordinator_mib"] + sep["participant_mib"]) / (
+                one["coordinator_mib"] + one["participant_mib"]
+            )
             print(
-                f"{n} table(s), separate sinks / one sink: memory "
-                f"{(sep['coordinator_mib'] + sep['participant_mib']) / (one['coordinator_mib'] + one['participant_mib']):.2f}, "
+                f"{n} table(s), separate sinks / one sink: memory {memory:.2f}, "
                 f"time to commit all {sep['total_s'] / one['total_s']:.2f}"
             )
     seps = {n: r["separate"] for n, r in results.items() if "separate" in r}

@@ -6,10 +6,14 @@ backlog (`trigger(availableNow=True)`, `maxOffsetsPerTrigger` records per micro-
 runs continuously until a number of records is committed (`--until-records`, for the latency at a steady rate), and
 prints one JSON line: seconds from the query's start to its end, and micro-batches run."""
 
-import argparse, json, time
+import argparse
+import json
+import time
 from pathlib import Path
+
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
+
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.hudi import HudiJava, table_options
 from hudi_kafka_nb.spark import spark_session

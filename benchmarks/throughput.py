@@ -25,22 +25,28 @@ participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages
 the run, as ratios: these machines are too noisy for absolute targets. Participants that run together get their share of
 the cores each (`dev.roles.participant_roles`), as any sharing one machine should."""
 
-import argparse, statistics, tempfile, threading, time, uuid
+import argparse
+import statistics
+import tempfile
+import threading
+import time
+import uuid
 from datetime import datetime
 from pathlib import Path
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
-from hudi_kafka_nb.dev.demo import compare_latest, wait_until_committed, wait_until_ingesting
-from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_orders
-from hudi_kafka_nb.reading import coordinate_check
-from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
-from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
-from hudi_kafka_nb.storage import TableStorage, resolve_storage_options
 
 # benchmarks/breakdown.py: figure (j)
 from breakdown import plot_breakdown, print_breakdown, stage_breakdown, tree_cpu_s
 
 # benchmarks/versus_peer.py: the raw consumer, the peer, latency
 from versus_peer import latencies, raw_read, run_peer, run_sink
+
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.dev.demo import compare_latest, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_orders
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
+from hudi_kafka_nb.reading import coordinate_check
+from hudi_kafka_nb.storage import TableStorage, resolve_storage_options
 
 
 def log_time(line: str) -> float:
@@ -332,7 +338,8 @@ def table_services_figure(broker, topic, ends, args, root):
 
 
 def object_store_figure(broker, topic, ends, args, root, local_rate):
-    """(e) The same sink (2 participants) with its table in MinIO's bucket, written through S3A, read back with hudi-rs."""
+    """(e) The same sink (2 participants) with its table in MinIO's bucket, written through S3A, read back with
+    hudi-rs."""
     with EmbeddedS3(root / "s3") as s3:
         settings = {"table_path": s3.url("bench"), "storage_options": s3.storage_options}
         rate, latencies, _ = sink_rate(
@@ -465,6 +472,7 @@ AVRO_ORDER = {
 def read_records(bootstrap_servers, topic, ends, limit):
     "The first `limit` records of `topic` as the sink's RawRecords."
     from confluent_kafka import Consumer, TopicPartition
+
     from hudi_kafka_nb.records import RawRecord
 
     consumer = Consumer(
@@ -493,7 +501,8 @@ def avro_figure(broker, topic, ends, args, root):
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
-    from hudi_kafka_nb.avro import SchemaCache, ConfluentRegistry, registry_value_schema
+
+    from hudi_kafka_nb.avro import ConfluentRegistry, SchemaCache, registry_value_schema
     from hudi_kafka_nb.avro_records import decode_avro
     from hudi_kafka_nb.config import load_config
     from hudi_kafka_nb.dev.producers import send_events
@@ -515,12 +524,12 @@ def avro_figure(broker, topic, ends, args, root):
             return serialize({**order, "event_time": datetime.fromisoformat(order["event_time"] + "+00:00")}, context)
 
         avro_ends = send_events(broker.bootstrap_servers, avro_topic, [(r.key, as_avro(r.value)) for r in json_records])
-        base = dict(
-            bootstrap_servers=broker.bootstrap_servers,
-            table_path=str(root / "decode"),
-            table_name="bench",
-            partition_field="region",
-        )
+        base = {
+            "bootstrap_servers": broker.bootstrap_servers,
+            "table_path": str(root / "decode"),
+            "table_name": "bench",
+            "partition_field": "region",
+        }
         as_json = load_config(base, topics=topic, value_schema=DEMO_VALUE_SCHEMA)
         as_avro_config = load_config(
             base, topics=avro_topic, value_format="avro", schema_registry={"url": registry.url}

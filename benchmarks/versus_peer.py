@@ -13,18 +13,29 @@ records/s and MB/s, the ratio to raw and to the peer at the same commit size, th
 process its peak memory (shared pages counted once) and CPU seconds; written to a CSV and a PNG in the work folder.
 """
 
-import argparse, csv, json, statistics, subprocess, sys, tempfile, threading, time, uuid
+import argparse
+import csv
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
 from datetime import datetime
 from pathlib import Path
+
 import pyarrow as pa
 import pyarrow.compute as pc
 from confluent_kafka import Consumer, TopicPartition
+
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, consumer_settings, load_config
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
-from hudi_kafka_nb.reading import coordinate_check, read_snapshot
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles, tree_memory
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
+from hudi_kafka_nb.reading import coordinate_check, read_snapshot
 from hudi_kafka_nb.timeline import completion_times
 
 # the same table maintenance for both systems; the timeline kept long enough to date every commit of a run
@@ -245,11 +256,16 @@ def summary(rows, args, root):
     import matplotlib.pyplot as plt
 
     runs = list(dict.fromkeys(r["run"] for r in rows))
-    med = lambda run, key: statistics.median(r[key] for r in rows if r["run"] == run)
-    spread = lambda run, key: (
-        min(r[key] for r in rows if r["run"] == run),
-        max(r[key] for r in rows if r["run"] == run),
-    )
+
+    def med(run, key):
+        return statistics.median(r[key] for r in rows if r["run"] == run)
+
+    def spread(run, key):
+        return (
+            min(r[key] for r in rows if r["run"] == run),
+            max(r[key] for r in rows if r["run"] == run),
+        )
+
     # the peer at the same records per commit
     peer_at = {f"sink-{k}": f"peer-{k * args.max_buffered}" for k in (1, 2)}
     for run in runs:

@@ -4,13 +4,19 @@
 
 # %% ../nbs/06_avro.ipynb #a74aa159
 from __future__ import annotations
-import json, logging, time
-from typing import NamedTuple, Protocol, Sequence
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
+
 import fastavro
 import pyarrow as pa
-from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
-from .setting_values import arrow_type, resolve_secret
-from .records import ServiceUnavailable
+
+from hudi_kafka_nb.config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
+from hudi_kafka_nb.records import ServiceUnavailable
+from hudi_kafka_nb.setting_values import arrow_type, resolve_secret
 
 # %% auto #0
 __all__ = [
@@ -213,15 +219,20 @@ def demo_avro_schema(version: int = 1) -> dict:
     """The demo's order schema: version 2 adds a nullable `coupon`; version 3 (a producer's mistake) also writes
     `quantity` as a string, which no table of the earlier versions can take: its records are dead-lettered."""
     coupon = [{"name": "coupon", "type": ["null", "string"], "default": None}] if version >= 2 else []
-    retyped = lambda f: {**f, "type": "string"} if version >= 3 and f["name"] == "quantity" else f
+
+    def retyped(f):
+        return {**f, "type": "string"} if version >= 3 and f["name"] == "quantity" else f
+
     return {**DEMO_AVRO_SCHEMA, "fields": [retyped(f) for f in DEMO_AVRO_SCHEMA["fields"]] + coupon}
 
 
 def demo_avro_order(i: int, version: int = 1) -> dict:
     "Order `i` as a producer hands it to Avro's serializer (Python values: Decimal, date, datetime, …)."
-    import datetime, decimal, uuid
+    import datetime
+    import decimal
+    import uuid
 
-    placed = datetime.datetime(2026, 11, 26, tzinfo=datetime.timezone.utc) + datetime.timedelta(seconds=i)
+    placed = datetime.datetime(2026, 11, 26, tzinfo=datetime.UTC) + datetime.timedelta(seconds=i)
     order = {
         "order_id": str(uuid.UUID(int=i)),
         "region": ("eu", "us", "ap")[i % 3],
@@ -432,7 +443,7 @@ class SchemaCache:
         self.readers: dict[int, WriterSchema] = {}
         self._plain: SchemaCache | None = None
 
-    def plain(self) -> "SchemaCache":
+    def plain(self) -> SchemaCache:
         "A cache of the same registry for records that are not change events (the message keys of change events)."
         if not self.envelope:
             return self

@@ -4,15 +4,18 @@
 
 # %% ../nbs/07_avro_records.ipynb #05c8d964
 from __future__ import annotations
+
 import io
 from typing import NamedTuple
+
 import fastavro
 import pyarrow as pa
-from .avro import SchemaCache, UnknownSchema, WriterSchema, wire_frame
-from .changes import Change, envelope_change, key_value, tombstone_change, warn_once
-from .config import DELETED_FIELD, POSITION_FIELD, SinkConfig
-from .records import KAFKA_COLUMNS, DeadLetter, Decoded, RawRecord, _stored_rows, value_schema
-from .setting_values import arrow_type
+
+from hudi_kafka_nb.avro import SchemaCache, UnknownSchema, WriterSchema, wire_frame
+from hudi_kafka_nb.changes import Change, envelope_change, key_value, tombstone_change, warn_once
+from hudi_kafka_nb.config import DELETED_FIELD, POSITION_FIELD, SinkConfig
+from hudi_kafka_nb.records import KAFKA_COLUMNS, DeadLetter, Decoded, RawRecord, _stored_rows, value_schema
+from hudi_kafka_nb.setting_values import arrow_type
 
 # %% auto #0
 __all__ = ["WIDENINGS", "TOMBSTONES", "avro_key_reader", "keyed_schema", "decode_avro", "debezium_envelope"]

@@ -4,11 +4,14 @@
 
 # %% ../nbs/10_background_writes.ipynb #6dd97851
 from __future__ import annotations
+
 import logging
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
+
 import pyarrow as pa
-from .participant_state import Wrote
-from .ports import Writer, error_summary
+
+from hudi_kafka_nb.participant_state import Wrote
+from hudi_kafka_nb.ports import Writer, error_summary
 
 # %% auto #0
 __all__ = ["log", "BackgroundWrites"]

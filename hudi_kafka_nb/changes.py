@@ -4,13 +4,16 @@
 
 # %% ../nbs/05_changes.ipynb #9a518a3c
 from __future__ import annotations
+
 import logging
 from typing import NamedTuple
+
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
-from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, DELETED_FIELD, POSITION_FIELD, SinkConfig
-from .records import DeadLetter, Decoded, RawRecord, decode_batch
+
+from hudi_kafka_nb.config import CDC_COLUMNS, CDC_METADATA_COLUMNS, DELETED_FIELD, POSITION_FIELD, SinkConfig
+from hudi_kafka_nb.records import DeadLetter, Decoded, RawRecord, decode_batch
 
 # %% auto #0
 __all__ = [
@@ -166,8 +169,11 @@ def decode_changes(records: list[RawRecord], config: SinkConfig, discover: bool 
         else:
             dead.append(DeadLetter(record, change.problem))
     decoded = decode_batch(rows, config, discover)
+
     # the records after a partition's first new field are read again in the next instant: so are their dead letters
-    before = lambda r: r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)
+    def before(r):
+        return r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)
+
     return decoded._replace(dead=decoded.dead + [d for d in dead if before(d.record)])
 
 

@@ -4,12 +4,15 @@
 
 # %% ../nbs/12_commit_state.ipynb #f3c5247f
 from __future__ import annotations
+
 import logging
 from enum import Enum
+
 import msgspec
-from .config import SinkConfig
-from .messages import PartitionProgress, PartitionStart, WriteStatus
-from .records import widen_value_schema
+
+from hudi_kafka_nb.config import SinkConfig
+from hudi_kafka_nb.messages import PartitionProgress, PartitionStart, WriteStatus
+from hudi_kafka_nb.records import widen_value_schema
 
 # %% auto #0
 __all__ = [
@@ -95,10 +98,10 @@ class OpenInstant(msgspec.Struct, frozen=True, kw_only=True):
     full: frozenset[str] = frozenset()
     ended_at: float | None = None  # when END_COMMIT went out
 
-    def with_status(self, status: WriteStatus) -> "OpenInstant":
+    def with_status(self, status: WriteStatus) -> OpenInstant:
         return msgspec.structs.replace(self, statuses={**self.statuses, status.participant_id: status})
 
-    def with_full(self, participant: str) -> "OpenInstant":
+    def with_full(self, participant: str) -> OpenInstant:
         return msgspec.structs.replace(self, full=self.full | {participant}) if participant in self.assignment else self
 
     def all_full(self) -> bool:
@@ -110,7 +113,10 @@ class OpenInstant(msgspec.Struct, frozen=True, kw_only=True):
     def followed_by(self, assignment: dict[str, list[PartitionStart]], value_schema: dict[str, str]) -> bool:
         """Whether an instant of these owners and fields carries on from this one: its participants read on from this
         END_COMMIT."""
-        owned = lambda a: {p: [(s.topic, s.partition) for s in starts] for p, starts in a.items()}
+
+        def owned(a):
+            return {p: [(s.topic, s.partition) for s in starts] for p, starts in a.items()}
+
         return (
             self.ended_at is not None
             and owned(assignment) == owned(self.assignment)

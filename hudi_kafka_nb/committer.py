@@ -4,14 +4,16 @@
 
 # %% ../nbs/25_committer.ipynb #64ce5a21
 from __future__ import annotations
+
 import logging
 from typing import Any
-from .config import WriteMode
-from .hudi import HudiJava, coordinator_options, create_or_open_table, java_list, table_services_options
-from .messages import FailedRecord
-from .storage import aux_key, staging_key
-from .timeline import latest_checkpoint_of, latest_schema_fields
-from .writer import delete_instant_files
+
+from hudi_kafka_nb.config import WriteMode
+from hudi_kafka_nb.hudi import HudiJava, coordinator_options, create_or_open_table, java_list, table_services_options
+from hudi_kafka_nb.messages import FailedRecord
+from hudi_kafka_nb.storage import aux_key, staging_key
+from hudi_kafka_nb.timeline import latest_checkpoint_of, latest_schema_fields
+from hudi_kafka_nb.writer import delete_instant_files
 
 # %% auto #0
 __all__ = ["log", "metadata_table_services", "pending_writes", "java_reason", "HudiCommitter", "HudiTableServices"]
@@ -132,7 +134,7 @@ class HudiCommitter:
     def write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
         """Insert or upsert the records participants staged for `instant` with Hudi's write client; its serialized write
         statuses."""
-        H, hudi = self.hudi.H, self.hudi
+        hudi_java, hudi = self.hudi.H, self.hudi
         if not staged_files:
             return []
         records = self.staged_records(instant, staged_files)
@@ -142,7 +144,7 @@ class HudiCommitter:
             else self.client.insert(records, instant)
         )
         statuses = hudi.jvm.java.util.ArrayList(written.collect())
-        return [bytes(H.common.util.SerializationUtils.serialize(statuses))]
+        return [bytes(hudi_java.common.util.SerializationUtils.serialize(statuses))]
 
     def failed_records(self, write_statuses: list[bytes], limit: int = 1000) -> tuple[int, list[FailedRecord]]:
         """How many records Hudi's serialized write statuses report as not written (a file two name, too), and the first
@@ -193,14 +195,14 @@ class HudiCommitter:
 
     def commit(self, instant: str, write_statuses: list[bytes], extra_metadata: dict[str, str]) -> bool:
         "Commit `instant` with the participants' serialized write statuses and our extra metadata."
-        H, jvm = self.hudi.H, self.hudi.jvm
+        hudi_java, jvm = self.hudi.H, self.hudi.jvm
         statuses = jvm.java.util.ArrayList()
         for blob in write_statuses:
-            statuses.addAll(H.common.util.SerializationUtils.deserialize(bytearray(blob)))
+            statuses.addAll(hudi_java.common.util.SerializationUtils.deserialize(bytearray(blob)))
         rdd = self.hudi.jsc.parallelize(statuses, 1)
         try:
             committed = bool(
-                self.client.commit(instant, rdd, H.common.util.Option.of(self.hudi.java_map(extra_metadata)))
+                self.client.commit(instant, rdd, hudi_java.common.util.Option.of(self.hudi.java_map(extra_metadata)))
             )
         except Exception as e:
             # Hudi runs the inline table services (clean, clustering, archival) inside commit, once the instant is

@@ -4,10 +4,15 @@
 
 # %% ../nbs/00_config.ipynb #9e5c4ad5
 from __future__ import annotations
-import difflib, json, re
+
+import difflib
+import json
+import re
 from enum import Enum
+
 import msgspec
-from .setting_values import SECRET_REFERENCE, ConfigError, arrow_type, is_secret_key, resolve_secret
+
+from hudi_kafka_nb.setting_values import SECRET_REFERENCE, ConfigError, arrow_type, is_secret_key, resolve_secret
 
 # %% auto #0
 __all__ = [

@@ -4,11 +4,17 @@
 
 # %% ../nbs/13_coordinator.ipynb #30d0eb20
 from __future__ import annotations
-import logging, os, socket, time
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Sequence
 from enum import Enum
-from typing import Callable, Sequence
+
 import msgspec
 from fastcore.basics import patch
+
 from hudi_kafka_nb.commit_state import (
     OpenInstant,
     Outcome,
@@ -18,7 +24,7 @@ from hudi_kafka_nb.commit_state import (
     start_offsets,
     verdict,
 )
-from .config import SinkConfig
+from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.messages import (
     AbortCommit,
     AckCommit,
@@ -44,7 +50,7 @@ from hudi_kafka_nb.ports import (
     WriteFailed,
     no_crash,
 )
-from .records import widen_value_schema
+from hudi_kafka_nb.records import widen_value_schema
 
 # %% auto #0
 __all__ = [

@@ -4,13 +4,20 @@
 
 # %% ../nbs/14_fencing.ipynb #8edc97c7
 from __future__ import annotations
-import base64, contextlib, logging, time, uuid
-from typing import Callable, Iterable, Sequence
+
+import base64
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+
 import msgspec
-from .config import WriteMode
-from .messages import extra_metadata, latest_checkpoint
-from .ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
-from .storage import Table, TableError, aux_key, table_storage
+
+from hudi_kafka_nb.config import WriteMode
+from hudi_kafka_nb.messages import extra_metadata, latest_checkpoint
+from hudi_kafka_nb.ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
+from hudi_kafka_nb.storage import Table, TableError, aux_key, table_storage
 from hudi_kafka_nb.timeline import (
     completed_commits,
     instant_of_file,

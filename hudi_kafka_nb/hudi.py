@@ -4,12 +4,15 @@
 
 # %% ../nbs/23_hudi.ipynb #f5f8a204
 from __future__ import annotations
+
 import logging
+
 import msgspec
 import pyarrow as pa
-from .config import SinkConfig, WriteMode
-from .records import data_schema
-from .spark import hudi_version
+
+from hudi_kafka_nb.config import SinkConfig, WriteMode
+from hudi_kafka_nb.records import data_schema
+from hudi_kafka_nb.spark import hudi_version
 from hudi_kafka_nb.storage import (
     TableStorage,
     check_table,
@@ -284,10 +287,10 @@ class HudiJava:
     def records(self, frame, options: dict[str, str], write_config, instant: str):
         """Spark rows of the table's data schema as the `JavaRDD` of Hudi records that a writer with these settings
         takes into `instant`."""
-        H = self.H
-        schema = H.common.schema.HoodieSchema.parse(self.avro_schema)
-        settings = H.HoodieConversionUtils.mapAsScalaImmutableMap(self.java_map(options))
-        args = getattr(H, "HoodieCreateRecordUtils$createHoodieRecordRddArgs")(
+        hudi_java = self.H
+        schema = hudi_java.common.schema.HoodieSchema.parse(self.avro_schema)
+        settings = hudi_java.HoodieConversionUtils.mapAsScalaImmutableMap(self.java_map(options))
+        args = getattr(hudi_java, "HoodieCreateRecordUtils$createHoodieRecordRddArgs")(
             frame._jdf,
             write_config,
             settings,
@@ -302,7 +305,7 @@ class HudiJava:
             False,
             self.meta_client().getTableConfig(),
         )
-        return H.HoodieCreateRecordUtils.createHoodieRecordRdd(args)
+        return hudi_java.HoodieCreateRecordUtils.createHoodieRecordRdd(args)
 
     def java_map(self, values: dict[str, str]):
         result = self.jvm.java.util.HashMap()

@@ -4,25 +4,32 @@
 
 # %% ../nbs/27_kafka.ipynb #9e9747f0
 from __future__ import annotations
-import logging, threading, time, uuid
-from typing import Any, Callable
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
 import msgspec
 from confluent_kafka import (
-    Consumer,
-    Producer,
-    TopicPartition,
     OFFSET_BEGINNING,
     OFFSET_END,
-    KafkaException,
-    KafkaError,
+    Consumer,
     IsolationLevel,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec
-from .config import SinkConfig, client_settings, consumer_settings
-from .messages import ControlEvent, Hello, PartitionStart, decode_event, encode_event
-from .ports import ForeignEvents
-from .preflight import UNAUTHORISED, admin_client, data_partitions, warn_unless_unauthorised
-from .records import DeadLetter, RawRecord, dead_letter_message
+
+from hudi_kafka_nb.config import SinkConfig, client_settings, consumer_settings
+from hudi_kafka_nb.messages import ControlEvent, Hello, PartitionStart, decode_event, encode_event
+from hudi_kafka_nb.ports import ForeignEvents
+from hudi_kafka_nb.preflight import UNAUTHORISED, admin_client, data_partitions, warn_unless_unauthorised
+from hudi_kafka_nb.records import DeadLetter, RawRecord, dead_letter_message
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +129,7 @@ class BrokerView:
                 isolation_level=isolation,
             )
         except Exception as e:
-            return {tp: e for tp in partitions}
+            return dict.fromkeys(partitions, e)
         answers = {}
         for tp, future in futures.items():
             # bounded although the request is: a look-up that never answered would stop the coordinator's loop
@@ -239,7 +246,7 @@ class RouteValues:
         self.stopping = False
         self.thread = threading.Thread(target=self._run, args=(poll_s,), name=f"route-values {reader}", daemon=True)
 
-    def start(self) -> "RouteValues":
+    def start(self) -> RouteValues:
         self.thread.start()
         return self
 
@@ -316,7 +323,7 @@ class DeadLetterQueue:
         self.refused: list[int] = []  # letters of the transaction under way that the topic refused as too large
 
     @classmethod
-    def for_config(cls, config: SinkConfig, participant_id: str) -> "DeadLetterQueue":
+    def for_config(cls, config: SinkConfig, participant_id: str) -> DeadLetterQueue:
         settings = client_settings(config, **{"acks": "all", "linger.ms": 5})
         # the broker judges each letter alone: one too large takes no other down
         alone = {**settings, "batch.num.messages": 1}
@@ -328,11 +335,17 @@ class DeadLetterQueue:
                 config.dead_letter_max_bytes,
                 table=config.table_name,
             )
+
         # one transactional.id per participant, the same across its restarts: the new process fences a killed one's
         # unfinished transaction at once, instead of after transaction.timeout.ms
-        transactional = lambda one_by_one: Producer(
-            {**(alone if one_by_one else settings), "transactional.id": f"{config.dead_letter_group}-{participant_id}"}
-        )
+        def transactional(one_by_one):
+            return Producer(
+                {
+                    **(alone if one_by_one else settings),
+                    "transactional.id": f"{config.dead_letter_group}-{participant_id}",
+                }
+            )
+
         positions = Consumer(consumer_settings(config, config.dead_letter_group, **{"client.id": participant_id}))
         queue = cls(
             transactional(False),
@@ -429,7 +442,10 @@ class DeadLetterQueue:
             self.ready = True
         self.producer.begin_transaction()
         for index, (key, value, headers) in enumerate(messages):
-            refused = lambda error, message, index=index: self._refused(error, index)
+
+            def refused(error, message, index=index):
+                return self._refused(error, index)
+
             while True:
                 try:
                     self.producer.produce(self.topic, key=key, value=value, headers=headers, on_delivery=refused)
@@ -483,7 +499,9 @@ class DeadLetterQueue:
 
     def _produce(self, key, value, headers):
         # reports do not carry the headers
-        delivered = lambda error, message: self._delivered(error, key, value, headers)
+        def delivered(error, message):
+            return self._delivered(error, key, value, headers)
+
         try:
             self.producer.produce(self.topic, key=key, value=value, headers=headers, on_delivery=delivered)
         except KafkaException as e:

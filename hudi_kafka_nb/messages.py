@@ -4,7 +4,9 @@
 
 # %% ../nbs/03_messages.ipynb #558e5133
 from __future__ import annotations
+
 import logging
+
 import msgspec
 
 # %% auto #0

@@ -4,11 +4,17 @@
 
 # %% ../nbs/29_metrics.ipynb #3837eaad
 from __future__ import annotations
-import logging, re, threading, time
-from typing import Callable
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, push_to_gateway, start_http_server
-from .ports import Clock, DeadLetters
-from .records import DeadLetter
+
+from hudi_kafka_nb.ports import Clock, DeadLetters
+from hudi_kafka_nb.records import DeadLetter
 
 log = logging.getLogger(__name__)
 SECONDS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)  # from a quick local commit to a slow store's
@@ -279,6 +285,7 @@ def read_metrics(url: str, timeout_s: float = 10) -> dict[tuple[str, tuple], flo
     """The metrics a role serves at `url` (`http://host:port/metrics`): {(name, ((label, value), …)): value}, without
     table, role and role_id."""
     import urllib.request
+
     from prometheus_client.parser import text_string_to_metric_families
 
     with urllib.request.urlopen(url, timeout=timeout_s) as answer:

@@ -4,10 +4,12 @@
 
 # %% ../nbs/30_monitoring.ipynb #1f973bc9
 from __future__ import annotations
+
 import time
-from typing import Callable
-from .reading import commit_history, coordinator_status
-from .storage import Table
+from collections.abc import Callable
+
+from hudi_kafka_nb.reading import commit_history, coordinator_status
+from hudi_kafka_nb.storage import Table
 
 # %% auto #0
 __all__ = ["commit_rates", "SinkSamples", "plot_sink", "watch_sink"]

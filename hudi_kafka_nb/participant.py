@@ -4,16 +4,23 @@
 
 # %% ../nbs/11_participant.ipynb #4db8c9c9
 from __future__ import annotations
-import logging, os, socket, threading, time
-from dataclasses import replace
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import Executor, wait
-from typing import Callable
+from dataclasses import replace
+
 import msgspec
 import pyarrow as pa
 from fastcore.basics import patch
-from .changes import decode_changes, latest_changes
-from .config import SinkConfig
-from .setting_values import ConfigError
+
+from hudi_kafka_nb.background_writes import BackgroundWrites
+from hudi_kafka_nb.changes import decode_changes, latest_changes
+from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.messages import (
     AbortCommit,
     AckCommit,
@@ -24,8 +31,6 @@ from hudi_kafka_nb.messages import (
     WriteStatus,
     transition_line,
 )
-from .ports import Channel, Clock, DataSource, DeadLetters, Observe, Writer
-from .background_writes import BackgroundWrites
 from hudi_kafka_nb.participant_state import (
     Move,
     ParticipantInstant,
@@ -43,6 +48,7 @@ from hudi_kafka_nb.participant_state import (
     skip_to,
     writes_early,
 )
+from hudi_kafka_nb.ports import Channel, Clock, DataSource, DeadLetters, Observe, Writer
 from hudi_kafka_nb.records import (
     Decode,
     Decoded,
@@ -53,6 +59,7 @@ from hudi_kafka_nb.records import (
     routed_decoder,
     wider_type,
 )
+from hudi_kafka_nb.setting_values import ConfigError
 
 # %% auto #0
 __all__ = ["log", "SERVICE_RETRY_S", "Participant"]

@@ -4,14 +4,17 @@
 
 # %% ../nbs/09_participant_state.ipynb #d96eaed4
 from __future__ import annotations
+
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
+
 import msgspec
 import pyarrow as pa
-from .config import SinkConfig
-from .messages import PartitionProgress, PartitionStart
-from .records import DeadLetter, RawRecord
+
+from hudi_kafka_nb.config import SinkConfig
+from hudi_kafka_nb.messages import PartitionProgress, PartitionStart
+from hudi_kafka_nb.records import DeadLetter, RawRecord
 
 # %% auto #0
 __all__ = [
@@ -139,7 +142,10 @@ def writes_early(instant: ParticipantInstant, config: SinkConfig) -> bool:
 def adopts(ahead: ParticipantInstant, fresh: ParticipantInstant) -> bool:
     """Whether records read ahead can be the new instant's: it starts every partition where they start, and writes the
     same fields."""
-    starts = lambda instant: {tp: p.start_offset for tp, p in instant.progress.items()}
+
+    def starts(instant):
+        return {tp: p.start_offset for tp, p in instant.progress.items()}
+
     return starts(ahead) == starts(fresh) and (ahead.value_schema, ahead.discovering) == (
         fresh.value_schema,
         fresh.discovering,

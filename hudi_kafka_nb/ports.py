@@ -4,11 +4,17 @@
 
 # %% ../nbs/08_ports.ipynb #aacc3b5f
 from __future__ import annotations
-import collections, logging, time
-from typing import Callable, Protocol, Sequence
+
+import collections
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
 import pyarrow as pa
-from .messages import Checkpoint, ControlEvent, PartitionStart
-from .records import DeadLetter, RawRecord
+
+from hudi_kafka_nb.messages import Checkpoint, ControlEvent, PartitionStart
+from hudi_kafka_nb.records import DeadLetter, RawRecord
 
 # %% auto #0
 __all__ = [

@@ -4,20 +4,26 @@
 
 # %% ../nbs/26_preflight.ipynb #29f8464a
 from __future__ import annotations
-import logging, time
-from typing import NamedTuple, Sequence
+
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from typing import NamedTuple
+
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import (
-    AdminClient,
-    NewTopic,
     AclBinding,
     AclOperation,
     AclPermissionType,
-    ResourceType,
+    AdminClient,
+    NewTopic,
     ResourcePatternType,
+    ResourceType,
 )
-from .config import SinkConfig, client_settings
-from .setting_values import ConfigError
+
+from hudi_kafka_nb.config import SinkConfig, client_settings
+from hudi_kafka_nb.setting_values import ConfigError
 
 # %% auto #0
 __all__ = [
@@ -259,7 +265,10 @@ def sink_acls(config: SinkConfig, principal: str, topics: Sequence[str] | None =
         "group": ResourceType.GROUP,
         "transactional_id": ResourceType.TRANSACTIONAL_ID,
     }
-    pattern = lambda res: ResourcePatternType.PREFIXED if res == "transactional_id" else ResourcePatternType.LITERAL
+
+    def pattern(res):
+        return ResourcePatternType.PREFIXED if res == "transactional_id" else ResourcePatternType.LITERAL
+
     return [
         AclBinding(kinds[res], name, pattern(res), principal, "*", AclOperation[op], AclPermissionType.ALLOW)
         for res, name, op in sorted(wanted)
@@ -348,10 +357,10 @@ def refuse_missing_rights(admin: AdminClient, config: SinkConfig, role: str, top
 def preflight(config: SinkConfig, role: str) -> AdminClient:
     "Before a role starts: reach the broker with the sink's settings, create the sink's own topics, check every right."
     admin = admin_client(config)
-    try:
-        ensure_sink_topics(config, admin, role)  # its first request refuses bad credentials and certificates at once
-    except TopicNotVisible:
-        pass  # the rights check names every right missing on it, and the rest
+    # its first request refuses bad credentials and certificates at once; a topic it cannot see is left to the rights
+    # check, which names every right missing on it, and the rest
+    with contextlib.suppress(TopicNotVisible):
+        ensure_sink_topics(config, admin, role)
     refuse_missing_rights(admin, config, role, matching_topics(config, admin))
     data_partitions(config, admin)  # refuses missing data topics
     return admin

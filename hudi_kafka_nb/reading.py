@@ -4,9 +4,12 @@
 
 # %% ../nbs/28_reading.ipynb #de11401c
 from __future__ import annotations
-import pyarrow as pa
+
 import json
+
 import hudi
+import pyarrow as pa
+
 from hudi_kafka_nb.storage import (
     COORDINATOR_STATUS_KEY,
     TABLE_SERVICES_STATUS_KEY,
@@ -14,7 +17,7 @@ from hudi_kafka_nb.storage import (
     table_properties,
     table_storage,
 )
-from .timeline import commit_log, file_group_of, rust_table
+from hudi_kafka_nb.timeline import commit_log, file_group_of, rust_table
 
 # %% auto #0
 __all__ = [

@@ -4,15 +4,20 @@
 
 # %% ../nbs/04_records.ipynb #65f689ea
 from __future__ import annotations
-import io, re
-from typing import Callable, Iterable, NamedTuple
+
+import io
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
+
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
-from .config import SinkConfig
-from .setting_values import arrow_type
+
+from hudi_kafka_nb.config import SinkConfig
+from hudi_kafka_nb.setting_values import arrow_type
 
 # %% auto #0
 __all__ = [
@@ -231,7 +236,10 @@ def decode_batch(records: list[RawRecord], config: SinkConfig, discover: bool | 
                 record.offset, held.get((record.topic, record.partition), record.offset)
             )
     if held:  # the held records (and any dead letters among them) are read again in the next instant
-        before = lambda r: r.offset < held.get((r.topic, r.partition), r.offset + 1)
+
+        def before(r):
+            return r.offset < held.get((r.topic, r.partition), r.offset + 1)
+
         keep = [before(r) for r in good]
         good, table = [r for r, k in zip(good, keep) if k], table.filter(pa.array(keep, pa.bool_()))
         dead = [d for d in dead if before(d.record)]

@@ -4,26 +4,37 @@
 
 # %% ../nbs/40_runtime.ipynb #d6c27cde
 from __future__ import annotations
-import functools, logging, os, signal, socket, sys, threading, time
-from typing import Any, Callable, Sequence
+
+import contextlib
+import functools
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import msgspec
-from .avro import ConfluentRegistry, SchemaCache, registry_value_schema, value_subject
-from .avro_records import decode_avro
-from .committer import HudiCommitter, HudiTableServices
-from .config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig, load_config, unknown_setting_error
-from .setting_values import ConfigError, redacted
-from .coordinator import Coordinator
-from .fencing import FencedTable, decision_in_flight, keyed_write_in_flight
-from .hudi import HudiJava
-from .kafka import BrokerView, ControlChannel, DeadLetterQueue, KafkaSource, RouteValues
-from .metrics import MetricsPusher, SinkMetrics, serve_metrics
-from .participant import Participant
-from .records import Decode
-from .ports import CrashHook, Fenced, no_crash
-from .preflight import admin_client, cluster_topics, data_partitions, matching_topics, preflight
-from .routing import families, is_multi_table, table_config
-from .table_host import TableHost
-from .spark import spark_session
+
+from hudi_kafka_nb.avro import ConfluentRegistry, SchemaCache, registry_value_schema, value_subject
+from hudi_kafka_nb.avro_records import decode_avro
+from hudi_kafka_nb.committer import HudiCommitter, HudiTableServices
+from hudi_kafka_nb.config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig, load_config, unknown_setting_error
+from hudi_kafka_nb.coordinator import Coordinator
+from hudi_kafka_nb.fencing import FencedTable, decision_in_flight, keyed_write_in_flight
+from hudi_kafka_nb.hudi import HudiJava
+from hudi_kafka_nb.kafka import BrokerView, ControlChannel, DeadLetterQueue, KafkaSource, RouteValues
+from hudi_kafka_nb.metrics import MetricsPusher, SinkMetrics, serve_metrics
+from hudi_kafka_nb.participant import Participant
+from hudi_kafka_nb.ports import CrashHook, Fenced, no_crash
+from hudi_kafka_nb.preflight import admin_client, cluster_topics, data_partitions, matching_topics, preflight
+from hudi_kafka_nb.records import Decode
+from hudi_kafka_nb.routing import families, is_multi_table, table_config
+from hudi_kafka_nb.setting_values import ConfigError, redacted
+from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.storage import (
     COORDINATOR_STATUS_KEY,
     TABLE_SERVICES_STATUS_KEY,
@@ -36,8 +47,9 @@ from hudi_kafka_nb.storage import (
     table_properties,
     table_storage,
 )
-from .table_services import TableServices
-from .writer import HudiWriter
+from hudi_kafka_nb.table_host import TableHost
+from hudi_kafka_nb.table_services import TableServices
+from hudi_kafka_nb.writer import HudiWriter
 
 log = logging.getLogger(__name__)
 
@@ -328,10 +340,8 @@ def job_parameters(namespace: dict) -> dict:
         from databricks.sdk.runtime import dbutils  # only on Databricks
 
         for name in params:
-            try:
+            with contextlib.suppress(Exception):  # no widget of that name in this task: the notebook's value stands
                 params[name] = dbutils.widgets.get(name)
-            except Exception:
-                pass  # no widget of that name in this task: the notebook's value stands
     except ImportError:
         pass
     return params

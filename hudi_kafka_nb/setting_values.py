@@ -4,7 +4,11 @@
 
 # %% ../nbs/01_setting_values.ipynb #e227ab1e
 from __future__ import annotations
-import os, re
+
+import os
+import re
+from pathlib import Path
+
 import pyarrow as pa
 
 # %% auto #0
@@ -168,7 +172,7 @@ def resolve_secret(key: str, value: str, setting: str = "kafka") -> str:
         return os.environ[where]
     path, _, prop = where.rpartition(":") if ":" in where else (where, "", "")
     try:
-        text = open(path).read()
+        text = Path(path).read_text()
     except OSError as e:
         raise ConfigError(
             f"setting {setting!r}: {key!r} refers to ${{file:{where}}}, which cannot be read ({e.strerror})"

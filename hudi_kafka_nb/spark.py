@@ -4,12 +4,21 @@
 
 # %% ../nbs/22_spark.ipynb #607d726f
 from __future__ import annotations
-import atexit, fcntl, glob, os, shutil, sys, tempfile
-from typing import Sequence
+
+import atexit
+import fcntl
+import glob
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+
 import pyarrow as pa
 from fastcore.xtras import modified_env
-from .storage import Table, hadoop_options, scheme_of, table_storage
+
+from hudi_kafka_nb.storage import Table, hadoop_options, scheme_of, table_storage
 
 # %% auto #0
 __all__ = [

@@ -4,14 +4,23 @@
 
 # %% ../nbs/20_storage.ipynb #161dd330
 from __future__ import annotations
-import builtins, logging, os, time, uuid
+
+import builtins
+import contextlib
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Callable
 from pathlib import Path
-import obstore, obstore.store
+
+import obstore
+import obstore.store
 from obstore.exceptions import AlreadyExistsError
-from .config import SinkConfig
-from .setting_values import ConfigError, resolve_secret
+
+from hudi_kafka_nb.config import SinkConfig
+from hudi_kafka_nb.setting_values import ConfigError, resolve_secret
 
 # %% auto #0
 __all__ = [
@@ -189,12 +198,10 @@ class TableStorage:
         self.options = dict(options or {})
         self.local = not is_object_store(self.location)
         self.root = Path(self.location.removeprefix("file://")).absolute() if self.local else None
-        # type: ignore[call-overload]  # options as the user gave them
-        self._store = (
-            None
-            if self.local
-            else obstore.store.from_url(self.location, retry_config=RETRY, **_obstore_arguments(self.options))
-        )
+        self._store: obstore.store.ObjectStore | None = None
+        if not self.local:  # the options as the user gave them, which obstore's overloads cannot see
+            arguments = _obstore_arguments(self.options)
+            self._store = obstore.store.from_url(self.location, retry_config=RETRY, **arguments)  # type: ignore[call-overload]
 
     def __repr__(self):
         return f"TableStorage({self.location!r})"
@@ -280,10 +287,8 @@ class TableStorage:
         store = self.store()
         if store is None:
             return
-        try:
+        with contextlib.suppress(FileNotFoundError):
             obstore.delete(store, key)
-        except FileNotFoundError:
-            pass
 
     def delete_all(self, prefix: str):
         "Delete every key under the folder `prefix` (and, locally, the emptied folders)."
@@ -317,10 +322,8 @@ def _remove_empty_folders(folder: Path):
     except OSError:
         return  # the folder went while we looked: its deleter removes the rest
     for path in [*below, folder]:
-        try:
+        with contextlib.suppress(OSError):
             path.rmdir()
-        except OSError:
-            pass
 
 
 # %% ../nbs/20_storage.ipynb #a94aef43
@@ -367,11 +370,9 @@ def check_conditional_writes(storage: TableStorage):
             f"({cause}); check the bucket, the endpoint and the credentials"
         ) from None
     finally:
-        try:
-            storage.delete_all(folder)
         # the check's own files: the verdict above is what counts, a leftover is harmless
-        except Exception:
-            pass
+        with contextlib.suppress(Exception):
+            storage.delete_all(folder)
     if not first or second or kept != b"first":
         if storage.local:
             raise StorageError(

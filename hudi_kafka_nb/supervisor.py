@@ -4,13 +4,26 @@
 
 # %% ../nbs/42_supervisor.ipynb #a0df90cc
 from __future__ import annotations
-import argparse, importlib, logging, os, re, signal, subprocess, sys, time
+
+import argparse
+import importlib
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NamedTuple
-import msgspec, yaml
-from .config import load_config
-from .setting_values import ConfigError
+from typing import NamedTuple
+
+import msgspec
+import yaml
+
+from hudi_kafka_nb.config import load_config
+from hudi_kafka_nb.setting_values import ConfigError
 
 log = logging.getLogger(__name__)
 

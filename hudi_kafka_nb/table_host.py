@@ -4,12 +4,17 @@
 
 # %% ../nbs/41_table_host.ipynb #0e3450c9
 from __future__ import annotations
-import logging, threading, time
-from typing import Any, Callable, Iterable, Mapping
-from .config import SinkConfig
-from .ports import error_summary
-from .routing import table_configs
-from .setting_values import ConfigError
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from hudi_kafka_nb.config import SinkConfig
+from hudi_kafka_nb.ports import error_summary
+from hudi_kafka_nb.routing import table_configs
+from hudi_kafka_nb.setting_values import ConfigError
 
 # %% auto #0
 __all__ = ["log", "OpenRole", "TableRun", "TableHost"]

@@ -4,13 +4,18 @@
 
 # %% ../nbs/21_timeline.ipynb #80537ed4
 from __future__ import annotations
-import json, re, time
-import hudi
+
+import json
+import re
+import time
 from typing import NamedTuple
+
+import hudi
 import pyarrow as pa
 import pyarrow.parquet as pq
-from .messages import latest_checkpoint, read_checkpoint
-from .storage import Table, table_properties, table_storage
+
+from hudi_kafka_nb.messages import latest_checkpoint, read_checkpoint
+from hudi_kafka_nb.storage import Table, table_properties, table_storage
 
 # %% auto #0
 __all__ = [

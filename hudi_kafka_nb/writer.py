@@ -4,16 +4,20 @@
 
 # %% ../nbs/24_writer.ipynb #a081e90d
 from __future__ import annotations
-import time, uuid
-from typing import Sequence
+
+import time
+import uuid
+from collections.abc import Sequence
+
 import pyarrow as pa
 import pyarrow.parquet as pq
-from .config import WriteMode
-from .hudi import HudiJava, java_list, participant_options
-from .spark import arrow_frame
-from .storage import Table, check_table, staging_key, table_properties, table_storage
-from .ports import Written
-from .timeline import instant_of_file
+
+from hudi_kafka_nb.config import WriteMode
+from hudi_kafka_nb.hudi import HudiJava, java_list, participant_options
+from hudi_kafka_nb.ports import Written
+from hudi_kafka_nb.spark import arrow_frame
+from hudi_kafka_nb.storage import Table, check_table, staging_key, table_properties, table_storage
+from hudi_kafka_nb.timeline import instant_of_file
 
 # %% auto #0
 __all__ = ["WrittenFiles", "stage_rows", "distinct_write_tokens", "HudiWriter", "delete_instant_files"]
@@ -107,17 +111,17 @@ class HudiWriter:
     def write_frame(self, frame, instant: str) -> WrittenFiles:
         """Write a Spark DataFrame of the table's data schema into `instant` with Hudi's row writer; nothing is
         committed."""
-        H, jvm = self.hudi.H, self.hudi.jvm
-        table = H.table.HoodieSparkTable.create(self.write_config, self.hudi.engine_context())
-        partitioner = H.execution.bulkinsert.BulkInsertInternalPartitionerWithRowsFactory.get(
+        hudi_java, jvm = self.hudi.H, self.hudi.jvm
+        table = hudi_java.table.HoodieSparkTable.create(self.write_config, self.hudi.engine_context())
+        partitioner = hudi_java.execution.bulkinsert.BulkInsertInternalPartitionerWithRowsFactory.get(
             self.write_config, self.partitioned
         )
-        prepared = H.HoodieDatasetBulkInsertHelper.prepareForBulkInsert(
+        prepared = hudi_java.HoodieDatasetBulkInsertHelper.prepareForBulkInsert(
             frame._jdf, self.write_config, table.getMetaClient().getTableConfig(), partitioner, instant
         )
         return self._written(
             jvm.java.util.ArrayList(
-                H.HoodieDatasetBulkInsertHelper.bulkInsert(
+                hudi_java.HoodieDatasetBulkInsertHelper.bulkInsert(
                     prepared, instant, table, self.write_config, partitioner.arePartitionRecordsSorted(), False
                 ).collectAsList()
             )
@@ -126,9 +130,9 @@ class HudiWriter:
     def upsert_frame(self, frame, instant: str) -> WrittenFiles:
         """Upsert a Spark DataFrame of the table's data schema into `instant` by bucket index, as log files of its
         buckets; nothing is committed."""
-        H, context = self.hudi.H, self.bucket_context
-        table = H.table.HoodieSparkTable.create(self.write_config, context)
-        records = H.data.HoodieJavaRDD.of(self.hudi.records(frame, self.options, self.write_config, instant))
+        hudi_java, context = self.hudi.H, self.bucket_context
+        table = hudi_java.table.HoodieSparkTable.create(self.write_config, context)
+        records = hudi_java.data.HoodieJavaRDD.of(self.hudi.records(frame, self.options, self.write_config, instant))
         return self._written(
             self.hudi.jvm.java.util.ArrayList(
                 table.upsert(context, instant, records).getWriteStatuses().collectAsList()

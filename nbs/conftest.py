@@ -1,5 +1,6 @@
 """For nbval (`make test-examples`): the tour keeps its outputs, and nbdev_clean blanks every execution count, which
-nbval reads as "this cell was never run" and refuses. Every code cell of the kept notebook was run: number them again."""
+nbval reads as "this cell was never run" and refuses. Every code cell of the kept notebook was run: number them
+again."""
 
 import os
 

@@ -2,7 +2,10 @@
 topics into N tables of one sink, each table judged on its own: exactly once, each row as produced, each order broken
 on purpose in the dead-letter topic once."""
 
-import argparse, logging, tempfile
+import argparse
+import logging
+import tempfile
+
 from hudi_kafka_nb.dev.chaos import print_report, run_chaos
 
 parser = argparse.ArgumentParser(description=__doc__)

@@ -1,8 +1,12 @@
 """The soak: one sink under the supervisor for an hour (`--seconds`), its roles, the broker, the S3 server and Spark
 workers killed at random (at least `--kills` in all), then the table judged (`hudi_kafka_nb/dev/soak.py`)."""
 
-import argparse, logging, signal, time
+import argparse
+import logging
+import signal
+import time
 from pathlib import Path
+
 from hudi_kafka_nb.dev.soak import print_soak, run_soak
 
 parser = argparse.ArgumentParser(description=__doc__)

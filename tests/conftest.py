@@ -1,11 +1,14 @@
 """Shared fixtures: one embedded Apache Kafka broker per test session, on 127.0.0.1, and fresh topics per test."""
 
-import os, uuid
+import contextlib
+import os
+import uuid
+
 import psutil
 import pytest
+
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, create_topic
-
 
 # Every process a test starts inherits this variable, set to the session's and then the test's own mark, so processes
 # can be found and killed by it even after their parent died and they were re-parented to init.
@@ -40,10 +43,8 @@ def marked_processes(prefix, grace_s=15):
 def kill_and_describe(processes):
     described = [f"{p.pid}: {' '.join(p.info['cmdline'] or [])[:160]}" for p in processes]
     for process in processes:
-        try:
+        with contextlib.suppress(psutil.Error):
             process.kill()
-        except psutil.Error:
-            pass
     psutil.wait_procs(processes, timeout=10)
     return described
 
@@ -122,4 +123,4 @@ def sink_params(broker, topics, tmp_path):
 
 @pytest.fixture
 def sink_config(sink_params):
-    return load_config({k: v for k, v in sink_params.items()})
+    return load_config(dict(sink_params.items()))

@@ -1,6 +1,11 @@
 """Helpers shared by the pytest suites."""
 
-import os, re, signal, time
+import contextlib
+import os
+import re
+import signal
+import time
+
 from hudi_kafka_nb.kafka import read_dead_letters  # noqa: F401 (the suites import it from here)
 from hudi_kafka_nb.reading import produced_coordinates  # noqa: F401 (the same)
 from hudi_kafka_nb.timeline import commit_log
@@ -80,10 +85,8 @@ def connections_to(port: int, processes) -> int:
 
     held = 0
     for process in processes:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             held += sum(1 for c in process.net_connections("tcp") if c.raddr and c.raddr.port == port)
-        except psutil.NoSuchProcess:
-            pass
     return held
 
 

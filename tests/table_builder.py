@@ -1,14 +1,15 @@
 """Build small tables with the sink's own Hudi ports in one process, without a broker (for reader tests)."""
 
 import random
+
+from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.dev.producers import sample_orders
 from hudi_kafka_nb.fencing import FencedTable
-from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.hudi import HudiJava
-from hudi_kafka_nb.writer import HudiWriter
 from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
 from hudi_kafka_nb.records import RawRecord, decode_records
+from hudi_kafka_nb.writer import HudiWriter
 
 
 def build_table(spark, path, commits=3, per_commit=3_000, partition_field="region", leave_last_pending=False):

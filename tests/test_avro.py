@@ -6,16 +6,19 @@ hudi-rs agree); the bad ones are in the dead-letter topic with their reasons; no
 registry is away."""
 
 import decimal
+
+import msgspec
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+
 from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
 from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, send_events
-from hudi_kafka_nb.reading import read_snapshot, spark_read
 from hudi_kafka_nb.dev.servers import create_topic
+from hudi_kafka_nb.reading import read_snapshot, spark_read
+
 from helpers import log_of, read_dead_letters, wait_for
-import msgspec
 
 
 def serializer(registry_url, version):

@@ -2,12 +2,14 @@
 within a few commit intervals, and exactly-once checked as in the other suites."""
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, ConfigResource, ConfigEntry, AlterConfigOpType, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
+
 from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
 from hudi_kafka_nb.dev.content import read_letters
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED
 from hudi_kafka_nb.kafka import DeadLetterQueue
 from hudi_kafka_nb.records import DeadLetter, RawRecord
+
 from helpers import read_dead_letters, wait_for
 
 
@@ -116,8 +118,8 @@ def coordinator_log(stack):
 
 
 def test_a_participant_whose_writes_fail_is_quarantined_and_the_others_carry_on(broker, tmp_path):
-    from hudi_kafka_nb.reading import coordinator_status
     from hudi_kafka_nb.dev.roles import RoleProcess
+    from hudi_kafka_nb.reading import coordinator_status
 
     stack = LocalStack(
         tmp_path / "stack",

@@ -150,6 +150,7 @@ def test_an_instant_whose_write_statuses_name_one_file_twice_is_not_committed(tm
     """Two writes of one file name mean the second replaced the first: its records count as not written (see
     25_committer)."""
     import pytest
+
     from hudi_kafka_nb.ports import RecordsFailed
 
     config = load_config(

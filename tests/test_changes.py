@@ -5,10 +5,12 @@ not events at all. The table ends in the source table's rows, computed without t
 copy-on-write and on merge-on-read; hudi-rs and Spark's reader agree; the broken events are in the dead-letter topic."""
 
 import pytest
+
 from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos, verdict, verdict_ok
+from hudi_kafka_nb.dev.source_table import CUSTOMERS_SCHEMA, compare_mirror, mirror_ok
 from hudi_kafka_nb.reading import read_snapshot, snapshot_rows, spark_read
 from hudi_kafka_nb.timeline import commit_log, table_services_log
-from hudi_kafka_nb.dev.source_table import CUSTOMERS_SCHEMA, compare_mirror, mirror_ok
+
 from helpers import read_dead_letters
 
 

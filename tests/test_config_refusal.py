@@ -1,8 +1,9 @@
 """Bad settings are refused before anything starts, with the key and the fix in the message."""
 
 import pytest
-from hudi_kafka_nb.setting_values import ConfigError
+
 from hudi_kafka_nb.runtime import run_job
+from hudi_kafka_nb.setting_values import ConfigError
 
 
 def refusal(params):
@@ -41,6 +42,7 @@ def test_unreachable_broker_is_named(sink_params):
 @pytest.mark.xdist_group("papermill")  # Jupyter kernels started at once by two workers can pick one port
 def test_a_misspelt_papermill_parameter_stops_the_job_with_the_packages_message(sink_params, tmp_path):
     import papermill
+
     from hudi_kafka_nb.dev.roles import jobs_dir
 
     with pytest.raises(papermill.PapermillExecutionError) as caught:

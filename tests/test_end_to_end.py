@@ -1,15 +1,18 @@
 """The happy path end to end: coordinator and two participants as papermill jobs, 8 partitions, several commits."""
 
 from pathlib import Path
+
 import nbformat
 import pytest
+
 from hudi_kafka_nb.dev.chaos import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
-from hudi_kafka_nb.reading import commit_history, coordinate_check, coordinates, coordinator_status
-from hudi_kafka_nb.timeline import commit_log
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.servers import free_port
+from hudi_kafka_nb.reading import commit_history, coordinate_check, coordinates, coordinator_status
+from hudi_kafka_nb.timeline import commit_log
+
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters, scrape, wait_for
 
 
@@ -34,10 +37,11 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
             )
             ends.update(burst_ends)
             wait_until_committed(table_path, ends, roles, timeout_s=120)
+
         # what Prometheus reads from the running roles (29_metrics); lag once the status after the last commit is out
-        lag = lambda: [
-            v for (name, _), v in scrape(ports["coordinator"]).items() if name == "hudi_kafka_nb_consumer_lag"
-        ]
+        def lag():
+            return [v for (name, _), v in scrape(ports["coordinator"]).items() if name == "hudi_kafka_nb_consumer_lag"]
+
         wait_for(lambda: len(lag()) == len(ends) and not any(lag()), 30, "no lag in the coordinator's metrics")
         figures = {name: scrape(port) for name, port in ports.items()}
     finally:

@@ -1,15 +1,18 @@
 """Exactly-once under failure: each invariant of the protocol (README, "What it guarantees") and each failure our
 competitors shipped (docs/guarantees.md, "What others got wrong") as a named test, against the real broker."""
 
-import os, random, re, signal
+import os
+import random
+import re
+import signal
+
 import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
-from hudi_kafka_nb.coordinator import CRASH_POINTS
-from hudi_kafka_nb.reading import coordinator_status
-from hudi_kafka_nb.timeline import commit_log, timeline_sizes
+
 from hudi_kafka_nb.config import load_config
+from hudi_kafka_nb.coordinator import CRASH_POINTS
+from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
 from hudi_kafka_nb.kafka import ControlChannel
 from hudi_kafka_nb.messages import (
     EndCommit,
@@ -20,6 +23,9 @@ from hudi_kafka_nb.messages import (
     WriteStatus,
     encode_event,
 )
+from hudi_kafka_nb.reading import coordinator_status
+from hudi_kafka_nb.timeline import commit_log, timeline_sizes
+
 from helpers import (
     finish,
     log_of,
@@ -132,8 +138,11 @@ def test_late_write_status_for_an_aborted_instant_is_ignored(stack):
     late.close()
     os.kill(participant.process.pid, signal.SIGCONT)  # …and the participant resumes
     s.produce(2_000)
+
     # it takes part again: partitions in a later instant (which ends only once there are records to write), then its ACK
-    later = lambda pattern: [i for i in re.findall(pattern, log_of(s, "participant-1")) if int(i) > int(aborted)]
+    def later(pattern):
+        return [i for i in re.findall(pattern, log_of(s, "participant-1")) if int(i) > int(aborted)]
+
     wait_for(lambda: later(r"state=WRITING instant=(\d+)"), what="the late participant writing again")
     s.produce(2_000)
     wait_for(lambda: later(r"acked=(\d+)"), what="the late participant's instant acknowledged")
@@ -217,8 +226,11 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
     for payload in noise:
         producer.produce(control, payload, partition=0)
     producer.flush()
+
     # every role read the noise and said why it ignored each kind, while the stream went on
-    said = lambda name, pattern, times=1: len(re.findall(pattern, log_of(s, name))) >= times
+    def said(name, pattern, times=1):
+        return len(re.findall(pattern, log_of(s, name))) >= times
+
     for name in s.names:
         wait_for(
             lambda name=name: said(name, r"ignored malformed or unknown control message at ", 2),

@@ -2,12 +2,18 @@
 the Databricks CLI's own schema accepts (validated offline: `make setup` fetches the schema from the CLI's Go module).
 """
 
-import ast, copy, json, re, sys
+import ast
+import copy
+import json
+import re
+import sys
 from pathlib import Path
+
 import jsonschema
 import msgspec
 import nbformat
 import yaml
+
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.runtime import JOB_CONTROLS
 

@@ -1,8 +1,12 @@
 """Many topics into many tables with one sink (nbs/02_routing, nbs/41_table_host): a coordinator and two
 participants, each one process for every table, on the real broker."""
 
-import re, time, uuid
+import re
+import time
+import uuid
+
 import msgspec
+
 from hudi_kafka_nb.dev.chaos import LocalStack, protocol_log_tail, verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, produce_orders, send_events
 from hudi_kafka_nb.dev.servers import create_topic
@@ -62,7 +66,7 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
         "suppliers": 2,
         "web": 2,
         "events": 1,
-        **{name: 1 for name in small},
+        **dict.fromkeys(small, 1),
     }
     topic = {name: f"{prefix}.public.{name}" for name in partitions} | {
         "web": f"{prefix}-web",

@@ -2,14 +2,22 @@
 through S3A, the verdicts read the table back from S3 with hudi-rs. Each scenario runs on its own MinIO and broker (each
 starts in seconds), so killing either disturbs no other test."""
 
-import json, re, subprocess, sys, threading, time
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+
 import pytest
-from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
+
 from hudi_kafka_nb.config import load_config
-from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
+from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedS3
+from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
 from hudi_kafka_nb.storage import StorageError, TableStorage, check_table_folder, resolved_storage_options
 from hudi_kafka_nb.timeline import commit_log
+
 from helpers import (
     connections_to,
     finish,
@@ -95,7 +103,8 @@ def test_the_fence_and_the_status_file_wait_out_a_store_restarting(s3):
     retried through the outage instead of failing the role (a coordinator stopped on such a restart once). And a
     claim is still a claim: the key then holds what the first create wrote, and a second create is refused."""
     from hudi_kafka_nb.runtime import status_writer
-    from hudi_kafka_nb.storage import COORDINATOR_STATUS_KEY as STATUS_KEY, aux_key
+    from hudi_kafka_nb.storage import COORDINATOR_STATUS_KEY as STATUS_KEY
+    from hudi_kafka_nb.storage import aux_key
 
     table = s3.url("outage")
     storage = TableStorage(

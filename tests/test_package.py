@@ -2,8 +2,12 @@
 harness, the demo, the test doubles) imports and runs its roles, as a Databricks job does with the wheel; and the wheel
 holds it alone."""
 
-import os, subprocess, sys, time
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
+
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -12,13 +16,15 @@ BLOCKED_HARNESS = """
 import importlib.abc, sys
 class NoHarness(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name == "hudi_kafka_nb.dev" or name.startswith("hudi_kafka_nb.dev."): raise ImportError(f"{name} is the harness's, not the sink's")
+        if name == "hudi_kafka_nb.dev" or name.startswith("hudi_kafka_nb.dev."):
+            raise ImportError(f"{name} is the harness's, not the sink's")
 sys.meta_path.insert(0, NoHarness())
 """
 
 ROLES_IN_MEMORY = """
 import msgspec
-from hudi_kafka_nb import avro, changes, committer, coordinator, fencing, hudi, kafka, participant, preflight, reading, runtime, table_services, writer
+from hudi_kafka_nb import avro, changes, committer, coordinator, fencing, hudi, kafka, participant, preflight
+from hudi_kafka_nb import reading, runtime, table_services, writer
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
 from hudi_kafka_nb.messages import Heartbeat, StartCommit, decode_event, encode_event
 from hudi_kafka_nb.participant import Participant, ParticipantState
@@ -49,10 +55,13 @@ class Writer:
     def is_inflight(self, instant): return True
     def use_value_schema(self, schema): pass
 
-config = load_config(bootstrap_servers="x:1", topics="t", table_path="/t", table_name="t", value_schema=DEMO_VALUE_SCHEMA)
+config = load_config(
+    bootstrap_servers="x:1", topics="t", table_path="/t", table_name="t", value_schema=DEMO_VALUE_SCHEMA
+)
 events = []
 sink = Participant(config, Bus(events, "p1"), Source(), Letters(), Writer(), clock=lambda: 0.0, participant_id="p1")
-Bus(events, "c").send(StartCommit(epoch=1, instant="001", assignments={"p1": [{"topic": "t", "partition": 0, "offset": 0}]}))
+assignments = {"p1": [{"topic": "t", "partition": 0, "offset": 0}]}
+Bus(events, "c").send(StartCommit(epoch=1, instant="001", assignments=assignments))
 sink.step(); sink.step()
 assert sink.state is ParticipantState.WRITING and sink.current.buffered == 1, (sink.state, sink.current)
 print("the sink runs without its harness")
@@ -141,14 +150,14 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
             ("HUDI_KAFKA_NB_SINK_JARS", "hudi-kafka-nb"),
         )
     }
-    log = open(tmp_path / "coordinator.log", "wb")
-    role = subprocess.Popen(
-        [command, "role", "coordinator", str(settings), "--role-id", "coordinator", "--stop-file", str(stop)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=tmp_path,
-        env={**os.environ, **jars},
-    )
+    with open(tmp_path / "coordinator.log", "wb") as log:  # the role keeps its own copy of the descriptor
+        role = subprocess.Popen(
+            [command, "role", "coordinator", str(settings), "--role-id", "coordinator", "--stop-file", str(stop)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            env={**os.environ, **jars},
+        )
     try:
         deadline = time.monotonic() + 180
         while "state=WAITING" not in (tmp_path / "coordinator.log").read_text(errors="replace"):
@@ -161,5 +170,4 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
     finally:
         if role.poll() is None:
             role.kill()
-        log.close()
     assert "hudi_kafka_nb/dev" not in (tmp_path / "coordinator.log").read_text(errors="replace")

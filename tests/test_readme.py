@@ -23,6 +23,7 @@ def test_readme_acl_table_is_what_the_sink_needs():
     """The guide's ACL table lists exactly `preflight.sink_acls` for its example (table and topic `orders`, default
     names)."""
     import re
+
     from hudi_kafka_nb.config import load_config
     from hudi_kafka_nb.preflight import sink_acls
 

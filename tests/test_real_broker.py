@@ -3,15 +3,21 @@ whose head retention deleted, partitions and topics added while the sink runs (a
 offsets that Kafka's own tools read, and a topic written in Kafka transactions (commit and abort markers, aborted
 records, one left open)."""
 
-import random, re, time, uuid
+import random
+import re
+import time
+import uuid
+
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
+
 from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
 from hudi_kafka_nb.dev.producers import produce_orders, sample_orders
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from hudi_kafka_nb.reading import coordinates, coordinator_status, produced_coordinates
 from hudi_kafka_nb.storage import table_storage
 from hudi_kafka_nb.timeline import committed_offsets
-from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
+
 from helpers import log_of, state_line, wait_for
 
 

@@ -4,9 +4,10 @@ That a password given by reference reaches the clients and no file the roles wri
 (test_secured_kafka.py), where a wrong one would be refused."""
 
 import pytest
+
 from hudi_kafka_nb.config import load_config
-from hudi_kafka_nb.setting_values import ConfigError
 from hudi_kafka_nb.runtime import run_job
+from hudi_kafka_nb.setting_values import ConfigError
 
 
 def test_a_password_in_plain_text_is_refused_without_repeating_it(sink_params):

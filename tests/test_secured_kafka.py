@@ -5,22 +5,28 @@ by reference only, and it reaches the broker through the SASL_SSL listener only.
 operator's (super user): the tests create topics, users and ACLs through it, produce the upstream records and read dead
 letters."""
 
-import json, stat, time, uuid
+import json
+import stat
+import time
+import uuid
 from pathlib import Path
+
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import SESSION_BROKERS
+
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
-from hudi_kafka_nb.setting_values import ConfigError
 from hudi_kafka_nb.dev.chaos import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
+from hudi_kafka_nb.dev.servers import EmbeddedBroker
 from hudi_kafka_nb.preflight import sink_acls
 from hudi_kafka_nb.reading import coordinate_check, coordinates
-from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.runtime import run_job
-from hudi_kafka_nb.dev.servers import EmbeddedBroker
+from hudi_kafka_nb.setting_values import ConfigError
+
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
 
 # one worker for the module (its secured broker is started once) and for every suite that starts Jupyter kernels:
@@ -186,7 +192,10 @@ def test_each_missing_right_or_setting_is_named_at_once(secured_broker, secured_
         finally:
             secured_broker.grant([acl])
     kafka = json.loads(params["kafka"])
-    without = lambda *keys: {**params, "kafka": json.dumps({k: v for k, v in kafka.items() if k not in keys})}
+
+    def without(*keys):
+        return {**params, "kafka": json.dumps({k: v for k, v in kafka.items() if k not in keys})}
+
     for changed, named in [
         (
             {**params, "kafka": json.dumps({**kafka, "sasl.password": "${env:HKN_WRONG_PASSWORD}"})},

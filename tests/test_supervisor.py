@@ -1,11 +1,17 @@
 """A sink run by `hudi-kafka-nb run` on this machine: the supervisor starts its roles again when they die."""
 
-import os, signal, subprocess, sys
+import os
+import signal
+import subprocess
+import sys
+
 import msgspec
 import yaml
+
 from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
 from hudi_kafka_nb.dev.servers import create_topic
 from hudi_kafka_nb.timeline import has_committed
+
 from helpers import wait_for
 
 CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.supervisor import main; main(sys.argv[1:])"]
@@ -42,17 +48,21 @@ def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(b
     )
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     workdir = tmp_path / "sink"
-    supervisor = subprocess.Popen(
-        [*CLI, "run", str(settings), "--workdir", str(workdir)],
-        stdout=open(tmp_path / "supervisor.log", "wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    status = lambda: (
-        msgspec.json.decode((workdir / "supervisor.json").read_bytes())
-        if (workdir / "supervisor.json").exists()
-        else {}
-    )
+    with open(tmp_path / "supervisor.log", "wb") as log:  # the supervisor keeps its own copy of the descriptor
+        supervisor = subprocess.Popen(
+            [*CLI, "run", str(settings), "--workdir", str(workdir)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def status():
+        return (
+            msgspec.json.decode((workdir / "supervisor.json").read_bytes())
+            if (workdir / "supervisor.json").exists()
+            else {}
+        )
+
     try:
         stack.produce(2_000)
         wait_for(lambda: has_committed(stack.table_path, stack.ends), 120, "the first records committed", poll_s=0.5)

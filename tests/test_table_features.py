@@ -1,14 +1,18 @@
 """Hudi's table features through the sink, on the real broker and Hudi: upsert by key (copy-on-write and merge-on-read),
 compaction run by the coordinator, and what every reader sees afterwards."""
 
-import os, time
+import os
+import time
 from pathlib import Path
+
 import pytest
-from helpers import read_dead_letters, wait_for
+
 from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos, verdict, verdict_ok
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
 from hudi_kafka_nb.reading import coordinator_status, read_snapshot, spark_read, table_services_status
 from hudi_kafka_nb.timeline import commit_log, latest_checkpoint_of, table_services_log, timeline_sizes
+
+from helpers import read_dead_letters, wait_for
 
 
 def order_event(i, prefix="o", **extra):
@@ -374,15 +378,16 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
     file versions that a write by key with an older timeline needs. Under the coordinator's mark the clean waits. About
     a minute: two runs of commits until a compaction is requested, three commits past it, and a round of services."""
     import random
+
+    from hudi_kafka_nb.committer import HudiCommitter
     from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
     from hudi_kafka_nb.dev.producers import sample_orders
     from hudi_kafka_nb.fencing import FencedTable, writing_by_key
-    from hudi_kafka_nb.committer import HudiCommitter
     from hudi_kafka_nb.hudi import HudiJava
-    from hudi_kafka_nb.writer import HudiWriter
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
     from hudi_kafka_nb.runtime import open_table_services
+    from hudi_kafka_nb.writer import HudiWriter
 
     path = str(tmp_path / "table")
     config = load_config(
@@ -401,7 +406,7 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
         hudi_options={"hoodie.compact.inline.max.delta.commits": "2", "hoodie.clean.commits.retained": "2"},
     )
     hudi = HudiJava(spark, config)
-    H, committer = hudi.H, HudiCommitter(hudi)
+    hudi_java, committer = hudi.hudi_java, HudiCommitter(hudi)
     table, writer = FencedTable(path, committer), HudiWriter(hudi)
     table.take_over("c")
     role = open_table_services(config, spark=spark)
@@ -436,19 +441,19 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
 
     def located(stale_table, instant, staged):
         "How many of the staged rows the index of `stale_table` (a write's view of the table) finds in the table."
-        records = H.data.HoodieJavaRDD.of(committer.staged_records(instant, staged))
+        records = hudi_java.data.HoodieJavaRDD.of(committer.staged_records(instant, staged))
         tagged = stale_table.getIndex().tagLocation(records, hudi.engine_context(), stale_table)
-        return sum(bool(r.isCurrentLocationKnown()) for r in H.data.HoodieJavaRDD.getJavaRDD(tagged).collect())
+        return sum(bool(r.isCurrentLocationKnown()) for r in hudi_java.data.HoodieJavaRDD.getJavaRDD(tagged).collect())
 
     try:
         # without the mark: the round compacts, then cleans; the stale view loses file groups (Hudi 1.2 as pinned)
         commits_past_a_compaction()
         instant = table.start_instant()
         staged = stage(instant)
-        stale = H.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
+        stale = hudi_java.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
         ran = role.run_round()
         assert any(k.startswith("compaction") for k in ran) and ran.get("clean", 0) > 0, ran
-        fresh = H.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
+        fresh = hudi_java.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
         assert located(stale, instant, staged) < located(fresh, instant, staged), (
             "Hudi's stale view no longer loses file groups to a clean: keyed_write_in_flight may be unneeded"
         )
@@ -459,10 +464,10 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
         instant = table.start_instant()
         staged = stage(instant)
         with writing_by_key(path, instant):
-            stale = H.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
+            stale = hudi_java.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
             ran = role.run_round()
             assert any(k.startswith("compaction") for k in ran) and "clean" not in ran, ran
-            fresh = H.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
+            fresh = hudi_java.table.HoodieSparkTable.create(committer.client.getConfig(), hudi.engine_context())
             assert located(stale, instant, staged) == located(fresh, instant, staged)
         commit(instant, staged)
         rows = spark.read.format("hudi").load(path)
@@ -480,6 +485,9 @@ def test_local_tables_are_written_by_hadoops_file_system_without_a_chmod_process
     fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI("file:///"), spark._jsc.hadoopConfiguration())
     assert fs.getClass().getName() == "hudikafkanb.LocalFileSystemWithoutShell"
     fs.create(jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/folder/file"), True).close()
-    mode = lambda p: oct(p.stat().st_mode & 0o7777)
+
+    def mode(p):
+        return oct(p.stat().st_mode & 0o7777)
+
     assert (mode(tmp_path / "folder"), mode(tmp_path / "folder" / "file")) == ("0o755", "0o644")
     assert (tmp_path / "folder" / ".file.crc").exists()

@@ -2,6 +2,7 @@
 decision (so no restart can roll it forward either), with the records named by the keys participants match them by."""
 
 import pytest
+
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.fencing import FencedTable, decision_in_flight

@@ -5,7 +5,12 @@ pinned release comes from the Go module proxy (`$GOPROXY`, default proxy.golang.
 Usage: python3 tools/bundle_schema.py OUTPUT
 """
 
-import hashlib, io, os, sys, urllib.request, zipfile
+import hashlib
+import io
+import os
+import sys
+import urllib.request
+import zipfile
 
 CLI_VERSION = "v0.298.0"  # github.com/databricks/cli, 2026-04-22
 ZIP_SHA256 = "00283a8aa0de91611557292e9e591fabf6cd8ec2fef4150457b42e60228f6783"

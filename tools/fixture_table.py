@@ -6,13 +6,17 @@ Two commits of the sink's own writes (4 order events per Kafka partition each, p
 made as the coordinator and participants make them (FencedTable, HudiCommitter, HudiWriter) in one process, by the
 Hudi bundle the project pins; then zipped. Run it again after a Hudi upgrade."""
 
-import shutil, sys, tempfile, zipfile
+import shutil
+import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from table_builder import build_table  # noqa: E402
 from hudi_kafka_nb.spark import spark_session  # noqa: E402
+
+from table_builder import build_table  # noqa: E402
 
 TARGET = ROOT / "nbs" / "fixtures" / "orders_table.zip"
 

@@ -7,8 +7,15 @@ Settings are described once, by the comment beside each field of `SinkConfig` (n
 which a job reads as "the default". tests/test_job_bundle.py checks that the files are what this writes."""
 
 from __future__ import annotations
-import inspect, io, json, re, textwrap, tokenize
+
+import inspect
+import io
+import json
+import re
+import textwrap
+import tokenize
 from pathlib import Path
+
 import msgspec
 import nbformat
 import yaml

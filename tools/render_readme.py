@@ -2,6 +2,7 @@
 here)."""
 
 from pathlib import Path
+
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,20 +12,23 @@ reads by Spark's Hudi datasource, on throw-away tables.
 Usage: python tools/spark_cds.py OUTPUT   (make setup runs it after resolving the Hudi bundle)
 """
 
-import os, random, sys, tempfile
+import os
+import random
+import sys
+import tempfile
 from pathlib import Path
 
 
 def exercise(spark, folder: Path):
     "Load what the roles load: write, commit, compact and read two small tables with the sink's own ports."
+    from hudi_kafka_nb.committer import HudiCommitter
     from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
     from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, sample_orders
     from hudi_kafka_nb.fencing import FencedTable
-    from hudi_kafka_nb.committer import HudiCommitter
     from hudi_kafka_nb.hudi import HudiJava
-    from hudi_kafka_nb.writer import HudiWriter
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
+    from hudi_kafka_nb.writer import HudiWriter
 
     rng = random.Random(1)
     for name, settings in (
@@ -73,6 +76,7 @@ def main(output: str):
         f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"
     )
     from pyspark import SparkContext
+
     from hudi_kafka_nb.spark import spark_session
 
     spark = spark_session("class-data-sharing archive")

@@ -12,7 +12,11 @@ them passed waiting for a test's first roles to be ready; - with `--per-test`, t
 roles. Servers (brokers, MinIO, Spark clusters) are counted by the folders they leave."""
 
 from __future__ import annotations
-import argparse, datetime, re, statistics
+
+import argparse
+import datetime
+import re
+import statistics
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path

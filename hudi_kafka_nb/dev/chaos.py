@@ -4,11 +4,26 @@
 
 # %% ../../nbs/57_chaos.ipynb #59ba50d6
 from __future__ import annotations
-import collections, itertools, logging, random, re, subprocess, threading, time, uuid
-from typing import AbstractSet
+
+import collections
+import itertools
+import logging
+import random
+import re
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from ..config import DEMO_VALUE_SCHEMA
+
 import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from fastcore.basics import patch
+
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.content import (
     Produced,
     avro_values,
@@ -29,9 +44,13 @@ from hudi_kafka_nb.dev.producers import (
     send_events,
     send_in_transaction,
 )
-from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_of
-from ..reading import commit_history, snapshot_rows
-import numpy as np, pyarrow as pa, pyarrow.compute as pc
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic, free_port
+from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_of
+from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
+from hudi_kafka_nb.metrics import read_metrics
+from hudi_kafka_nb.reading import commit_history, snapshot_rows
+from hudi_kafka_nb.storage import Table, TableStorage, resolve_storage_options, table_storage
 from hudi_kafka_nb.timeline import (
     commit_log,
     committed_offsets,
@@ -42,11 +61,6 @@ from hudi_kafka_nb.timeline import (
     timeline_instants,
     write_stats,
 )
-from .roles import RoleProcess, participant_params
-from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic, free_port
-from ..metrics import read_metrics
-from .spark_cluster import LocalSparkCluster
-from ..storage import Table, TableStorage, resolve_storage_options, table_storage
 
 # %% auto #0
 __all__ = [
@@ -186,7 +200,7 @@ class LocalStack:
         # one key's changes reach Kafka in the order they happened, as Debezium keeps them
         self._changing = threading.Lock()
 
-    def start(self) -> "LocalStack":
+    def start(self) -> LocalStack:
         if self.own_broker:
             self.broker.start()
         for topic in self.topics:
@@ -228,8 +242,6 @@ class LocalStack:
 
 
 # %% ../../nbs/57_chaos.ipynb #1092471d
-from fastcore.basics import patch
-
 # name prefix → role
 ROLES = [("coordinator", "coordinator"), ("participant", "participant"), ("table-services", "table_services")]
 # Avro orders: the second schema version from this order on (seconds into a run: the table widens mid-run)
@@ -508,8 +520,8 @@ def committed_events(
 def open_transactions(self: LocalStack) -> str:
     """Partitions whose read-committed end is behind their high watermark, as the broker says now: what read-committed
     readers wait for."""
-    from ..config import load_config
-    from ..kafka import BrokerView
+    from hudi_kafka_nb.config import load_config
+    from hudi_kafka_nb.kafka import BrokerView
 
     try:
         view = BrokerView(load_config(self.role_params()))
@@ -582,7 +594,10 @@ def orphan_files(table_path: Table) -> list[str]:
     """Data files (base and log) that no completed commit wrote and the latest snapshot does not list, of instants no
     longer on the timeline."""
     storage = table_storage(table_path)
-    name = lambda key: key.rsplit("/", 1)[-1]
+
+    def name(key):
+        return key.rsplit("/", 1)[-1]
+
     on_disk = [
         k
         for k in storage.list("")
@@ -876,7 +891,10 @@ def run_chaos(
     counts: collections.Counter[str] = collections.Counter()
     pending_restarts: list[tuple[float, str]] = []
     events: list = []
-    total = lambda: sum(v for k, v in counts.items() if k.endswith("_killed"))
+
+    def total():
+        return sum(v for k, v in counts.items() if k.endswith("_killed"))
+
     stack.start()
     try:
         stack.produce(2_000)
@@ -967,8 +985,9 @@ def print_report(report: dict):
 # %% ../../nbs/57_chaos.ipynb #5a369300
 def plot_run(report: dict, ax=None):
     "Records committed over time with the kills of a chaos run marked."
+    from datetime import UTC, datetime
+
     import matplotlib.pyplot as plt
-    from datetime import datetime, timezone
 
     history = commit_history(report["table_path"])
     ax = ax or plt.subplots(figsize=(10, 4))[1]
@@ -978,7 +997,7 @@ def plot_run(report: dict, ax=None):
     styles = {"coordinator": ("tab:red", "-"), "participant": ("0.6", "--"), "broker": ("black", ":")}
     for kill in report["events"]:
         color, line = styles[kill["killed"].split("-")[0]]
-        ax.axvline(datetime.fromtimestamp(kill["at"], timezone.utc), color=color, linestyle=line, linewidth=1)
+        ax.axvline(datetime.fromtimestamp(kill["at"], UTC), color=color, linestyle=line, linewidth=1)
     for kind, (color, line) in styles.items():
         ax.plot([], [], color=color, linestyle=line, label=f"{kind} killed")
     ax.set_xlabel("time (UTC)")

@@ -4,16 +4,23 @@
 
 # %% ../../nbs/58_content.ipynb #762ad9c0
 from __future__ import annotations
-import collections, datetime, time, uuid
-from typing import Callable, Iterable, NamedTuple
+
+import collections
+import datetime
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
 import msgspec
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-from ..reading import snapshot_rows
-from ..records import RawRecord
-from ..storage import Table
-from ..timeline import rust_table
-from .producers import DEAD_LETTER_EXPECTED
+
+from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED
+from hudi_kafka_nb.reading import snapshot_rows
+from hudi_kafka_nb.records import RawRecord
+from hudi_kafka_nb.storage import Table
+from hudi_kafka_nb.timeline import rust_table
 
 # %% auto #0
 __all__ = [
@@ -227,7 +234,7 @@ def expected_rows(
         if p.broken:
             continue
         r = p.record
-        when = datetime.datetime.fromtimestamp(r.timestamp_ms / 1000, datetime.timezone.utc)
+        when = datetime.datetime.fromtimestamp(r.timestamp_ms / 1000, datetime.UTC)
         row = {
             **decode(r.value),
             "kafka_topic": r.topic,

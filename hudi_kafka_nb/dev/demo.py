@@ -4,12 +4,19 @@
 
 # %% ../../nbs/56_demo.ipynb #bf327be2
 from __future__ import annotations
-import argparse, collections, contextlib, logging, shutil, time
+
+import argparse
+import collections
+import contextlib
+import logging
+import shutil
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
-from ..avro import demo_avro_schema, value_subject
-from ..config import DEMO_VALUE_SCHEMA
+
+from hudi_kafka_nb.avro import demo_avro_schema, value_subject
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import (
     UPSERT_SETTINGS,
     latest_per_key,
@@ -18,13 +25,13 @@ from hudi_kafka_nb.dev.producers import (
     produce_orders,
     register_schema,
 )
-from .source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
-from .roles import RoleProcess, participant_roles
-from .servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
-from .spark_cluster import LocalSparkCluster
-from ..reading import coordinate_check, read_snapshot, snapshot_rows
-from ..timeline import commit_log, has_committed, rust_table, table_services_log, timeline_instants
-from ..storage import Table, TableStorage, resolve_storage_options
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, EmbeddedS3, create_topic
+from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
+from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
+from hudi_kafka_nb.reading import coordinate_check, read_snapshot, snapshot_rows
+from hudi_kafka_nb.storage import Table, TableStorage, resolve_storage_options
+from hudi_kafka_nb.timeline import commit_log, has_committed, rust_table, table_services_log, timeline_instants
 
 # %% auto #0
 __all__ = [
@@ -334,7 +341,7 @@ def run_demo(
                 role.stop()  # the coordinator first: it closes the open instant
         if database:
             return all(
-                [print_mirror_summary(table_at(name), source, workdir, seconds) for name, source in database.items()]
+                print_mirror_summary(table_at(name), source, workdir, seconds) for name, source in database.items()
             )
         bad = records // bad_every if bad_every else 0  # read back while the S3 server still runs
         if expected is not None:

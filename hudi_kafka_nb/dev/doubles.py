@@ -4,13 +4,17 @@
 
 # %% ../../nbs/50_doubles.ipynb #4623c34c
 from __future__ import annotations
-import io, json
+
+import io
+import json
 from concurrent.futures import Executor, Future
+
 import fastavro
 import msgspec
-from ..avro import MAGIC_BYTE, RegistryUnavailable, UnknownSchema
-from ..messages import ControlEvent, decode_event, encode_event
-from ..ports import ForeignEvents
+
+from hudi_kafka_nb.avro import MAGIC_BYTE, RegistryUnavailable, UnknownSchema
+from hudi_kafka_nb.messages import ControlEvent, decode_event, encode_event
+from hudi_kafka_nb.ports import ForeignEvents
 
 # %% auto #0
 __all__ = ["InMemoryChannel", "InlineExecutor", "InMemoryRegistry", "framed"]

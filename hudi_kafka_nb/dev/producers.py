@@ -4,12 +4,17 @@
 
 # %% ../../nbs/55_producers.ipynb #77b5cb20
 from __future__ import annotations
-import logging, random, time
+
+import logging
+import random
+import time
+
 import msgspec
 from confluent_kafka import KafkaException, Producer
 from tqdm import tqdm
-from ..avro import demo_avro_order, demo_avro_schema
-from .source_table import BROKEN_EVENT, SourceTable
+
+from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
+from hudi_kafka_nb.dev.source_table import BROKEN_EVENT, SourceTable
 
 # %% auto #0
 __all__ = [

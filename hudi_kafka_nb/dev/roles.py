@@ -4,13 +4,22 @@
 
 # %% ../../nbs/53_roles.ipynb #086346d6
 from __future__ import annotations
-import logging, os, signal, subprocess, sys, time
-from typing import Callable
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+
 import yaml
-from .servers import owner_only
-from ..ports import CrashHook, no_crash
-from ..runtime import run_job
+
+from hudi_kafka_nb.dev.servers import owner_only
+from hudi_kafka_nb.ports import CrashHook, no_crash
+from hudi_kafka_nb.runtime import run_job
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +71,8 @@ def tree_memory(processes) -> int:
 
     total = 0
     for proc in processes:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             total += proc.memory_full_info().pss
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            pass
     return total
 
 
@@ -101,7 +108,7 @@ class RoleProcess:
             time.sleep(wait)
         RoleProcess._last_kernel_launch = time.monotonic()
 
-    def start(self) -> "RoleProcess":
+    def start(self) -> RoleProcess:
         self.stop_file.unlink(missing_ok=True)
         if not self.direct:
             self._space_kernel_launches()
@@ -198,10 +205,8 @@ class RoleProcess:
     def kill(self):
         "SIGKILL the role and everything it started (kernel, Spark JVM), which may not share its process group."
         for proc in reversed(self.tree()):
-            try:
+            with contextlib.suppress(Exception):
                 proc.kill()
-            except Exception:
-                pass
         if self.process:
             self.process.wait()
 

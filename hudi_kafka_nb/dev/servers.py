@@ -4,10 +4,18 @@
 
 # %% ../../nbs/51_servers.ipynb #2b24bceb
 from __future__ import annotations
-import logging, os, signal, socket, subprocess, time
+
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
 from pathlib import Path
+
 from confluent_kafka.admin import AdminClient
-from ..preflight import create_topic_if_missing
+
+from hudi_kafka_nb.preflight import create_topic_if_missing
 
 # %% auto #0
 __all__ = [
@@ -22,6 +30,7 @@ __all__ = [
     "answers_http",
     "EmbeddedServer",
     "owner_only",
+    "logged_process",
     "kafka_uuid",
     "EmbeddedBroker",
     "minio_binary",
@@ -115,7 +124,8 @@ def broker_properties(
             "super.users=User:ANONYMOUS",
             "allow.everyone.if.no.acl.found=false",
             "sasl.enabled.mechanisms=SCRAM-SHA-512",
-            "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
+            "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config="
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
             "ssl.keystore.type=PEM",
             f"ssl.keystore.location={tls_dir / 'broker.pem'}",
             "ssl.truststore.type=PEM",
@@ -128,13 +138,15 @@ def broker_properties(
 def write_tls_files(folder: Path, days: int = 30):
     """A CA (`ca.pem`) and a broker certificate for 127.0.0.1 signed by it, with its key (`broker.pem`), made with
     `cryptography`."""
-    import datetime, ipaddress
+    import datetime
+    import ipaddress
+
     from cryptography import x509
-    from cryptography.x509.oid import NameOID
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
 
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
 
     def certificate(subject, issuer, key, signing_key, is_ca, names=()):
         builder = (
@@ -162,7 +174,10 @@ def write_tls_files(folder: Path, days: int = 30):
         False,
         [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")],
     )
-    pem = lambda cert: cert.public_bytes(serialization.Encoding.PEM)
+
+    def pem(cert):
+        return cert.public_bytes(serialization.Encoding.PEM)
+
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "ca.pem").write_bytes(pem(ca))
     key = broker_key.private_bytes(
@@ -237,11 +252,19 @@ def owner_only(path: Path) -> Path:
     return path
 
 
+# %% ../../nbs/51_servers.ipynb #24509aed
+def logged_process(command: list[str], log_path: Path, **popen) -> subprocess.Popen:
+    "A server started with its output appended to `log_path`; the child keeps its own copy of the file."
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **popen)
+
+
 # %% ../../nbs/51_servers.ipynb #edd201b9
 def kafka_uuid() -> str:
     """A random id as Kafka writes one (URL-safe base64 of 16 bytes), never starting with '-': StorageTool would take it
     for an option."""
-    import base64, uuid
+    import base64
+    import uuid
 
     while (text := base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()).startswith("-"):
         pass
@@ -290,7 +313,7 @@ class EmbeddedBroker(EmbeddedServer):
 
     def add_user(self, name: str, password: str):
         "A SCRAM-SHA-512 user of the SASL_SSL listener (created or given a new password)."
-        from confluent_kafka.admin import UserScramCredentialUpsertion, ScramCredentialInfo, ScramMechanism
+        from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
         upsert = UserScramCredentialUpsertion(
             name, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), password.encode()
@@ -331,14 +354,17 @@ class EmbeddedBroker(EmbeddedServer):
         coordinator looks up each partition's leader before the restarted node leads them again, takes the partitions
         for deleted, and completes the transaction without their markers. Read-committed readers then wait at its first
         record forever. (A cluster of several brokers has a leader elsewhere.)"""
-        tool = lambda *args: subprocess.run(
-            self._java(
-                "org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", self.bootstrap_servers, *args
-            ),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+
+        def tool(*args):
+            return subprocess.run(
+                self._java(
+                    "org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", self.bootstrap_servers, *args
+                ),
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+
         found = tool("find-hanging", "--broker-id", "1", "--max-transaction-timeout", str(older_than_min))
         if found.returncode:
             raise RuntimeError(f"kafka-transactions find-hanging failed: {found.stderr[-1000:]}")
@@ -387,7 +413,7 @@ class EmbeddedBroker(EmbeddedServer):
             stderr=subprocess.PIPE,
         )
 
-    def start(self, timeout_s: float = 60, attempts: int = 3) -> "EmbeddedBroker":
+    def start(self, timeout_s: float = 60, attempts: int = 3) -> EmbeddedBroker:
         self.workdir.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "server.properties"
         if self.secure_port and not self.ca_file.exists():
@@ -400,11 +426,9 @@ class EmbeddedBroker(EmbeddedServer):
             )
             self._format(config)
             logged = self.log_path.stat().st_size if self.log_path.exists() else 0
-            self.process = subprocess.Popen(
+            self.process = logged_process(
                 self._java("kafka.Kafka", str(config)),
-                stdout=open(self.log_path, "ab"),
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                log_path=self.log_path,
             )
             try:
                 self._wait_ready(timeout_s)
@@ -466,7 +490,8 @@ class EmbeddedS3(EmbeddedServer):
     "MinIO on free loopback ports with one bucket, for development and tests; restartable on the same data."
 
     def __init__(self, workdir: str | Path | None = None, bucket: str = "lake", access_key: str = "hudi-kafka-nb"):
-        import tempfile, secrets
+        import secrets
+        import tempfile
 
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-s3-"))
         self.bucket, self.access_key = bucket, access_key
@@ -492,7 +517,7 @@ class EmbeddedS3(EmbeddedServer):
     def url(self, *parts: str) -> str:
         return "/".join([f"s3a://{self.bucket}", *parts])
 
-    def start(self, timeout_s: float = 30, attempts: int = 3) -> "EmbeddedS3":
+    def start(self, timeout_s: float = 30, attempts: int = 3) -> EmbeddedS3:
         self.workdir.mkdir(parents=True, exist_ok=True)
         if not self.secret_file.exists():
             owner_only(self.secret_file).write_text(f"aws_secret_access_key={self._secret}\n")
@@ -507,7 +532,7 @@ class EmbeddedS3(EmbeddedServer):
                 "MINIO_UPDATE": "off",
                 "GOMAXPROCS": "2",
             }
-            self.process = subprocess.Popen(
+            self.process = logged_process(
                 [
                     str(minio_binary()),
                     "server",
@@ -519,9 +544,7 @@ class EmbeddedS3(EmbeddedServer):
                     f"127.0.0.1:{self.console_port}",
                 ],
                 env=env,
-                stdout=open(log_path, "ab"),
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                log_path=log_path,
             )
             if self._wait_ready(timeout_s):
                 break
@@ -598,7 +621,7 @@ class EmbeddedRegistry(EmbeddedServer):
             str(registry_app()),
         ]
 
-    def start(self, timeout_s: float = 90, attempts: int = 3) -> "EmbeddedRegistry":
+    def start(self, timeout_s: float = 90, attempts: int = 3) -> EmbeddedRegistry:
         self.workdir.mkdir(parents=True, exist_ok=True)
         log_path = self.workdir / "registry.log"
         # SQL storage on an H2 file instead of the default in-memory database: a restart keeps every schema and its id.
@@ -609,12 +632,10 @@ class EmbeddedRegistry(EmbeddedServer):
             "REGISTRY_DATASOURCE_URL": f"jdbc:h2:file:{self.workdir / 'data' / 'registry'};WRITE_DELAY=0",
         }
         for attempt in range(1, attempts + 1):
-            self.process = subprocess.Popen(
+            self.process = logged_process(
                 self._command(),
                 env=env,
-                stdout=open(log_path, "ab"),
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                log_path=log_path,
                 cwd=self.workdir,
             )
             if self._wait_ready(timeout_s):

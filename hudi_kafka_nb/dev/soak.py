@@ -4,14 +4,25 @@
 
 # %% ../../nbs/59_soak.ipynb #3c9dd296
 from __future__ import annotations
-import collections, logging, os, random, threading, time
+
+import collections
+import contextlib
+import logging
+import os
+import random
+import threading
+import time
 from pathlib import Path
-import msgspec, yaml
-from ..supervisor import Exit, RestartPolicy, Supervisor, next_start
-from ..timeline import committed_offsets, timeline_sizes
-from .chaos import LocalStack, broken_invariants
-from .servers import EmbeddedBroker, EmbeddedS3, create_topic, owner_only
-from .spark_cluster import LocalSparkCluster
+
+import msgspec
+import yaml
+from fastcore.basics import patch
+
+from hudi_kafka_nb.dev.chaos import LocalStack, broken_invariants
+from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedS3, create_topic, owner_only
+from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
+from hudi_kafka_nb.supervisor import Exit, RestartPolicy, Supervisor, next_start
+from hudi_kafka_nb.timeline import committed_offsets, timeline_sizes
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +68,8 @@ def kill_tree(pid: int) -> bool:
     except psutil.NoSuchProcess:
         return False
     for process in reversed(family):
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):  # exited between the listing and the kill: gone all the same
             process.kill()
-        except psutil.NoSuchProcess:
-            pass  # exited between the listing and the kill: gone all the same
     return True
 
 
@@ -97,7 +106,7 @@ class Soak:
         self.server_failures: list[str] = []
         self._stopping = threading.Event()
 
-    def start(self) -> "Soak":
+    def start(self) -> Soak:
         self.broker.start()
         self.s3.start()
         self.cluster.start()
@@ -128,9 +137,6 @@ class Soak:
 
 
 # %% ../../nbs/59_soak.ipynb #5a416bd3
-from fastcore.basics import patch
-
-
 @patch
 def victims(self: Soak) -> list[str]:
     roles = [role.name for role in self.supervisor.roles if role.process is not None]
@@ -220,10 +226,8 @@ def folder_bytes(folder: Path) -> int:
     total = 0
     for root, _, files in os.walk(folder):
         for name in files:
-            try:
+            with contextlib.suppress(FileNotFoundError):  # removed since the listing: nothing to count
                 total += os.stat(os.path.join(root, name)).st_size
-            except FileNotFoundError:
-                pass  # removed since the listing: nothing to count
     return total
 
 

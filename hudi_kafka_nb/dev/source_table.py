@@ -4,12 +4,16 @@
 
 # %% ../../nbs/54_source_table.ipynb #f967239c
 from __future__ import annotations
-import collections, random
+
+import collections
+import random
+
 import msgspec
 from fastcore.basics import patch
-from ..avro_records import debezium_envelope
-from ..reading import snapshot_rows
-from ..storage import Table
+
+from hudi_kafka_nb.avro_records import debezium_envelope
+from hudi_kafka_nb.reading import snapshot_rows
+from hudi_kafka_nb.storage import Table
 
 # %% auto #0
 __all__ = [

@@ -4,9 +4,15 @@
 
 # %% ../../nbs/52_spark_cluster.ipynb #54361789
 from __future__ import annotations
-import os, shutil, subprocess, time
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
 from pathlib import Path
-from .servers import free_port, stop_process
+
+from hudi_kafka_nb.dev.servers import free_port, stop_process
 
 # %% auto #0
 __all__ = ["spark_home", "LocalSparkCluster"]
@@ -63,7 +69,7 @@ class LocalSparkCluster:
             start_new_session=True,
         )
 
-    def start(self, timeout_s: float = 60) -> "LocalSparkCluster":
+    def start(self, timeout_s: float = 60) -> LocalSparkCluster:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.master = self._spawn(
             "master",
@@ -102,7 +108,8 @@ class LocalSparkCluster:
 
     def alive_workers(self) -> int:
         "How many workers the master counts as alive (its JSON status page)."
-        import json, urllib.request
+        import json
+        import urllib.request
 
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as answer:
@@ -129,17 +136,13 @@ class LocalSparkCluster:
         children = psutil.Process(worker.pid).children(recursive=True)
         work_folders = []  # an executor works in work/<application>/<executor id>
         for child in children:
-            try:
+            with contextlib.suppress(psutil.Error):  # exited already: its folder is Spark's clean-up's
                 work_folders.append(Path(child.cwd()))
-            except psutil.Error:
-                pass  # exited already: its folder is Spark's clean-up's
         worker.kill()
         worker.wait()
         for child in children:
-            try:
+            with contextlib.suppress(psutil.Error):
                 child.kill()
-            except psutil.Error:
-                pass
         # what the lost machine's executors left: their copies of the jars, hundreds of MB each
         for folder in [self.scratch(f"worker-{index}")] + [
             f for f in work_folders if (self.workdir / "work") in f.parents
