@@ -191,8 +191,8 @@ def print_breakdown(result: dict, sink_rates: dict, role_usage: dict, per_instan
     """The stage table, the sink's roles' CPU, the ratios the issue asks for, and the largest items, named."""
     records, wall, cpu = result["records"], result["wall"], result["cpu"]
     print(
-        f"(j) where the time goes: {records:,} records in {result['instants']} instants of {per_instant:,}, each "
-        "stage in turn in one process"
+        f"(j) where the time goes: {records:,} records in {result['instants']} instants of {per_instant:,}, each stage "
+        "in turn in one process"
     )
     print(f"    {'stage':<82} {'wall s':>7} {'CPU s':>7} {'µs/record':>10} {'records/s alone':>16}")
     for stage, label in STAGES.items():
@@ -211,8 +211,7 @@ def print_breakdown(result: dict, sink_rates: dict, role_usage: dict, per_instan
         sink_s = records / rate
         print(
             f"(j) the sink, {participants} participant(s): {rate:,.0f} committed records/s = {rate / alone:.2f}x "
-            "Hudi's writer alone "
-            f"({alone:,.0f} rows/s); per record {1e6 / rate:.1f} µs against the stages' "
+            f"Hudi's writer alone ({alone:,.0f} rows/s); per record {1e6 / rate:.1f} µs against the stages' "
             f"{1e6 * series / records:.1f} µs in series"
             + (
                 "; CPU over its drain: "
@@ -228,8 +227,7 @@ def print_breakdown(result: dict, sink_rates: dict, role_usage: dict, per_instan
     if 1 in sink_rates and 2 in sink_rates:
         print(
             f"(j) two participants / one: {sink_rates[2] / sink_rates[1]:.2f}x (target at least 1.00x); one "
-            "participant / writer alone: "
-            f"{sink_rates[1] / alone:.2f}x (target at least 0.75x)"
+            f"participant / writer alone: {sink_rates[1] / alone:.2f}x (target at least 0.75x)"
         )
     # the most a machine of `cores` can commit while every stage costs the CPU it did in series: every core busy,
     # nothing waiting. A sink near it is bound by its stages' CPU, not by waits; past it only less CPU per record goes
@@ -238,8 +236,7 @@ def print_breakdown(result: dict, sink_rates: dict, role_usage: dict, per_instan
     beside = sum(cpu.values()) - cpu["write"]
     budget = records * cores / (0.75 * alone) - cpu["write"]
     print(
-        f"(j) the stages' CPU bound on {cores} cores: {bound:,.0f} records/s = {bound / alone:.2f}x Hudi's writer "
-        "alone"
+        f"(j) the stages' CPU bound on {cores} cores: {bound:,.0f} records/s = {bound / alone:.2f}x Hudi's writer alone"
         + (f"; the sink with 1 participant reaches {sink_rates[1] / bound:.2f} of it" if 1 in sink_rates else "")
         + f". At 0.75x the writer alone the stages beside Hudi's write may cost {budget:,.1f} CPU-s; they cost "
         f"{beside:,.1f}"

@@ -121,9 +121,8 @@ def main():
     ):
         runs = timings[name]
         print(
-            f"({name}) {label}: median {statistics.median(runs):.2f} s "
-            f"({args.records / statistics.median(runs):,.0f} rec/s), "
-            f"spread {min(runs):.2f}–{max(runs):.2f} s over {len(runs)} runs"
+            f"({name}) {label}: median {statistics.median(runs):.2f} s ({args.records / statistics.median(runs):,.0f} "
+            f"rec/s), spread {min(runs):.2f}–{max(runs):.2f} s over {len(runs)} runs"
         )
     print(f"(b)/(a) time ratio: {statistics.median(timings['b']) / statistics.median(timings['a']):.2f}")
 

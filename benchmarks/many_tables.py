@@ -110,11 +110,9 @@ def line(label: str, r: dict) -> str:
         else "no commit logged"
     )
     return (
-        f"{label}: every table ingesting {r['startup_s']:.0f} s after launch, all committed after "
-        f"{r['total_s']:.0f} s "
-        f"({r['rate']:,.0f} records/s); commit cycle {cycle}; peak memory coordinator(s) "
-        f"{r['coordinator_mib']:,.0f} MiB, "
-        f"participant(s) {r['participant_mib']:,.0f} MiB"
+        f"{label}: every table ingesting {r['startup_s']:.0f} s after launch, all committed after {r['total_s']:.0f} s "
+        f"({r['rate']:,.0f} records/s); commit cycle {cycle}; peak memory coordinator(s) {r['coordinator_mib']:,.0f} "
+        f"MiB, participant(s) {r['participant_mib']:,.0f} MiB"
     )
 
 
@@ -166,8 +164,8 @@ def main():
                 one["coordinator_mib"] + one["participant_mib"]
             )
             print(
-                f"{n} table(s), separate sinks / one sink: memory {memory:.2f}, "
-                f"time to commit all {sep['total_s'] / one['total_s']:.2f}"
+                f"{n} table(s), separate sinks / one sink: memory {memory:.2f}, time to commit all "
+                f"{sep['total_s'] / one['total_s']:.2f}"
             )
     seps = {n: r["separate"] for n, r in results.items() if "separate" in r}
     if seps and max(results) not in seps:
@@ -175,9 +173,8 @@ def main():
         per_table = (seps[n]["coordinator_mib"] + seps[n]["participant_mib"]) / n
         one = results[big]["one"]
         print(
-            f"{big} tables as separate sinks, projected from {n}: about {per_table * big:,.0f} MiB; one sink of "
-            f"{big} tables: "
-            f"{one['coordinator_mib'] + one['participant_mib']:,.0f} MiB "
+            f"{big} tables as separate sinks, projected from {n}: about {per_table * big:,.0f} MiB; one sink of {big} "
+            f"tables: {one['coordinator_mib'] + one['participant_mib']:,.0f} MiB "
             f"({per_table * big / (one['coordinator_mib'] + one['participant_mib']):.1f}×)"
         )
 

@@ -250,13 +250,13 @@ def keyed_figure(broker, args, root):
         )
         medians[name], rates[name] = statistics.median(latencies), rate
         print(
-            f"(c) upsert, merge-on-read, {name}: {rate:,.0f} events/s; commit latency median "
-            f"{medians[name]:.2f}s max {max(latencies):.2f}s over {len(latencies)} commits"
+            f"(c) upsert, merge-on-read, {name}: {rate:,.0f} events/s; commit latency median {medians[name]:.2f}s max "
+            f"{max(latencies):.2f}s over {len(latencies)} commits"
         )
     print(
         "(c) by bucket / staged (services inline): "
-        f"{rates['by bucket, services inline'] / rates['staged, services inline']:.2f}x; "
-        f"commit latency with the table-services job beside the sink / without (by bucket): "
+        f"{rates['by bucket, services inline'] / rates['staged, services inline']:.2f}x; commit latency with the "
+        "table-services job beside the sink / without (by bucket): "
         f"{medians['by bucket, services beside'] / medians['by bucket, services inline']:.2f}"
     )
     # the peer (f) upserting the same events by the same key into merge-on-read, compacted as often, as many a
@@ -297,11 +297,9 @@ def keyed_figure(broker, args, root):
         )
     print(
         "(c) ours by bucket (services inline) / the peer by its default index: "
-        f"{rates['by bucket, services inline'] / peer_rates['default index']:.2f}x "
-        "(target at least 1.50x); / the peer by bucket index: "
-        f"{rates['by bucket, services inline'] / peer_rates['bucket index']:.2f}x; "
-        "ours staged / the peer by its default index: "
-        f"{rates['staged, services inline'] / peer_rates['default index']:.2f}x"
+        f"{rates['by bucket, services inline'] / peer_rates['default index']:.2f}x (target at least 1.50x); / the peer "
+        f"by bucket index: {rates['by bucket, services inline'] / peer_rates['bucket index']:.2f}x; ours staged / the "
+        f"peer by its default index: {rates['staged, services inline'] / peer_rates['default index']:.2f}x"
     )
 
 
@@ -327,8 +325,7 @@ def table_services_figure(broker, topic, ends, args, root):
         )
         medians[where] = statistics.median(latencies)
         print(
-            f"(d) bulk insert, 2 participants, table services {where}: {rate:,.0f} committed records/s; commit "
-            "latency "
+            f"(d) bulk insert, 2 participants, table services {where}: {rate:,.0f} committed records/s; commit latency "
             f"median {medians[where]:.2f}s max {max(latencies):.2f}s over {len(latencies)} commits"
         )
     print(
@@ -346,10 +343,9 @@ def object_store_figure(broker, topic, ends, args, root, local_rate):
             broker, topic, ends, 2, args.commit_interval, args.max_buffered, root / "s3-sink", settings
         )
     print(
-        f"(e) sink, 2 participants, table on MinIO (S3A): {rate:,.0f} committed records/s = "
-        f"{rate / local_rate:.2f}x the local "
-        f"table's (b); commit latency median {statistics.median(latencies):.2f}s max {max(latencies):.2f}s over "
-        f"{len(latencies)} commits"
+        f"(e) sink, 2 participants, table on MinIO (S3A): {rate:,.0f} committed records/s = {rate / local_rate:.2f}x "
+        f"the local table's (b); commit latency median {statistics.median(latencies):.2f}s max {max(latencies):.2f}s "
+        f"over {len(latencies)} commits"
     )
 
 
@@ -375,9 +371,8 @@ def memory_figure(broker, args, root):
         )
         print(
             f"(g) sink, 1 participant, {records:,} events, instants of any size, max_buffered_bytes "
-            f"{args.memory_budget_mib} MiB: "
-            f"{rate:,.0f} committed records/s over {len(latencies)} commits; peak participant memory "
-            f"{peaks[records] / 2**20:,.0f} MiB"
+            f"{args.memory_budget_mib} MiB: {rate:,.0f} committed records/s over {len(latencies)} commits; peak "
+            f"participant memory {peaks[records] / 2**20:,.0f} MiB"
         )
     low, high = args.memory_records, 4 * args.memory_records
     print(f"(g) peak participant memory, {high:,} events / {low:,}: {peaks[high] / peaks[low]:.2f}")
@@ -424,8 +419,7 @@ def overlap_figure(broker, args, root):
         rates[mib] = steady_commit_rate(root / f"overlap-{mib}" / "coordinator.log")
         print(
             f"(h) sink, 1 participant, {args.overlap_per_instant:,} records an instant, {name} (max_buffered_bytes "
-            f"{mib} MiB): "
-            f"{rates[mib]:,.0f} committed records/s in the steady state"
+            f"{mib} MiB): {rates[mib]:,.0f} committed records/s in the steady state"
         )
     print(f"(h) reading ahead / writing as rows arrive: {rates[128] / rates[8]:.2f}")
 
@@ -445,10 +439,9 @@ def peer_figure(broker, topic, ends, args, root, raw, ours):
         )
         print(
             "(f) peer, Structured Streaming → Hudi, "
-            f"{f'{per_batch:,} records per micro-batch' if per_batch else 'one micro-batch'}: "
-            f"{rate:,.0f} committed records/s = {rate / raw:.1%} of raw{versus}; table checked ({produced:,} rows, "
-            "no duplicate); "
-            f"peak memory {peer['peak_mib']:,} MiB, CPU {peer['cpu_s']:,.0f} s"
+            f"{f'{per_batch:,} records per micro-batch' if per_batch else 'one micro-batch'}: {rate:,.0f} committed "
+            f"records/s = {rate / raw:.1%} of raw{versus}; table checked ({produced:,} rows, no duplicate); peak "
+            f"memory {peer['peak_mib']:,} MiB, CPU {peer['cpu_s']:,.0f} s"
         )
 
 
@@ -564,11 +557,9 @@ def avro_figure(broker, topic, ends, args, root):
         }
     for name in ("JSON", "Avro"):
         print(
-            f"(i) {name}: a participant decodes {rates[name]:,.0f} records/s ({args.avro_decode_records:,} records "
-            "in batches of "
-            f"{as_json.max_batch_records:,}); the sink, 1 participant, commits {committed[name]:,.0f} records/s; "
-            "decoding / committing "
-            f"{rates[name] / committed[name]:.1f}x"
+            f"(i) {name}: a participant decodes {rates[name]:,.0f} records/s ({args.avro_decode_records:,} records in "
+            f"batches of {as_json.max_batch_records:,}); the sink, 1 participant, commits {committed[name]:,.0f} "
+            f"records/s; decoding / committing {rates[name] / committed[name]:.1f}x"
         )
     print(
         f"(i) Avro / JSON: decoding {rates['Avro'] / rates['JSON']:.2f}x, committed rate "
@@ -614,11 +605,9 @@ def main():
         "--parts",
         default="abjcdefghi",
         help="which figures: a (raw consumer), b (sink), j (where "
-        "the time goes), "
-        "c (keyed), "
-        "d (appending, with and without the table-services job), e (the table on MinIO, with b), "
-        "f (the peer: Spark Structured Streaming into Hudi), g (memory against the backlog's size), "
-        "h (reading ahead against writing as rows arrive), i (Avro against JSON)",
+        "the time goes), c (keyed), d (appending, with and without the table-services job), e (the table on MinIO, "
+        "with b), f (the peer: Spark Structured Streaming into Hudi), g (memory against the backlog's size), h "
+        "(reading ahead against writing as rows arrive), i (Avro against JSON)",
     )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
@@ -639,11 +628,10 @@ def main():
             )
             local_rates[participants] = rate
             print(
-                f"(b) sink, {participants} participant(s), Hudi's writer: {rate:,.0f} committed records/s "
-                f"= {rate / raw:.1%} of raw; commit latency END_COMMIT→ACK median "
-                f"{statistics.median(latencies):.2f}s "
-                f"max {max(latencies):.2f}s over {len(latencies)} commits; peak participant memory "
-                f"{peak / 2**20:,.0f} MiB"
+                f"(b) sink, {participants} participant(s), Hudi's writer: {rate:,.0f} committed records/s = "
+                f"{rate / raw:.1%} of raw; commit latency END_COMMIT→ACK median {statistics.median(latencies):.2f}s "
+                f"max {max(latencies):.2f}s over {len(latencies)} commits; peak participant memory {peak / 2**20:,.0f} "
+                "MiB"
             )
         if "j" in args.parts:
             breakdown_figure(broker, args, root)

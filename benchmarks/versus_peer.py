@@ -272,17 +272,15 @@ def summary(rows, args, root):
         if "steady" in run:
             print(
                 f"{run:>14}: at {med(run, 'rate_per_s'):,.0f} records/s for {args.steady_s:.0f} s, produce → commit "
-                "latency median "
-                f"{med(run, 'latency_median_s'):.1f} s (spread "
-                f"{spread(run, 'latency_median_s')[0]:.1f}–{spread(run, 'latency_median_s')[1]:.1f}), "
-                f"p95 {med(run, 'latency_p95_s'):.1f} s"
+                f"latency median {med(run, 'latency_median_s'):.1f} s (spread "
+                f"{spread(run, 'latency_median_s')[0]:.1f}–{spread(run, 'latency_median_s')[1]:.1f}), p95 "
+                f"{med(run, 'latency_p95_s'):.1f} s"
             )
         else:
             low, high = spread(run, "records_per_s")
             print(
                 f"{run:>14}: {med(run, 'records_per_s'):,.0f} records/s (spread {low:,.0f}–{high:,.0f}), "
-                f"{med(run, 'mb_per_s'):.1f} MB/s, "
-                f"{med(run, 'records_per_s') / med('raw', 'records_per_s'):.1%} of raw"
+                f"{med(run, 'mb_per_s'):.1f} MB/s, {med(run, 'records_per_s') / med('raw', 'records_per_s'):.1%} of raw"
                 + (
                     f", {med(run, 'records_per_s') / med(peer_at[run], 'records_per_s'):.2f}x the peer at the same "
                     "records per commit"

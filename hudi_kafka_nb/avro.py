@@ -139,9 +139,8 @@ def _union_type(branches: list, path: str, named: dict, namespace: str, inside: 
     if len(others) != 1:
         kinds = " and ".join(b if isinstance(b, str) else b.get("name", b.get("type")) for b in others) or "null alone"
         raise UnstorableSchema(
-            f"field {path!r} is a union of {kinds}, which Hudi cannot store in one column: use one "
-            "type "
-            "(nullable with null), or a record with a field for each"
+            f"field {path!r} is a union of {kinds}, which Hudi cannot store in one column: use one type (nullable with "
+            "null), or a record with a field for each"
         )
     return _column_type(others[0], path, named, namespace, inside)
 
@@ -413,8 +412,8 @@ def row_record(schema, envelope: bool = False):
     ]
     if not found:
         raise UnstorableSchema(
-            f"{_full_name(schema, '') if isinstance(schema, dict) and 'name' in schema else 'the value'} "
-            "is not a Debezium change event: no row image record in 'before' or 'after'"
+            f"{_full_name(schema, '') if isinstance(schema, dict) and 'name' in schema else 'the value'} is not a "
+            "Debezium change event: no row image record in 'before' or 'after'"
         )
     return found[0]
 

@@ -39,9 +39,8 @@ def _type_problem(schema: WriterSchema, table: pa.Schema) -> str:
         written, column = arrow_type(type_name), table.field(name).type
         if written != column and (written, column) not in WIDENINGS:
             return (
-                f"it writes field {name!r} as {written}, but the table's column is {column}: Hudi cannot store "
-                "one as the "
-                "other (register a compatible version, or a new field)"
+                f"it writes field {name!r} as {written}, but the table's column is {column}: Hudi cannot store one as "
+                "the other (register a compatible version, or a new field)"
             )
     return ""
 

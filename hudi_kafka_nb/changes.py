@@ -77,14 +77,13 @@ def tombstone_change(record: RawRecord, config: SinkConfig, key_of=key_value) ->
     if key is None:
         return Change(
             None,
-            "a tombstone (null value) whose message key has no "
-            f"{config.record_key_field!r}: the row it deletes is unknown",
+            f"a tombstone (null value) whose message key has no {config.record_key_field!r}: the row it deletes is "
+            "unknown",
         )
     if config.partition_field:
         return Change(
             None,
-            "a tombstone names only its key and the table is partitioned by "
-            f"{config.partition_field!r}: its row's "
+            f"a tombstone names only its key and the table is partitioned by {config.partition_field!r}: its row's "
             "partition is unknown; the delete event before it deleted the row",
             skipped=True,
         )
@@ -127,9 +126,8 @@ def envelope_change(envelope, record: RawRecord, config: SinkConfig, key_of=key_
     if type(position) is not int:
         return Change(
             None,
-            f"no whole-number source position in {config.cdc_position!r} (found {position!r}): set "
-            "cdc_position "
-            "to the envelope fields that order this connector's changes",
+            f"no whole-number source position in {config.cdc_position!r} (found {position!r}): set cdc_position to the "
+            "envelope fields that order this connector's changes",
         )
     row = {**image, DELETED_FIELD: op == "d", POSITION_FIELD: position}
     if row.get(config.record_key_field) is None:

@@ -169,8 +169,7 @@ def verdict(open_instant: OpenInstant, config: SinkConfig, hudi_version: str) ->
             blame=wrong,
             blame_reason="write_operation differs from the coordinator's",
             reason=f"participant(s) {wrong} use another write_operation than the coordinator's "
-            f"{config.write_operation!r}: "
-            "give every job of the table the same settings",
+            f"{config.write_operation!r}: give every job of the table the same settings",
         )
     proposing = sorted(p for p, s in statuses.items() if s.new_fields)
     if proposing and config.schema_evolution != "add_fields":
@@ -179,8 +178,7 @@ def verdict(open_instant: OpenInstant, config: SinkConfig, hudi_version: str) ->
             blame=proposing,
             blame_reason="schema_evolution differs from the coordinator's",
             reason=f"participant(s) {proposing} propose new fields, but the coordinator's schema_evolution "
-            "is "
-            f"{config.schema_evolution!r}: give every job of the table the same settings",
+            f"is {config.schema_evolution!r}: give every job of the table the same settings",
         )
     widened = widen_value_schema(open_instant.value_schema, [statuses[p].new_fields for p in proposing])
     if all(p.next_offset == p.start_offset for p in progress):

@@ -223,8 +223,8 @@ class HudiCommitter:
             # as above: the commit stands, and the metadata table's services run after the next one
             except Exception as e:
                 log.warning(
-                    "committed %s; the metadata table's services after it failed and run again after the next "
-                    "commit: %s",
+                    "committed %s; the metadata table's services after it failed and run again after the next commit: "
+                    "%s",
                     instant,
                     java_reason(e),
                 )

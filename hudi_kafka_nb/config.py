@@ -334,8 +334,7 @@ def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
     known = list(SinkConfig.__struct_fields__) + list(extra_names)
     if key.startswith("hoodie."):
         return ConfigError(
-            f"unknown setting {key!r}: Hudi's write settings go into hudi_options (Hudi's names for "
-            "our own settings "
+            f"unknown setting {key!r}: Hudi's write settings go into hudi_options (Hudi's names for our own settings "
             f"are accepted at the top level: {', '.join(sorted(HUDI_NAMES))})"
         )
     close = difflib.get_close_matches(key, known, n=1)
@@ -414,10 +413,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
             need(
                 False,
                 "value_schema",
-                f"gives field {field!r} the unknown type {type_name!r}: "
-                f"{e}; use one of "
-                f"{sorted(ARROW_TYPES)} or a nested type as Arrow writes it, e.g. 'list<item: "
-                "string>'",
+                f"gives field {field!r} the unknown type {type_name!r}: {e}; use one of {sorted(ARROW_TYPES)} or a "
+                "nested type as Arrow writes it, e.g. 'list<item: string>'",
             )
     need(
         config.write_operation in WRITE_OPERATIONS,
@@ -435,15 +432,13 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         config.write_operation != "upsert" or config.ordering_field,
         "ordering_field",
         "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no "
-        "order but "
-        "this field's (hoodie.table.ordering.fields), e.g. an event time or a version number",
+        "order but this field's (hoodie.table.ordering.fields), e.g. an event time or a version number",
     )
     need(
         config.value_format in ("json", "debezium", "avro"),
         "value_format",
         f"is {config.value_format!r}; use 'json' (each value a row), 'debezium' (Debezium's JSON change events) or "
-        "'avro' "
-        "(Avro in Confluent's wire format, with schema_registry)",
+        "'avro' (Avro in Confluent's wire format, with schema_registry)",
     )
     if config.reads_avro:
         need(
@@ -467,8 +462,7 @@ def _check_values(config: SinkConfig) -> SinkConfig:
             config.write_operation == "upsert",
             "write_operation",
             f"is {config.write_operation!r}, but value_format='debezium' mirrors a table, updating and deleting its "
-            "rows by key: "
-            "set write_operation='upsert' and record_key_field to the source table's primary key column",
+            "rows by key: set write_operation='upsert' and record_key_field to the source table's primary key column",
         )
         need(
             config.cdc_truncate in ("dead_letter", "skip"),
@@ -483,9 +477,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         need(
             len(config.record_key_fields) == 1,
             "record_key_field",
-            f"is {config.record_key_field!r}: a mirror of a "
-            "table is keyed "
-            "by one column (a composite primary key is not supported yet)",
+            f"is {config.record_key_field!r}: a mirror of a table is keyed by one column (a composite primary key is "
+            "not supported yet)",
         )
         need(
             config.value_converter in CONVERTERS.values(),
@@ -514,9 +507,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         or config.value_schema.get(config.record_key_field, "string") in ("string", "large_string")
         or config.reads_avro,
         "record_key_field",
-        f"names {config.record_key_field!r}, which key_format='string' "
-        "fills with the key's text: "
-        "declare it a string in value_schema",
+        f"names {config.record_key_field!r}, which key_format='string' fills with the key's text: declare it a string "
+        "in value_schema",
     )
     need(
         config.key_format != "avro" or config.value_format == "avro",
@@ -540,9 +532,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
             config.write_operation != "upsert" or config.table_type == "MERGE_ON_READ",
             "table_type",
             f"is {config.table_type!r} with the bucket index: participants upsert a bucket side by side as log files "
-            "of its "
-            "file group, which needs table_type='MERGE_ON_READ' (copy-on-write would have each rewrite the bucket's "
-            "base file)",
+            "of its file group, which needs table_type='MERGE_ON_READ' (copy-on-write would have each rewrite the "
+            "bucket's base file)",
         )
     need(
         config.table_services in ("inline", "separate"),
@@ -559,10 +550,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         not (config.clustering_sort_columns and config.write_mode is WriteMode.STAGED),
         "clustering_sort_columns",
         f"cannot be used with write_operation={config.write_operation!r}: clustering rewrites file groups that an "
-        "insert or upsert "
-        "may be updating at the same time, and Hudi then fails the sink's write, or its commit after it was decided; "
-        "with "
-        "keyed writes use merge-on-read, whose compaction the table-services job runs",
+        "insert or upsert may be updating at the same time, and Hudi then fails the sink's write, or its commit after "
+        "it was decided; with keyed writes use merge-on-read, whose compaction the table-services job runs",
     )
     # an Avro sink given no value_schema learns its fields from the registry as it starts, and checks them then
     learns_fields = config.reads_avro and not config.declared_fields
@@ -584,8 +573,7 @@ def _check_values(config: SinkConfig) -> SinkConfig:
             config.partition_field and config.partition_field not in config.value_schema,
             "partition_field",
             f"must name the column partition_time_field={config.partition_time_field!r} is bucketed into, and not a "
-            "field of "
-            f"value_schema (it is derived), e.g. 'event_date'",
+            "field of value_schema (it is derived), e.g. 'event_date'",
         )
         need("%" in config.partition_time_format, "partition_time_format", "needs strftime codes, e.g. %Y-%m-%d")
     if config.route_regex:
@@ -593,8 +581,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         need(
             not config.mirrors_changes,
             "route_regex",
-            "cannot split change data (a delete carries only the key): "
-            "route change events by topic, with a table_name template",
+            "cannot split change data (a delete carries only the key): route change events by topic, with a table_name "
+            "template",
         )
         try:
             re.compile(config.route_regex)
@@ -632,35 +620,32 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         need(
             not is_secret_key(key) or SECRET_REFERENCE.fullmatch(value),
             "kafka",
-            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
-            f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}} (see "
+            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; give it "
+            "as ${env:VARIABLE}, ${file:/path/to/file} or, on Databricks, ${secrets:scope/key} (see "
             "`resolve_secret`)",
         )
     for key, value in config.schema_registry.items():
         need(
             not is_secret_key(key, "schema_registry") or SECRET_REFERENCE.fullmatch(value),
             "schema_registry",
-            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
-            f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}}",
+            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; give it "
+            "as ${env:VARIABLE}, ${file:/path/to/file} or, on Databricks, ${secrets:scope/key}",
         )
     for key, value in config.storage_options.items():
         need(
             not is_secret_key(key, "storage_options") or SECRET_REFERENCE.fullmatch(value),
             "storage_options",
-            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; "
-            f"give it as ${{env:VARIABLE}}, ${{file:/path/to/file}} or, on Databricks, ${{secrets:scope/key}}",
+            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; give it "
+            "as ${env:VARIABLE}, ${file:/path/to/file} or, on Databricks, ${secrets:scope/key}",
         )
     need(
         not (config.multi_writer and "://" in config.table_path) or "hoodie.write.lock.provider" in config.hudi_options,
         "table_services",
         f"is 'separate' with table_path={config.table_path!r} on an object store, where the lock both writers need "
-        "cannot be the "
-        "default one: Hudi's file-system lock creates its lock file with a check-then-write there, so two writers "
-        "can both hold it. "
-        "Use table_services='inline' (the coordinator runs the services in its commits, one writer, no lock), or "
-        "give a lock provider "
-        "that works on your store in hudi_options (hoodie.write.lock.provider, e.g. Hudi's ZooKeeper or DynamoDB "
-        "lock)",
+        "cannot be the default one: Hudi's file-system lock creates its lock file with a check-then-write there, so "
+        "two writers can both hold it. Use table_services='inline' (the coordinator runs the services in its commits, "
+        "one writer, no lock), or give a lock provider that works on your store in hudi_options "
+        "(hoodie.write.lock.provider, e.g. Hudi's ZooKeeper or DynamoDB lock)",
     )
     need(
         not config.storage_options or "://" in config.table_path,
@@ -693,8 +678,8 @@ def _our_names(settings: dict) -> dict:
         ours = HUDI_NAMES.get(key, CONNECT_NAMES.get(key, key))
         if ours in renamed and renamed[ours][1] != value:
             raise ConfigError(
-                f"setting {ours!r} is given twice with different values: "
-                f"{renamed[ours][0]}={renamed[ours][1]!r} and {key}={value!r}"
+                f"setting {ours!r} is given twice with different values: {renamed[ours][0]}={renamed[ours][1]!r} and "
+                f"{key}={value!r}"
             )
         renamed[ours] = (key, value)
     result = {ours: value for ours, (_, value) in renamed.items()}

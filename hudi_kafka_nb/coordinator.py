@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 
 import msgspec
-from fastcore.basics import patch
 
 from hudi_kafka_nb.commit_state import (
     OpenInstant,
@@ -199,11 +198,9 @@ class Coordinator:
         fields, differing = table_value_schema(table, self.config.value_schema)
         for name, (column, declared) in differing.items():
             log.warning(
-                "coordinator %s: the settings (value_schema, or the schema registry's latest schema) give "
-                "field %r as %s, "
-                "but the table's column is %s: the column keeps its type, and records that write the field as "
-                "%s go "
-                "where incompatible_schema=%r says",
+                "coordinator %s: the settings (value_schema, or the schema registry's latest schema) give field %r as "
+                "%s, but the table's column is %s: the column keeps its type, and records that write the field as %s "
+                "go where incompatible_schema=%r says",
                 self.id,
                 name,
                 declared,
@@ -221,500 +218,449 @@ class Coordinator:
         if self.publish_status:
             self.publish_status(self.status())
 
-
-# %% ../nbs/13_coordinator.ipynb #8295e682
-@patch
-def step(self: Coordinator):
-    try:
-        instant = self.instant
-        for event in self.channel.receive(timeout_s=0.05):
-            if self.state is not CoordinatorState.STOPPED:
-                self.on_event(event)
-        if self.state is CoordinatorState.STOPPED:
-            return
-        # the next instant opened early while these events were handled, and the last one's commit took a second or
-        # more: the heartbeats that queued up meanwhile are read first, or a participant would look lost to it
-        if self.open and self.instant != instant:
-            return
-        now = self.clock()
-        if self.state is CoordinatorState.WAITING:
-            # min_participants gates only the first instant (quarantined participants count as joined);
-            # after a commit, whoever is alive carries on
-            live = self.live_participants()
-            joined = len(live) + len(self.health.quarantined())
-            if live and (joined >= self.config.min_participants or self.counts["commits"]):
-                self.start_instant()
-        elif self.open and (lost := self._lost_participants()):
-            self.abort(
-                f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s",
-                cause="participant_lost",
-            )
-        elif self.state is CoordinatorState.WRITING and self.opened.all_full():
-            self.end_instant(ended="participants_full")
-        elif self.state is CoordinatorState.WRITING and now >= self.opened.end_at:
-            if self._worth_ending():
-                self.end_instant()
-            else:
-                self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
-                self._report_idle(now)
-        elif self.state is CoordinatorState.COLLECTING and now >= self.opened.collect_until:
-            missing = self.opened.missing()
-            # a participant that says it waits for a service (the registry, the dead-letter topic) is not failing: no
-            # quarantine
-            for participant in (p for p in missing if p not in self.waiting):
-                self._participant_failed(
-                    participant, f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}"
+    def step(self):
+        try:
+            instant = self.instant
+            for event in self.channel.receive(timeout_s=0.05):
+                if self.state is not CoordinatorState.STOPPED:
+                    self.on_event(event)
+            if self.state is CoordinatorState.STOPPED:
+                return
+            # the next instant opened early while these events were handled, and the last one's commit took a second or
+            # more: the heartbeats that queued up meanwhile are read first, or a participant would look lost to it
+            if self.open and self.instant != instant:
+                return
+            now = self.clock()
+            if self.state is CoordinatorState.WAITING:
+                # min_participants gates only the first instant (quarantined participants count as joined);
+                # after a commit, whoever is alive carries on
+                live = self.live_participants()
+                joined = len(live) + len(self.health.quarantined())
+                if live and (joined >= self.config.min_participants or self.counts["commits"]):
+                    self.start_instant()
+            elif self.open and (lost := self._lost_participants()):
+                self.abort(
+                    f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s",
+                    cause="participant_lost",
                 )
-            self.abort(f"write timeout: no WRITE_STATUS from {missing}", cause="write_timeout")
-    except Fenced as e:
-        self.step_down(str(e))
+            elif self.state is CoordinatorState.WRITING and self.opened.all_full():
+                self.end_instant(ended="participants_full")
+            elif self.state is CoordinatorState.WRITING and now >= self.opened.end_at:
+                if self._worth_ending():
+                    self.end_instant()
+                else:
+                    self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
+                    self._report_idle(now)
+            elif self.state is CoordinatorState.COLLECTING and now >= self.opened.collect_until:
+                missing = self.opened.missing()
+                # a participant that says it waits for a service (the registry, the dead-letter topic) is not failing:
+                # no quarantine
+                for participant in (p for p in missing if p not in self.waiting):
+                    self._participant_failed(
+                        participant, f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}"
+                    )
+                self.abort(f"write timeout: no WRITE_STATUS from {missing}", cause="write_timeout")
+        except Fenced as e:
+            self.step_down(str(e))
 
+    def run(self, should_stop: Callable[[], bool]):
+        "Run transactions until `should_stop()` is true."
+        try:
+            while not should_stop() and self.state is not CoordinatorState.STOPPED:
+                self.step()
+        finally:
+            self.close()
 
-@patch
-def run(self: Coordinator, should_stop: Callable[[], bool]):
-    "Run transactions until `should_stop()` is true."
-    try:
-        while not should_stop() and self.state is not CoordinatorState.STOPPED:
-            self.step()
-    finally:
-        self.close()
+    def live_participants(self) -> list[str]:
+        "Participants heard from lately, less those in quarantine."
+        horizon, quarantined = self.clock() - self.config.participant_timeout_s, self.health.quarantined()
+        return sorted(p for p, seen in self.participants.items() if seen >= horizon and p not in quarantined)
 
+    def _lost_participants(self) -> list[str]:
+        "Participants of the open instant that have not reported and stopped heartbeating: the instant cannot complete."
+        if self.state not in (CoordinatorState.WRITING, CoordinatorState.COLLECTING):
+            return []
+        live = set(self.live_participants())
+        return [p for p in self.opened.missing() if p not in live]
 
-@patch
-def live_participants(self: Coordinator) -> list[str]:
-    "Participants heard from lately, less those in quarantine."
-    horizon, quarantined = self.clock() - self.config.participant_timeout_s, self.health.quarantined()
-    return sorted(p for p, seen in self.participants.items() if seen >= horizon and p not in quarantined)
+    def _report_idle(self, now: float):
+        """Once a minute while an instant stays open with nothing new to read: publish the status; name partitions open
+        transactions hold back."""
+        if now - self.idle_reported_at < IDLE_REPORT_S:
+            return
+        self.idle_reported_at = now
+        status = self.status()
+        if self.publish_status:
+            self.publish_status(status)
+        held = {
+            name: p["in_open_transactions"] for name, p in status["partitions"].items() if p["in_open_transactions"]
+        }
+        if held:
+            log.warning(
+                "coordinator %s: nothing new to read for %.0fs in instant %s, but records wait in open Kafka "
+                "transactions (partition: records) %s. Read-committed readers wait for each to commit or abort; one "
+                "open longer than its producer's transaction.timeout.ms is a hanging transaction "
+                "(kafka-transactions.sh find-hanging, then abort)",
+                self.id,
+                now - self.opened_at,
+                self.opened.instant,
+                held,
+            )
 
-
-@patch
-def _lost_participants(self: Coordinator) -> list[str]:
-    "Participants of the open instant that have not reported and stopped heartbeating: the instant cannot complete."
-    if self.state not in (CoordinatorState.WRITING, CoordinatorState.COLLECTING):
-        return []
-    live = set(self.live_participants())
-    return [p for p in self.opened.missing() if p not in live]
-
-
-IDLE_REPORT_S = 60.0
-
-
-@patch
-def _report_idle(self: Coordinator, now: float):
-    """Once a minute while an instant stays open with nothing new to read: publish the status; name partitions open
-    transactions hold back."""
-    if now - self.idle_reported_at < IDLE_REPORT_S:
-        return
-    self.idle_reported_at = now
-    status = self.status()
-    if self.publish_status:
-        self.publish_status(status)
-    held = {name: p["in_open_transactions"] for name, p in status["partitions"].items() if p["in_open_transactions"]}
-    if held:
-        log.warning(
-            "coordinator %s: nothing new to read for %.0fs in instant %s, but records wait in open Kafka "
-            "transactions (partition: records) %s. "
-            "Read-committed readers wait for each to commit or abort; one open longer than its producer's "
-            "transaction.timeout.ms is a hanging transaction (kafka-transactions.sh find-hanging, then abort)",
-            self.id,
-            now - self.opened_at,
-            self.opened.instant,
-            held,
+    def _worth_ending(self) -> bool:
+        "Whether closing the instant now could commit anything, or change who owns what."
+        assignment, live = self.opened.assignment, self.live_participants()
+        # no data topic yet (topics_regex): nothing to own
+        if not self.partitions:
+            return bool(self.broker.partitions())
+        # who would own what now: a participant left or joined (one that would own nothing, with fewer partitions than
+        # participants, changes nothing: ending for it rolled back an empty instant every interval)
+        owners = {p: [(s.topic, s.partition) for s in owned] for p, owned in assignment.items() if owned}
+        if not live or owners != {p: owned for p, owned in assign_partitions(self.partitions, live).items() if owned}:
+            return True
+        if self.broker.partitions() != self.partitions:
+            return True
+        ends = self.broker.end_offsets(self.partitions)
+        # an end that could not be read may hide records: only a proven-idle instant stays open
+        return any(
+            ends.get((s.topic, s.partition), s.offset + 1) > s.offset for owned in assignment.values() for s in owned
         )
 
+    def on_event(self, event: ControlEvent):
+        if isinstance(event, Heartbeat):
+            if event.participant_id not in self.participants:
+                log.info(
+                    transition_line("coordinator", self.id, "PARTICIPANT_JOINED", participant=event.participant_id)
+                )
+            self.participants[event.participant_id] = self.clock()
+            if event.waiting_for:
+                self.waiting[event.participant_id] = event.waiting_for
+            else:
+                self.waiting.pop(event.participant_id, None)
+            if self.open and event.full_instant == self.open.instant:
+                self.open = self.open.with_full(event.participant_id)
+        elif isinstance(event, WriteStatus):
+            self.on_write_status(event)
+        elif isinstance(event, StartCommit) and event.epoch > self.epoch:
+            self.step_down(f"START_COMMIT of newer epoch {event.epoch} from {event.sender}")
 
-@patch
-def _worth_ending(self: Coordinator) -> bool:
-    "Whether closing the instant now could commit anything, or change who owns what."
-    assignment, live = self.opened.assignment, self.live_participants()
-    # no data topic yet (topics_regex): nothing to own
-    if not self.partitions:
-        return bool(self.broker.partitions())
-    # who would own what now: a participant left or joined (one that would own nothing, with fewer partitions than
-    # participants, changes nothing: ending for it rolled back an empty instant every interval)
-    owners = {p: [(s.topic, s.partition) for s in owned] for p, owned in assignment.items() if owned}
-    if not live or owners != {p: owned for p, owned in assign_partitions(self.partitions, live).items() if owned}:
-        return True
-    if self.broker.partitions() != self.partitions:
-        return True
-    ends = self.broker.end_offsets(self.partitions)
-    # an end that could not be read may hide records: only a proven-idle instant stays open
-    return any(
-        ends.get((s.topic, s.partition), s.offset + 1) > s.offset for owned in assignment.values() for s in owned
-    )
-
-
-# %% ../nbs/13_coordinator.ipynb #3ed83a19
-@patch
-def on_event(self: Coordinator, event: ControlEvent):
-    if isinstance(event, Heartbeat):
-        if event.participant_id not in self.participants:
-            log.info(transition_line("coordinator", self.id, "PARTICIPANT_JOINED", participant=event.participant_id))
-        self.participants[event.participant_id] = self.clock()
-        if event.waiting_for:
-            self.waiting[event.participant_id] = event.waiting_for
-        else:
-            self.waiting.pop(event.participant_id, None)
-        if self.open and event.full_instant == self.open.instant:
-            self.open = self.open.with_full(event.participant_id)
-    elif isinstance(event, WriteStatus):
-        self.on_write_status(event)
-    elif isinstance(event, StartCommit) and event.epoch > self.epoch:
-        self.step_down(f"START_COMMIT of newer epoch {event.epoch} from {event.sender}")
-
-
-@patch
-def on_write_status(self: Coordinator, event: WriteStatus):
-    if event.participant_id in self.participants:
-        self.participants[event.participant_id] = self.clock()
-    current = (
-        self.open
-        and self.state is not CoordinatorState.STOPPED
-        and event.instant == self.open.instant
-        and event.epoch == self.epoch
-    )
-    if not current or event.participant_id not in self.opened.assignment:
-        log.info(
-            "coordinator %s ignored WRITE_STATUS for instant %s (epoch %d) from %s",
-            self.id,
-            event.instant,
-            event.epoch,
-            event.participant_id,
+    def on_write_status(self, event: WriteStatus):
+        if event.participant_id in self.participants:
+            self.participants[event.participant_id] = self.clock()
+        current = (
+            self.open
+            and self.state is not CoordinatorState.STOPPED
+            and event.instant == self.open.instant
+            and event.epoch == self.epoch
         )
-        return
-    self.open = self.opened.with_status(event)
-    if event.error:
-        self._participant_failed(event.participant_id, event.error)
-        return self.abort(
-            f"participant {event.participant_id} could not write: {event.error}", cause="participant_failed"
+        if not current or event.participant_id not in self.opened.assignment:
+            log.info(
+                "coordinator %s ignored WRITE_STATUS for instant %s (epoch %d) from %s",
+                self.id,
+                event.instant,
+                event.epoch,
+                event.participant_id,
+            )
+            return
+        self.open = self.opened.with_status(event)
+        if event.error:
+            self._participant_failed(event.participant_id, event.error)
+            return self.abort(
+                f"participant {event.participant_id} could not write: {event.error}", cause="participant_failed"
+            )
+        if self.state is CoordinatorState.COLLECTING:
+            self.try_commit()
+
+    def _participant_failed(self, participant: str, reason: str):
+        if self.health.failed(participant, reason):
+            log.warning(
+                transition_line(
+                    "coordinator",
+                    self.id,
+                    "PARTICIPANT_QUARANTINED",
+                    participant=participant,
+                    seconds=self.config.participant_quarantine_s,
+                    reason=reason.replace(" ", "_")[:300],
+                )
+            )
+
+    def step_down(self, reason: str):
+        "Stop coordinating: a newer coordinator has taken over and will roll back whatever we left open."
+        log.warning("coordinator %s (epoch %d) steps down: %s", self.id, self.epoch, reason)
+        self._transition(CoordinatorState.STOPPED, reason="stepped_down")
+
+    def start_instant(self):
+        assignment = self._assignment(self.committed)
+        if assignment is None:
+            self.open = None
+            self._transition(CoordinatorState.WAITING, reason="no live participant")
+            return
+        self.open = self._open(assignment, carried_on_from=self.last_committed)
+        self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
+
+    def _assignment(self, committed: dict[tuple[str, int], int]) -> dict[str, list[PartitionStart]] | None:
+        """Who writes which partitions of the next instant, from where, if the table ends at `committed`; None with no
+        live participant."""
+        live = self.live_participants()
+        if not live:
+            return None
+        partitions = self.broker.partitions()
+        if partitions != self.partitions:
+            log.info(
+                transition_line(
+                    "coordinator",
+                    self.id,
+                    "PARTITIONS_CHANGED",
+                    added=",".join(f"{t}[{p}]" for t, p in sorted(set(partitions) - set(self.partitions))) or None,
+                )
+            )
+            self.partitions = partitions
+        starts = start_offsets(self.partitions, committed, self.broker.earliest_offsets(self.partitions))
+        owners = assign_partitions(self.partitions, live)
+        return {p: [PartitionStart(t, n, starts[(t, n)]) for t, n in owned] for p, owned in owners.items() if owned}
+
+    def _open(
+        self,
+        assignment: dict[str, list[PartitionStart]],
+        carried_on_from: OpenInstant | None,
+        committing: str | None = None,
+    ) -> OpenInstant:
+        """START_COMMIT: a new instant on the table (opened while `committing` commits, if given), and who writes what
+        into it."""
+        self.table.use_value_schema(self.value_schema)
+        instant = self.table.start_instant(committing)
+        last = carried_on_from
+        # the participants of an instant that carries on from the last commit have read since its END_COMMIT: the
+        # interval counts from there, so that an instant ends every commit_interval_s, not every interval plus the
+        # commit's time
+        since = (
+            last.ended_at
+            if last and last.ended_at is not None and last.followed_by(assignment, self.value_schema)
+            else self.clock()
         )
-    if self.state is CoordinatorState.COLLECTING:
+        opened = OpenInstant(
+            instant=instant,
+            epoch=self.epoch,
+            assignment=assignment,
+            value_schema=self.value_schema,
+            end_at=since + self.config.commit_interval_s,
+        )
+        self.opened_at = self.idle_reported_at = self.clock()
+        self.channel.send(
+            StartCommit(epoch=self.epoch, instant=instant, assignments=assignment, value_schema=self.value_schema)
+        )
+        self.crash("after_start_commit")
+        return opened
+
+    def end_instant(self, **fields):
+        self.channel.send(EndCommit(epoch=self.epoch, instant=self.opened.instant))
+        self.crash("after_end_commit")
+        now = self.clock()
+        self.open = msgspec.structs.replace(self.opened, ended_at=now, collect_until=now + self.config.write_timeout_s)
+        self._transition(CoordinatorState.COLLECTING, **fields)
         self.try_commit()
 
+    def try_commit(self):
+        "Do what the verdict on the open instant says."
+        decided = verdict(self.opened, self.config, self.table.hudi_version)
+        if decided.outcome is Outcome.NOT_READY:
+            return  # wait for the rest
+        for participant in decided.blame:
+            self._participant_failed(participant, decided.blame_reason)
+        if decided.outcome in (Outcome.INVALID, Outcome.ABORT):
+            return self.abort(decided.reason, cause=f"{decided.outcome.name.lower()}_write_status")
+        self._add_fields(decided.value_schema)
+        if decided.outcome is Outcome.EMPTY:
+            return self.on_empty()
+        self.commit(decided)
 
-@patch
-def _participant_failed(self: Coordinator, participant: str, reason: str):
-    if self.health.failed(participant, reason):
-        log.warning(
-            transition_line(
-                "coordinator",
+    def commit(self, decided: Verdict):
+        """Commit the open instant: its checkpoint, the table's decision and Hudi's commit (`table.commit`), then
+        ACK_COMMIT."""
+        statuses = self.opened.statuses.values()
+        checkpoint = Checkpoint(
+            epoch=self.epoch, coordinator_id=self.id, partitions=decided.progress, value_schema=self.value_schema
+        )
+        following = self._open_early(checkpoint)
+        try:
+            self.table.commit(
+                self.opened.instant,
+                checkpoint,
+                [s.write_statuses for s in statuses if s.write_statuses],
                 self.id,
-                "PARTICIPANT_QUARANTINED",
-                participant=participant,
-                seconds=self.config.participant_quarantine_s,
-                reason=reason.replace(" ", "_")[:300],
+                before_hudi=lambda: self.crash("after_decision"),
+                staged_files=[f for s in statuses for f in s.staged_files],
+            )
+        except CommitConflict as e:
+            return self.on_conflict(e, following)
+        except WriteFailed as e:
+            return self.on_write_failed(e, following)
+        self.on_committed(checkpoint, following)
+
+    def _open_early(self, checkpoint: Checkpoint) -> OpenInstant | None:
+        """The next instant, opened now if it carries on from the one about to be committed (`opens_early`,
+        `12_commit_state`); else None."""
+        if not self.config.overlaps_instants:
+            return None
+        assignment = self._assignment({**self.committed, **checkpoint.next_offsets()})
+        if assignment is None or not opens_early(self.opened, assignment, self.value_schema, self.config):
+            return None
+        following = self._open(assignment, carried_on_from=self.opened, committing=self.opened.instant)
+        log.info(
+            transition_line(
+                "coordinator", self.id, "OPENED_EARLY", instant=following.instant, committing=self.opened.instant
             )
         )
+        return following
 
-
-@patch
-def step_down(self: Coordinator, reason: str):
-    "Stop coordinating: a newer coordinator has taken over and will roll back whatever we left open."
-    log.warning("coordinator %s (epoch %d) steps down: %s", self.id, self.epoch, reason)
-    self._transition(CoordinatorState.STOPPED, reason="stepped_down")
-
-
-# %% ../nbs/13_coordinator.ipynb #816fed73
-@patch
-def start_instant(self: Coordinator):
-    assignment = self._assignment(self.committed)
-    if assignment is None:
-        self.open = None
-        self._transition(CoordinatorState.WAITING, reason="no live participant")
-        return
-    self.open = self._open(assignment, carried_on_from=self.last_committed)
-    self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
-
-
-@patch
-def _assignment(self: Coordinator, committed: dict[tuple[str, int], int]) -> dict[str, list[PartitionStart]] | None:
-    """Who writes which partitions of the next instant, from where, if the table ends at `committed`; None with no live
-    participant."""
-    live = self.live_participants()
-    if not live:
-        return None
-    partitions = self.broker.partitions()
-    if partitions != self.partitions:
+    def _add_fields(self, value_schema: dict[str, str]):
+        """Write the next instants with these fields, wider than before if participants met new ones (recorded in every
+        later checkpoint)."""
+        if value_schema == self.value_schema:
+            return
         log.info(
             transition_line(
                 "coordinator",
                 self.id,
-                "PARTITIONS_CHANGED",
-                added=",".join(f"{t}[{p}]" for t, p in sorted(set(partitions) - set(self.partitions))) or None,
+                "FIELDS_ADDED",
+                instant=self.instant,
+                fields=",".join(f"{k}:{v}" for k, v in value_schema.items() if k not in self.value_schema),
             )
         )
-        self.partitions = partitions
-    starts = start_offsets(self.partitions, committed, self.broker.earliest_offsets(self.partitions))
-    owners = assign_partitions(self.partitions, live)
-    return {p: [PartitionStart(t, n, starts[(t, n)]) for t, n in owned] for p, owned in owners.items() if owned}
+        self.value_schema = value_schema
+
+    def on_empty(self):
+        "Every partition ended where it started (nothing read, or held for new fields): nothing to commit."
+        self.counts["empty"] += 1
+        self.table.rollback(self.opened.instant)
+        self.channel.send(AbortCommit(epoch=self.epoch, instant=self.opened.instant, reason="no new records"))
+        self._next(empty=True)
+
+    def on_conflict(self, error: CommitConflict, following: OpenInstant | None = None):
+        """The table moved on under the instant: roll it back (and the one `following` it) and resume from the table's
+        offsets."""
+        log.warning("coordinator %s: %s; resuming from the table's offsets", self.id, error)
+        self.abort(f"commit conflict: {error}", cause="commit_conflict", following=following)
+        self.last_committed_instant, checkpoint = self.table.latest()
+        self.committed = checkpoint.next_offsets() if checkpoint else {}
+        self.value_schema = widen_value_schema(self._table_fields(checkpoint), [self.value_schema])
+
+    def on_write_failed(self, error: WriteFailed, following: OpenInstant | None = None):
+        """Hudi could not write the records: roll back (with the instant `following`) and retry; the same failure three
+        times in a row stops the coordinator."""
+        self.counts["write_failures"] += 1
+        log.error("coordinator %s could not write instant %s: %s", self.id, self.opened.instant, error)
+        # records Hudi named, all of them: the participants dead-letter them with Hudi's reason as they read them again,
+        # and the next instant commits the rest; records it could not name make the next instant fail the same way (and
+        # stop us)
+        named = error.failed if isinstance(error, RecordsFailed) and len(error.failed) == error.total else []
+        self.abort(
+            f"Hudi could not write records of the instant: {error}",
+            cause="write_failed",
+            failed_records=named,
+            following=following,
+        )
+        if self.counts["write_failures"] >= WRITE_FAILURES_BEFORE_STOP:
+            # the next instant would read the same records and fail the same way: stop rather than loop, with the cause
+            # named
+            log.error(
+                "coordinator %s stops: %d writes in a row failed, the last with %s",
+                self.id,
+                self.counts["write_failures"],
+                error,
+            )
+            self.failure = f"{self.counts['write_failures']} writes in a row failed, the last with: {error}"
+            self._transition(CoordinatorState.STOPPED, reason="write_failed_repeatedly")
+
+    def on_committed(self, checkpoint: Checkpoint, following: OpenInstant | None = None):
+        self.counts["write_failures"] = 0
+        self.committed.update(checkpoint.next_offsets())
+        self.last_committed_instant = self.opened.instant
+        self.counts["commits"] += 1
+        for participant in self.opened.statuses:
+            self.health.succeeded(participant)
+        self.crash("after_publish")
+        self.channel.send(AckCommit(epoch=self.epoch, instant=self.opened.instant))
+        self._next(
+            carried_on_from=self.opened,
+            following=following,
+            committed=self.opened.instant,
+            records=sum(p.records_written for p in checkpoint.partitions),
+        )
+
+    def abort(self, reason: str, cause: str, failed_records: Sequence = (), following: OpenInstant | None = None):
+        """Roll the instant back with Hudi (the instant opened early `following` it first: it starts where this one
+        ends), tell the participants (and which records Hudi could not write), start the next one."""
+        self.counts["aborts"] += 1
+        for instant in ([following.instant] if following else []) + [self.opened.instant]:
+            self.table.rollback(instant)
+            self.channel.send(
+                AbortCommit(epoch=self.epoch, instant=instant, reason=reason, failed_records=list(failed_records))
+            )
+        self._next(aborted=self.opened.instant, cause=cause, reason=reason.replace(" ", "_"))
+
+    def _next(self, carried_on_from: OpenInstant | None = None, following: OpenInstant | None = None, **outcome):
+        """Back to WAITING: the next step reads the heartbeats that queued up during the commit, then starts the next
+        instant, which may carry on from `carried_on_from` (a commit: an abort or an empty instant drops what
+        participants read ahead); or, if the next instant opened early (`following`), on to WRITING it."""
+        self.last_committed = carried_on_from
+        self._transition(CoordinatorState.WAITING, **outcome)
+        self.open = following
+        if following:
+            self._transition(CoordinatorState.WRITING, participants=",".join(following.assignment))
+
+    def status(self) -> dict:
+        "The coordinator's state for observers: state, last commit, committed and end offsets, lag, counters."
+        # the high watermarks first: records that arrive between the two look-ups then raise the end, never the records
+        # counted in open transactions (a topic without transactions read a few hundred "open" under load the other way)
+        try:
+            highs = self.broker.high_watermarks(self.partitions)
+            ends = self.broker.end_offsets(self.partitions)
+        # the broker away: the status says the ends are unknown (None), nothing more
+        except Exception:
+            ends, highs = {}, {}
+        partitions = {
+            f"{t}[{p}]": {
+                "committed": self.committed.get((t, p)),
+                "end": ends.get((t, p)),
+                "lag": max(0, ends[(t, p)] - self.committed.get((t, p), 0)) if (t, p) in ends else None,
+                "in_open_transactions": max(0, highs[(t, p)] - ends[(t, p)])
+                if (t, p) in ends and (t, p) in highs
+                else None,
+            }
+            for t, p in self.partitions
+        }
+        return {
+            "coordinator": self.id,
+            "state": self.state.value,
+            "epoch": self.epoch,
+            "instant": self.instant,
+            "last_committed_instant": self.last_committed_instant,
+            "live_participants": self.live_participants(),
+            "quarantined_participants": self.health.quarantined(),
+            "participants_waiting": {p: why for p, why in self.waiting.items() if p in self.participants},
+            "partitions": partitions,
+            "updated_at": time.time(),
+            **self.counts,
+        }
+
+    def close(self):
+        "Roll back the open instant (if we still hold the table) and stop."
+        if self.state in (CoordinatorState.WRITING, CoordinatorState.COLLECTING) and self.open:
+            try:
+                self.table.rollback(self.open.instant)
+                self.channel.send(
+                    AbortCommit(epoch=self.epoch, instant=self.open.instant, reason="coordinator stopped")
+                )
+            except Fenced as e:
+                log.info("coordinator %s: not rolling back %s: %s", self.id, self.open.instant, e)
+        self.channel.close()
+        self._transition(CoordinatorState.STOPPED, **self.counts)
+        self.table.close()
 
 
-@patch
-def _open(
-    self: Coordinator,
-    assignment: dict[str, list[PartitionStart]],
-    carried_on_from: OpenInstant | None,
-    committing: str | None = None,
-) -> OpenInstant:
-    """START_COMMIT: a new instant on the table (opened while `committing` commits, if given), and who writes what into
-    it."""
-    self.table.use_value_schema(self.value_schema)
-    instant = self.table.start_instant(committing)
-    last = carried_on_from
-    # the participants of an instant that carries on from the last commit have read since its END_COMMIT: the interval
-    # counts from there, so that an instant ends every commit_interval_s, not every interval plus the commit's time
-    since = (
-        last.ended_at
-        if last and last.ended_at is not None and last.followed_by(assignment, self.value_schema)
-        else self.clock()
-    )
-    opened = OpenInstant(
-        instant=instant,
-        epoch=self.epoch,
-        assignment=assignment,
-        value_schema=self.value_schema,
-        end_at=since + self.config.commit_interval_s,
-    )
-    self.opened_at = self.idle_reported_at = self.clock()
-    self.channel.send(
-        StartCommit(epoch=self.epoch, instant=instant, assignments=assignment, value_schema=self.value_schema)
-    )
-    self.crash("after_start_commit")
-    return opened
-
-
-@patch
-def end_instant(self: Coordinator, **fields):
-    self.channel.send(EndCommit(epoch=self.epoch, instant=self.opened.instant))
-    self.crash("after_end_commit")
-    now = self.clock()
-    self.open = msgspec.structs.replace(self.opened, ended_at=now, collect_until=now + self.config.write_timeout_s)
-    self._transition(CoordinatorState.COLLECTING, **fields)
-    self.try_commit()
-
+# %% ../nbs/13_coordinator.ipynb #8295e682
+IDLE_REPORT_S = 60.0
 
 # %% ../nbs/13_coordinator.ipynb #8c037a01
-@patch
-def try_commit(self: Coordinator):
-    "Do what the verdict on the open instant says."
-    decided = verdict(self.opened, self.config, self.table.hudi_version)
-    if decided.outcome is Outcome.NOT_READY:
-        return  # wait for the rest
-    for participant in decided.blame:
-        self._participant_failed(participant, decided.blame_reason)
-    if decided.outcome in (Outcome.INVALID, Outcome.ABORT):
-        return self.abort(decided.reason, cause=f"{decided.outcome.name.lower()}_write_status")
-    self._add_fields(decided.value_schema)
-    if decided.outcome is Outcome.EMPTY:
-        return self.on_empty()
-    self.commit(decided)
-
-
-@patch
-def commit(self: Coordinator, decided: Verdict):
-    "Commit the open instant: its checkpoint, the table's decision and Hudi's commit (`table.commit`), then ACK_COMMIT."
-    statuses = self.opened.statuses.values()
-    checkpoint = Checkpoint(
-        epoch=self.epoch, coordinator_id=self.id, partitions=decided.progress, value_schema=self.value_schema
-    )
-    following = self._open_early(checkpoint)
-    try:
-        self.table.commit(
-            self.opened.instant,
-            checkpoint,
-            [s.write_statuses for s in statuses if s.write_statuses],
-            self.id,
-            before_hudi=lambda: self.crash("after_decision"),
-            staged_files=[f for s in statuses for f in s.staged_files],
-        )
-    except CommitConflict as e:
-        return self.on_conflict(e, following)
-    except WriteFailed as e:
-        return self.on_write_failed(e, following)
-    self.on_committed(checkpoint, following)
-
-
-@patch
-def _open_early(self: Coordinator, checkpoint: Checkpoint) -> OpenInstant | None:
-    """The next instant, opened now if it carries on from the one about to be committed (`opens_early`,
-    `12_commit_state`); else None."""
-    if not self.config.overlaps_instants:
-        return None
-    assignment = self._assignment({**self.committed, **checkpoint.next_offsets()})
-    if assignment is None or not opens_early(self.opened, assignment, self.value_schema, self.config):
-        return None
-    following = self._open(assignment, carried_on_from=self.opened, committing=self.opened.instant)
-    log.info(
-        transition_line(
-            "coordinator", self.id, "OPENED_EARLY", instant=following.instant, committing=self.opened.instant
-        )
-    )
-    return following
-
-
-@patch
-def _add_fields(self: Coordinator, value_schema: dict[str, str]):
-    """Write the next instants with these fields, wider than before if participants met new ones (recorded in every
-    later checkpoint)."""
-    if value_schema == self.value_schema:
-        return
-    log.info(
-        transition_line(
-            "coordinator",
-            self.id,
-            "FIELDS_ADDED",
-            instant=self.instant,
-            fields=",".join(f"{k}:{v}" for k, v in value_schema.items() if k not in self.value_schema),
-        )
-    )
-    self.value_schema = value_schema
-
-
-@patch
-def on_empty(self: Coordinator):
-    "Every partition ended where it started (nothing read, or held for new fields): nothing to commit."
-    self.counts["empty"] += 1
-    self.table.rollback(self.opened.instant)
-    self.channel.send(AbortCommit(epoch=self.epoch, instant=self.opened.instant, reason="no new records"))
-    self._next(empty=True)
-
-
-@patch
-def on_conflict(self: Coordinator, error: CommitConflict, following: OpenInstant | None = None):
-    """The table moved on under the instant: roll it back (and the one `following` it) and resume from the table's
-    offsets."""
-    log.warning("coordinator %s: %s; resuming from the table's offsets", self.id, error)
-    self.abort(f"commit conflict: {error}", cause="commit_conflict", following=following)
-    self.last_committed_instant, checkpoint = self.table.latest()
-    self.committed = checkpoint.next_offsets() if checkpoint else {}
-    self.value_schema = widen_value_schema(self._table_fields(checkpoint), [self.value_schema])
-
-
 WRITE_FAILURES_BEFORE_STOP = 3
-
-
-@patch
-def on_write_failed(self: Coordinator, error: WriteFailed, following: OpenInstant | None = None):
-    """Hudi could not write the records: roll back (with the instant `following`) and retry; the same failure three
-    times in a row stops the coordinator."""
-    self.counts["write_failures"] += 1
-    log.error("coordinator %s could not write instant %s: %s", self.id, self.opened.instant, error)
-    # records Hudi named, all of them: the participants dead-letter them with Hudi's reason as they read them again, and
-    # the next instant commits the rest; records it could not name make the next instant fail the same way (and stop us)
-    named = error.failed if isinstance(error, RecordsFailed) and len(error.failed) == error.total else []
-    self.abort(
-        f"Hudi could not write records of the instant: {error}",
-        cause="write_failed",
-        failed_records=named,
-        following=following,
-    )
-    if self.counts["write_failures"] >= WRITE_FAILURES_BEFORE_STOP:
-        # the next instant would read the same records and fail the same way: stop rather than loop, with the cause
-        # named
-        log.error(
-            "coordinator %s stops: %d writes in a row failed, the last with %s",
-            self.id,
-            self.counts["write_failures"],
-            error,
-        )
-        self.failure = f"{self.counts['write_failures']} writes in a row failed, the last with: {error}"
-        self._transition(CoordinatorState.STOPPED, reason="write_failed_repeatedly")
-
-
-@patch
-def on_committed(self: Coordinator, checkpoint: Checkpoint, following: OpenInstant | None = None):
-    self.counts["write_failures"] = 0
-    self.committed.update(checkpoint.next_offsets())
-    self.last_committed_instant = self.opened.instant
-    self.counts["commits"] += 1
-    for participant in self.opened.statuses:
-        self.health.succeeded(participant)
-    self.crash("after_publish")
-    self.channel.send(AckCommit(epoch=self.epoch, instant=self.opened.instant))
-    self._next(
-        carried_on_from=self.opened,
-        following=following,
-        committed=self.opened.instant,
-        records=sum(p.records_written for p in checkpoint.partitions),
-    )
-
-
-@patch
-def abort(
-    self: Coordinator, reason: str, cause: str, failed_records: Sequence = (), following: OpenInstant | None = None
-):
-    """Roll the instant back with Hudi (the instant opened early `following` it first: it starts where this one ends),
-    tell the participants (and which records Hudi could not write), start the next one."""
-    self.counts["aborts"] += 1
-    for instant in ([following.instant] if following else []) + [self.opened.instant]:
-        self.table.rollback(instant)
-        self.channel.send(
-            AbortCommit(epoch=self.epoch, instant=instant, reason=reason, failed_records=list(failed_records))
-        )
-    self._next(aborted=self.opened.instant, cause=cause, reason=reason.replace(" ", "_"))
-
-
-@patch
-def _next(
-    self: Coordinator, carried_on_from: OpenInstant | None = None, following: OpenInstant | None = None, **outcome
-):
-    """Back to WAITING: the next step reads the heartbeats that queued up during the commit, then starts the next
-    instant, which may carry on from `carried_on_from` (a commit: an abort or an empty instant drops what participants
-    read ahead); or, if the next instant opened early (`following`), on to WRITING it."""
-    self.last_committed = carried_on_from
-    self._transition(CoordinatorState.WAITING, **outcome)
-    self.open = following
-    if following:
-        self._transition(CoordinatorState.WRITING, participants=",".join(following.assignment))
-
-
-# %% ../nbs/13_coordinator.ipynb #db059e8a
-@patch
-def status(self: Coordinator) -> dict:
-    "The coordinator's state for observers: state, last commit, committed and end offsets, lag, counters."
-    # the high watermarks first: records that arrive between the two look-ups then raise the end, never the records
-    # counted in open transactions (a topic without transactions read a few hundred "open" under load the other way)
-    try:
-        highs = self.broker.high_watermarks(self.partitions)
-        ends = self.broker.end_offsets(self.partitions)
-    # the broker away: the status says the ends are unknown (None), nothing more
-    except Exception:
-        ends, highs = {}, {}
-    partitions = {
-        f"{t}[{p}]": {
-            "committed": self.committed.get((t, p)),
-            "end": ends.get((t, p)),
-            "lag": max(0, ends[(t, p)] - self.committed.get((t, p), 0)) if (t, p) in ends else None,
-            "in_open_transactions": max(0, highs[(t, p)] - ends[(t, p)])
-            if (t, p) in ends and (t, p) in highs
-            else None,
-        }
-        for t, p in self.partitions
-    }
-    return {
-        "coordinator": self.id,
-        "state": self.state.value,
-        "epoch": self.epoch,
-        "instant": self.instant,
-        "last_committed_instant": self.last_committed_instant,
-        "live_participants": self.live_participants(),
-        "quarantined_participants": self.health.quarantined(),
-        "participants_waiting": {p: why for p, why in self.waiting.items() if p in self.participants},
-        "partitions": partitions,
-        "updated_at": time.time(),
-        **self.counts,
-    }
-
-
-@patch
-def close(self: Coordinator):
-    "Roll back the open instant (if we still hold the table) and stop."
-    if self.state in (CoordinatorState.WRITING, CoordinatorState.COLLECTING) and self.open:
-        try:
-            self.table.rollback(self.open.instant)
-            self.channel.send(AbortCommit(epoch=self.epoch, instant=self.open.instant, reason="coordinator stopped"))
-        except Fenced as e:
-            log.info("coordinator %s: not rolling back %s: %s", self.id, self.open.instant, e)
-    self.channel.close()
-    self._transition(CoordinatorState.STOPPED, **self.counts)
-    self.table.close()

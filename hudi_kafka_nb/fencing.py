@@ -183,13 +183,10 @@ class FencedTable:
             # archival moved every commit of ours off the active timeline (other writers' commits pushed them out):
             # starting from no offsets would write every record of the topics a second time
             raise TableError(
-                f"table_path={self.path}: no commit of this sink is left on the table's active timeline, "
-                "only "
-                "archived ones, so where ingestion stands is not known; refusing to start from the "
-                "beginning of the "
-                "topics (every record would be written twice). Keep hoodie.keep.min.commits above the "
-                "commits other "
-                "writers make between two of the sink's"
+                f"table_path={self.path}: no commit of this sink is left on the table's active timeline, only archived "
+                "ones, so where ingestion stands is not known; refusing to start from the beginning of the topics "
+                "(every record would be written twice). Keep hoodie.keep.min.commits above the commits other writers "
+                "make between two of the sink's"
             )
         return instant, checkpoint
 
@@ -317,8 +314,7 @@ class FencedTable:
         if total:  # before the decision: a decided instant is committed whatever happens next (rolled forward)
             first = f"; the first: {failed[0].key or failed[0].partition_path!r}: {failed[0].reason}" if failed else ""
             raise RecordsFailed(
-                f"Hudi's write statuses of instant {instant} report {total} record(s) it could not "
-                "write "
+                f"Hudi's write statuses of instant {instant} report {total} record(s) it could not write "
                 f"({len(failed)} named{first}); an instant with such records is never committed",
                 failed,
                 total,

@@ -418,9 +418,8 @@ class DeadLetterQueue:
                 break  # the broker, not a letter: the participant tries again, and says it waits
             if not self.one_by_one:  # which letter is too large? each alone, in the next attempt
                 log.warning(
-                    "dead-letter topic %s refused a batch of letters as too large: each goes alone from now "
-                    "on (give the "
-                    "topic a max.message.bytes above dead_letter_max_bytes, or lower that)",
+                    "dead-letter topic %s refused a batch of letters as too large: each goes alone from now on (give "
+                    "the topic a max.message.bytes above dead_letter_max_bytes, or lower that)",
                     self.topic,
                 )
                 self.one_by_one = True

@@ -16,7 +16,6 @@ from dataclasses import replace
 
 import msgspec
 import pyarrow as pa
-from fastcore.basics import patch
 
 from hudi_kafka_nb.background_writes import BackgroundWrites
 from hudi_kafka_nb.changes import decode_changes, latest_changes
@@ -156,570 +155,517 @@ class Participant:
         if self.observe:
             self.observe(state.value, fields)
 
-
-# %% ../nbs/11_participant.ipynb #c3433e08
-@patch
-def step(self: Participant):
-    now = self.clock()
-    if self._heartbeats is None and now - self.last_heartbeat >= self.config.heartbeat_interval_s:
-        self.channel.send(self._heartbeat())
-        self.last_heartbeat = now
-    # a move that waits waits here, for a control event, as long as the move says: the loop never sleeps
-    for event in self.channel.receive(timeout_s=next_move(self._situation()).pause_s):
-        self.on_event(event)
-    # failed, or rolled back
-    if self.state in (ParticipantState.WRITING, ParticipantState.ENDED) and not self._collect_writes():
-        return
-    move = next_move(self._situation())
-    if move is Move.READ:
-        self._consume_batch()
-    elif move is Move.WRITE_EARLY:
-        self._submit_write(self.now)
-    elif move is Move.SAY_FULL:
-        self.channel.send(Heartbeat(participant_id=self.id, full_instant=self.now.instant))
-        self.now.said_full = True
-    elif move is Move.REPORT:
-        self._report_written()
-    elif move is Move.READ_AHEAD:
-        self._read_ahead()
-
-
-@patch
-def _situation(self: Participant) -> Situation:
-    "What `next_move` decides from: the state, and the few facts about the open instant and the records read ahead."
-    now, writing = self.current, self.state is ParticipantState.WRITING
-    return Situation(
-        self.state,
-        writes_under_way=bool(now and now.writing),
-        writes_early=writing and writes_early(self.now, self.config),
-        full=writing and is_full(self.now, self.config),
-        said_full=bool(now and now.said_full),
-        reads_ahead=self.ahead is not None and not is_full(self.ahead, self.config, reading_ahead=True),
-    )
-
-
-@patch
-def run(self: Participant, should_stop: Callable[[], bool]):
-    "Take part in transactions until `should_stop()` is true."
-    try:
-        while not should_stop():
-            self.step()
-    finally:
-        self.close()
-
-
-@patch
-def _heartbeat(self: Participant) -> Heartbeat:
-    "I am here (and, while a service the decoder needs is away, what I wait for: the coordinator's status shows it)."
-    return Heartbeat(participant_id=self.id, waiting_for=self.waiting_for)
-
-
-@patch
-def heartbeat_in_background(self: Participant):
-    """Heartbeat from a thread, so that the coordinator hears from this participant while Hudi writes (which blocks
-    `step`)."""
-    stop = threading.Event()
-
-    def beat():
-        while not stop.wait(self.config.heartbeat_interval_s):
+    def step(self):
+        now = self.clock()
+        if self._heartbeats is None and now - self.last_heartbeat >= self.config.heartbeat_interval_s:
             self.channel.send(self._heartbeat())
+            self.last_heartbeat = now
+        # a move that waits waits here, for a control event, as long as the move says: the loop never sleeps
+        for event in self.channel.receive(timeout_s=next_move(self._situation()).pause_s):
+            self.on_event(event)
+        # failed, or rolled back
+        if self.state in (ParticipantState.WRITING, ParticipantState.ENDED) and not self._collect_writes():
+            return
+        move = next_move(self._situation())
+        if move is Move.READ:
+            self._consume_batch()
+        elif move is Move.WRITE_EARLY:
+            self._submit_write(self.now)
+        elif move is Move.SAY_FULL:
+            self.channel.send(Heartbeat(participant_id=self.id, full_instant=self.now.instant))
+            self.now.said_full = True
+        elif move is Move.REPORT:
+            self._report_written()
+        elif move is Move.READ_AHEAD:
+            self._read_ahead()
 
-    self.channel.send(self._heartbeat())
-    self._heartbeats = stop
-    threading.Thread(target=beat, name=f"heartbeat-{self.id}", daemon=True).start()
+    def _situation(self) -> Situation:
+        "What `next_move` decides from: the state, and the few facts about the open instant and the records read ahead."
+        now, writing = self.current, self.state is ParticipantState.WRITING
+        return Situation(
+            self.state,
+            writes_under_way=bool(now and now.writing),
+            writes_early=writing and writes_early(self.now, self.config),
+            full=writing and is_full(self.now, self.config),
+            said_full=bool(now and now.said_full),
+            reads_ahead=self.ahead is not None and not is_full(self.ahead, self.config, reading_ahead=True),
+        )
 
+    def run(self, should_stop: Callable[[], bool]):
+        "Take part in transactions until `should_stop()` is true."
+        try:
+            while not should_stop():
+                self.step()
+        finally:
+            self.close()
 
-@patch
-def on_event(self: Participant, event: ControlEvent):
-    handler = {
-        StartCommit: self.on_start_commit,
-        EndCommit: self.on_end_commit,
-        AckCommit: self.on_ack_commit,
-        AbortCommit: self.on_abort_commit,
-    }.get(type(event))
-    if handler is None:
-        return  # heartbeats and WRITE_STATUS are for the coordinator
-    # a zombie coordinator's: worth a WARNING when it tries to start an instant
-    if event.epoch < self.epoch:
-        log.log(
-            logging.WARNING if isinstance(event, StartCommit) else logging.INFO,
-            "participant %s ignored %s %s of old epoch %d < %d",
-            self.id,
-            type(event).__name__,
-            event.instant,
+    def _heartbeat(self) -> Heartbeat:
+        """I am here (and, while a service the decoder needs is away, what I wait for: the coordinator's status shows
+        it)."""
+        return Heartbeat(participant_id=self.id, waiting_for=self.waiting_for)
+
+    def heartbeat_in_background(self):
+        """Heartbeat from a thread, so that the coordinator hears from this participant while Hudi writes (which blocks
+        `step`)."""
+        stop = threading.Event()
+
+        def beat():
+            while not stop.wait(self.config.heartbeat_interval_s):
+                self.channel.send(self._heartbeat())
+
+        self.channel.send(self._heartbeat())
+        self._heartbeats = stop
+        threading.Thread(target=beat, name=f"heartbeat-{self.id}", daemon=True).start()
+
+    def on_event(self, event: ControlEvent):
+        if not isinstance(event, (StartCommit, EndCommit, AckCommit, AbortCommit)):
+            return  # heartbeats and WRITE_STATUS are for the coordinator
+        handlers: dict[type, Callable] = {
+            StartCommit: self.on_start_commit,
+            EndCommit: self.on_end_commit,
+            AckCommit: self.on_ack_commit,
+            AbortCommit: self.on_abort_commit,
+        }
+        # a zombie coordinator's: worth a WARNING when it tries to start an instant
+        if event.epoch < self.epoch:
+            log.log(
+                logging.WARNING if isinstance(event, StartCommit) else logging.INFO,
+                "participant %s ignored %s %s of old epoch %d < %d",
+                self.id,
+                type(event).__name__,
+                event.instant,
+                event.epoch,
+                self.epoch,
+            )
+            return
+        handlers[type(event)](event)
+
+    def on_start_commit(self, event: StartCommit):
+        if self.instant is not None and event.instant <= self.instant and event.epoch == self.epoch:
+            log.warning(
+                "participant %s ignored START_COMMIT %s of epoch %d: repeated or stale (it had %s)",
+                self.id,
+                event.instant,
+                event.epoch,
+                self.instant,
+            )
+            return
+        if not self.writer.is_inflight(event.instant):
+            log.warning(
+                "participant %s ignored START_COMMIT %s: not inflight in the table at table_path=%s (is it the "
+                "coordinator's?)",
+                self.id,
+                event.instant,
+                self.config.table_path,
+            )
+            return
+        self._settle_previous_instant(event)
+        mine = event.assignments.get(self.id, [])
+        self.epoch = event.epoch
+        # {} names no fields: an older coordinator, which would never widen the schema for a held partition
+        fresh = ParticipantInstant(
             event.epoch,
-            self.epoch,
-        )
-        return
-    handler(event)
-
-
-# %% ../nbs/11_participant.ipynb #dd7b23c0
-@patch
-def on_start_commit(self: Participant, event: StartCommit):
-    if self.instant is not None and event.instant <= self.instant and event.epoch == self.epoch:
-        log.warning(
-            "participant %s ignored START_COMMIT %s of epoch %d: repeated or stale (it had %s)",
-            self.id,
             event.instant,
-            event.epoch,
-            self.instant,
+            {(s.topic, s.partition): Progress(s.topic, s.partition, s.offset, s.offset) for s in mine},
+            value_schema=event.value_schema or self.declared,
+            discovering=bool(event.value_schema),
         )
-        return
-    if not self.writer.is_inflight(event.instant):
-        log.warning(
-            "participant %s ignored START_COMMIT %s: not inflight in the table at table_path=%s (is it the "
-            "coordinator's?)",
-            self.id,
-            event.instant,
-            self.config.table_path,
+        ahead, self.ahead = self.ahead, None
+        self.current = self._adopt(ahead, fresh) if ahead else fresh
+        self._use_value_schema(self.current.value_schema)
+        if not mine:
+            self.source.unassign()
+            self._transition(ParticipantState.IDLE, reason="no partitions assigned")
+            return
+        self.source.assign(self.current.resume_points())
+        self._transition(
+            ParticipantState.WRITING, **({"read_ahead": self.current.buffered} if self.current is not fresh else {})
         )
-        return
-    self._settle_previous_instant(event)
-    mine = event.assignments.get(self.id, [])
-    self.epoch = event.epoch
-    # {} names no fields: an older coordinator, which would never widen the schema for a held partition
-    fresh = ParticipantInstant(
-        event.epoch,
-        event.instant,
-        {(s.topic, s.partition): Progress(s.topic, s.partition, s.offset, s.offset) for s in mine},
-        value_schema=event.value_schema or self.declared,
-        discovering=bool(event.value_schema),
-    )
-    ahead, self.ahead = self.ahead, None
-    self.current = self._adopt(ahead, fresh) if ahead else fresh
-    self._use_value_schema(self.current.value_schema)
-    if not mine:
-        self.source.unassign()
-        self._transition(ParticipantState.IDLE, reason="no partitions assigned")
-        return
-    self.source.assign(self.current.resume_points())
-    self._transition(
-        ParticipantState.WRITING, **({"read_ahead": self.current.buffered} if self.current is not fresh else {})
-    )
 
+    def _adopt(self, ahead: ParticipantInstant, fresh: ParticipantInstant) -> ParticipantInstant:
+        "The records read ahead as the new instant's, if it can take them (`adopts`); else `fresh`."
+        if not adopts(ahead, fresh):
+            return fresh
+        # START_COMMIT assigns the partitions again, unpaused: the instant's shares start over from what was read ahead
+        return replace(ahead, epoch=fresh.epoch, instant=fresh.instant, paused=set())
 
-@patch
-def _adopt(self: Participant, ahead: ParticipantInstant, fresh: ParticipantInstant) -> ParticipantInstant:
-    "The records read ahead as the new instant's, if it can take them (`adopts`); else `fresh`."
-    if not adopts(ahead, fresh):
-        return fresh
-    # START_COMMIT assigns the partitions again, unpaused: the instant's shares start over from what was read ahead
-    return replace(ahead, epoch=fresh.epoch, instant=fresh.instant, paused=set())
-
-
-@patch
-def _use_value_schema(self: Participant, value_schema: dict[str, str]):
-    "Decode and write the fields the coordinator chose for this instant."
-    if value_schema == self.config.value_schema:
-        return
-    added = sorted(set(value_schema) - set(self.config.value_schema))
-    self.config = msgspec.structs.replace(self.config, value_schema=value_schema)
-    self.schema = data_schema(self.config)
-    self.writer.use_value_schema(value_schema)
-    log.info(
-        transition_line("participant", self.id, "SCHEMA_CHANGED", instant=self.instant, added=",".join(added) or None)
-    )
-
-
-@patch
-def _settle_previous_instant(self: Participant, start: StartCommit | None = None):
-    """Before the next instant (or stopping): an instant still waiting for its ACK_COMMIT. Its own coordinator's next
-    START_COMMIT came before the commit (`opens_early`): the ACK or ABORT follows, and the instant waits for it as
-    `committing`. Otherwise (a newer coordinator, or stopping) the table says: its offsets are committed to the group if
-    the table holds it (the ACK was lost), as are those of an instant still waiting from before."""
-    earlier, self.committing = self.committing, None
-    if earlier is not None and self.writer.is_completed(earlier.instant):
-        self._commit_offsets(earlier)
-    if self.state is not ParticipantState.AWAITING_ACK:
-        return
-    if start is not None and start.epoch == self.now.epoch:
-        self.committing = self.now
-    elif self.writer.is_completed(self.now.instant):
-        self._commit_offsets(self.now)
-
-
-# %% ../nbs/11_participant.ipynb #1d581db6
-@patch
-def _consume_batch(self: Participant):
-    now = self.now
-    read = self.source.read(self.config.max_batch_records, timeout_s=0.1)
-    records = fresh_records(read, now.progress)
-    if records:
-        self._take(records)
-    skip_to(now.progress, self.source.positions(list(now.progress)))
-    self._pace(now, bool(read))
-
-
-@patch
-def _pace(self: Participant, now: ParticipantInstant, read_any: bool):
-    """Pause the partitions that took their share of the instant's records, so that a backlog in some cannot fill it
-    before the others have read; once the others have nothing more, every partition reads on into what is left."""
-    if not now.pacing:
-        return
-    if not read_any and now.paused:
-        self.source.resume(sorted(now.paused))
-        now.paused, now.pacing = set(), False
-        return
-    over = over_share(now, self.config.max_buffered_records) - now.paused
-    if over:
-        self.source.pause(sorted(over))
-        now.paused |= over
-
-
-@patch
-def _start_reading_ahead(self: Participant, done: ParticipantInstant):
-    """Read the next instant's records from where `done` ended, unless a partition is held (the next instant writes
-    other fields)."""
-    if done.new_fields or any(p.held for p in done.progress.values()):
-        return
-    self.ahead = ParticipantInstant(
-        done.epoch,
-        "",
-        {tp: Progress(p.topic, p.partition, p.next_offset, p.next_offset) for tp, p in done.progress.items()},
-        value_schema=done.value_schema,
-        discovering=done.discovering,
-    )
-    # from exactly where `done` ended, whatever the consumer fetched beyond: read ahead, a partition has no gap
-    self.source.assign(self.ahead.resume_points())
-
-
-@patch
-def _read_ahead(self: Participant):
-    "One batch into the records read ahead, up to `max_buffered_records`."
-    ahead = self.ahead
-    if ahead is None or is_full(ahead, self.config, reading_ahead=True):
-        return
-    read = self.source.read(self.config.max_batch_records, timeout_s=0.1)
-    records = fresh_records(read, ahead.progress)
-    if records:
-        self._take(records, ahead)
-    if self.ahead is ahead:
-        skip_to(ahead.progress, self.source.positions(list(ahead.progress)))
-        self._pace(ahead, bool(read))
-
-
-@patch
-def _take(self: Participant, records: list[RawRecord], into: ParticipantInstant | None = None):
-    """Decode `records` into the instant's batches (or `into`), set bad ones aside, and move their partitions on (up to
-    a held record)."""
-    now = into or self.now
-    try:
-        decoded = self.decode(records, self.config, discover=None if now.discovering else False)
-    except ServiceUnavailable as e:
-        return self._wait_for_service(e, now)
-    self._service_back()
-    if now is self.ahead and (decoded.held or decoded.new_fields):
-        # the next instant will write other fields: its records are read again then
-        self.ahead = None
-        return
-    rows, dead = decoded.rows, decoded.dead
-    if self.failed_keys and rows.num_rows:  # records Hudi refused in an aborted instant: set aside
-        rows, refused = set_aside_failed(rows, records, self.failed_keys, self.config)
-        dead = dead + refused
-    if rows.num_rows:
-        now.batches.extend(rows.to_batches())
-        now.buffered += rows.num_rows
-        now.held_bytes += rows.nbytes
-    now.count(rows, dead)  # the letters wait in the instant for its WRITE_STATUS (`_deliver_letters`)
-    advance(now.progress, [r for r in records if r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)])
-    self._note_fields(decoded)
-
-
-@patch
-def _wait_for_service(self: Participant, error: Exception, now: ParticipantInstant):
-    """A service the decoder needs is away (the schema registry): the records are not to blame. None of them is taken;
-    the partitions are read again from where they stand, after a pause, for as long as it takes, and the log says why.
-    """
-    self._note_away(str(error), "records of " + ",".join(f"{t}[{p}]" for t, p in sorted(now.progress)) + " not read")
-    self.source.assign(now.resume_points())
-    now.paused = set()  # assigned again: nothing paused
-    self.sleep(SERVICE_RETRY_S)
-
-
-@patch
-def _note_away(self: Participant, why: str, held: str):
-    "A service is away: said in every heartbeat (the coordinator's status shows it), and in the log every 30 s."
-    first = self.waiting_since is None
-    since = self.waiting_since = self.clock() if self.waiting_since is None else self.waiting_since
-    self.waiting_for = why
-    waited = self.clock() - since
-    if first or int(waited) // 30 != int(waited - SERVICE_RETRY_S) // 30:  # every 30 s, not every retry
-        log.warning("participant %s: waiting %.0fs so far, %s: %s", self.id, waited, held, why)
-
-
-@patch
-def _service_back(self: Participant):
-    if self.waiting_since is None:
-        return
-    log.warning(
-        "participant %s: what it waited for is back after %.0fs (%s); going on",
-        self.id,
-        self.clock() - self.waiting_since,
-        self.waiting_for[:200],
-    )
-    self.waiting_since, self.waiting_for = None, ""
-
-
-@patch
-def _note_fields(self: Participant, decoded: Decoded):
-    """Hold the partitions that met new fields (proposed in WRITE_STATUS); warn once about fields that cannot become
-    columns."""
-    now = self.now
-    for tp in decoded.held:
-        now.progress[tp].held = True
-    for name, type_name in decoded.new_fields.items():
-        now.new_fields[name] = wider_type(now.new_fields.get(name), type_name)
-    proposing = {tp: offset for tp, offset in decoded.held.items() if tp not in decoded.stopped}
-    if proposing:
+    def _use_value_schema(self, value_schema: dict[str, str]):
+        "Decode and write the fields the coordinator chose for this instant."
+        if value_schema == self.config.value_schema:
+            return
+        added = sorted(set(value_schema) - set(self.config.value_schema))
+        self.config = msgspec.structs.replace(self.config, value_schema=value_schema)
+        self.schema = data_schema(self.config)
+        self.writer.use_value_schema(value_schema)
         log.info(
             transition_line(
-                "participant",
-                self.id,
-                "NEW_FIELDS",
-                instant=self.instant,
-                fields=",".join(f"{k}:{v}" for k, v in sorted(now.new_fields.items())),
-                held=",".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(proposing.items())),
+                "participant", self.id, "SCHEMA_CHANGED", instant=self.instant, added=",".join(added) or None
             )
         )
-    # said once, not at every instant that stops there again
-    for (topic, partition), why in decoded.stopped.items():
-        if self.stopped_partitions.get((topic, partition)) != why:
-            self.stopped_partitions[(topic, partition)] = why
-            log.error(
-                "participant %s: partition %s[%d] stops at offset %d: %s; it stays there until the records are "
-                "written again "
-                "in a version the table can take, or incompatible_schema='dead_letter' sets them aside",
-                self.id,
-                topic,
-                partition,
-                decoded.held[(topic, partition)],
-                why,
+
+    def _settle_previous_instant(self, start: StartCommit | None = None):
+        """Before the next instant (or stopping): an instant still waiting for its ACK_COMMIT. Its own coordinator's
+        next START_COMMIT came before the commit (`opens_early`): the ACK or ABORT follows, and the instant waits for it
+        as `committing`. Otherwise (a newer coordinator, or stopping) the table says: its offsets are committed to the
+        group if the table holds it (the ACK was lost), as are those of an instant still waiting from before."""
+        earlier, self.committing = self.committing, None
+        if earlier is not None and self.writer.is_completed(earlier.instant):
+            self._commit_offsets(earlier)
+        if self.state is not ParticipantState.AWAITING_ACK:
+            return
+        if start is not None and start.epoch == self.now.epoch:
+            self.committing = self.now
+        elif self.writer.is_completed(self.now.instant):
+            self._commit_offsets(self.now)
+
+    def _consume_batch(self):
+        now = self.now
+        read = self.source.read(self.config.max_batch_records, timeout_s=0.1)
+        records = fresh_records(read, now.progress)
+        if records:
+            self._take(records)
+        skip_to(now.progress, self.source.positions(list(now.progress)))
+        self._pace(now, bool(read))
+
+    def _pace(self, now: ParticipantInstant, read_any: bool):
+        """Pause the partitions that took their share of the instant's records, so that a backlog in some cannot fill it
+        before the others have read; once the others have nothing more, every partition reads on into what is left."""
+        if not now.pacing:
+            return
+        if not read_any and now.paused:
+            self.source.resume(sorted(now.paused))
+            now.paused, now.pacing = set(), False
+            return
+        over = over_share(now, self.config.max_buffered_records) - now.paused
+        if over:
+            self.source.pause(sorted(over))
+            now.paused |= over
+
+    def _start_reading_ahead(self, done: ParticipantInstant):
+        """Read the next instant's records from where `done` ended, unless a partition is held (the next instant writes
+        other fields)."""
+        if done.new_fields or any(p.held for p in done.progress.values()):
+            return
+        self.ahead = ParticipantInstant(
+            done.epoch,
+            "",
+            {tp: Progress(p.topic, p.partition, p.next_offset, p.next_offset) for tp, p in done.progress.items()},
+            value_schema=done.value_schema,
+            discovering=done.discovering,
+        )
+        # from exactly where `done` ended, whatever the consumer fetched beyond: read ahead, a partition has no gap
+        self.source.assign(self.ahead.resume_points())
+
+    def _read_ahead(self):
+        "One batch into the records read ahead, up to `max_buffered_records`."
+        ahead = self.ahead
+        if ahead is None or is_full(ahead, self.config, reading_ahead=True):
+            return
+        read = self.source.read(self.config.max_batch_records, timeout_s=0.1)
+        records = fresh_records(read, ahead.progress)
+        if records:
+            self._take(records, ahead)
+        if self.ahead is ahead:
+            skip_to(ahead.progress, self.source.positions(list(ahead.progress)))
+            self._pace(ahead, bool(read))
+
+    def _take(self, records: list[RawRecord], into: ParticipantInstant | None = None):
+        """Decode `records` into the instant's batches (or `into`), set bad ones aside, and move their partitions on (up
+        to a held record)."""
+        now = into or self.now
+        try:
+            decoded = self.decode(records, self.config, discover=None if now.discovering else False)
+        except ServiceUnavailable as e:
+            return self._wait_for_service(e, now)
+        self._service_back()
+        if now is self.ahead and (decoded.held or decoded.new_fields):
+            # the next instant will write other fields: its records are read again then
+            self.ahead = None
+            return
+        rows, dead = decoded.rows, decoded.dead
+        if self.failed_keys and rows.num_rows:  # records Hudi refused in an aborted instant: set aside
+            rows, refused = set_aside_failed(rows, records, self.failed_keys, self.config)
+            dead = dead + refused
+        if rows.num_rows:
+            now.batches.extend(rows.to_batches())
+            now.buffered += rows.num_rows
+            now.held_bytes += rows.nbytes
+        now.count(rows, dead)  # the letters wait in the instant for its WRITE_STATUS (`_deliver_letters`)
+        advance(now.progress, [r for r in records if r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)])
+        self._note_fields(decoded)
+
+    def _wait_for_service(self, error: Exception, now: ParticipantInstant):
+        """A service the decoder needs is away (the schema registry): the records are not to blame. None of them is
+        taken; the partitions are read again from where they stand, after a pause, for as long as it takes, and the log
+        says why."""
+        self._note_away(
+            str(error), "records of " + ",".join(f"{t}[{p}]" for t, p in sorted(now.progress)) + " not read"
+        )
+        self.source.assign(now.resume_points())
+        now.paused = set()  # assigned again: nothing paused
+        self.sleep(SERVICE_RETRY_S)
+
+    def _note_away(self, why: str, held: str):
+        "A service is away: said in every heartbeat (the coordinator's status shows it), and in the log every 30 s."
+        first = self.waiting_since is None
+        since = self.waiting_since = self.clock() if self.waiting_since is None else self.waiting_since
+        self.waiting_for = why
+        waited = self.clock() - since
+        if first or int(waited) // 30 != int(waited - SERVICE_RETRY_S) // 30:  # every 30 s, not every retry
+            log.warning("participant %s: waiting %.0fs so far, %s: %s", self.id, waited, held, why)
+
+    def _service_back(self):
+        if self.waiting_since is None:
+            return
+        log.warning(
+            "participant %s: what it waited for is back after %.0fs (%s); going on",
+            self.id,
+            self.clock() - self.waiting_since,
+            self.waiting_for[:200],
+        )
+        self.waiting_since, self.waiting_for = None, ""
+
+    def _note_fields(self, decoded: Decoded):
+        """Hold the partitions that met new fields (proposed in WRITE_STATUS); warn once about fields that cannot become
+        columns."""
+        now = self.now
+        for tp in decoded.held:
+            now.progress[tp].held = True
+        for name, type_name in decoded.new_fields.items():
+            now.new_fields[name] = wider_type(now.new_fields.get(name), type_name)
+        proposing = {tp: offset for tp, offset in decoded.held.items() if tp not in decoded.stopped}
+        if proposing:
+            log.info(
+                transition_line(
+                    "participant",
+                    self.id,
+                    "NEW_FIELDS",
+                    instant=self.instant,
+                    fields=",".join(f"{k}:{v}" for k, v in sorted(now.new_fields.items())),
+                    held=",".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(proposing.items())),
+                )
             )
-    for name, why in decoded.ignored_fields.items():
-        if name not in self.ignored_fields:
-            self.ignored_fields.add(name)
-            log.warning("participant %s: field %r of the events is not stored: %s", self.id, name, why)
+        # said once, not at every instant that stops there again
+        for (topic, partition), why in decoded.stopped.items():
+            if self.stopped_partitions.get((topic, partition)) != why:
+                self.stopped_partitions[(topic, partition)] = why
+                log.error(
+                    "participant %s: partition %s[%d] stops at offset %d: %s; it stays there until the records are "
+                    "written again in a version the table can take, or incompatible_schema='dead_letter' sets them "
+                    "aside",
+                    self.id,
+                    topic,
+                    partition,
+                    decoded.held[(topic, partition)],
+                    why,
+                )
+        for name, why in decoded.ignored_fields.items():
+            if name not in self.ignored_fields:
+                self.ignored_fields.add(name)
+                log.warning("participant %s: field %r of the events is not stored: %s", self.id, name, why)
 
+    def _rows(self) -> pa.Table:
+        """The instant's rows as written: every row decoded, or, mirroring change events, each key's newest change
+        (`05_changes`)."""
+        rows = pa.Table.from_batches(self.now.batches, schema=self.schema)
+        return latest_changes(rows, self.config.record_key_field) if self.config.mirrors_changes else rows
 
-# %% ../nbs/11_participant.ipynb #9f11931b
-@patch
-def _rows(self: Participant) -> pa.Table:
-    """The instant's rows as written: every row decoded, or, mirroring change events, each key's newest change
-    (`05_changes`)."""
-    rows = pa.Table.from_batches(self.now.batches, schema=self.schema)
-    return latest_changes(rows, self.config.record_key_field) if self.config.mirrors_changes else rows
+    def _submit_write(self, now: ParticipantInstant):
+        "Hand the rows in memory to Hudi's writer, on the writer thread; the loop reads on."
+        rows = self._rows()
+        now.batches, now.held_bytes = [], 0
+        now.written_early += self.state is ParticipantState.WRITING
+        now.wrote = True
+        now.writing.append(self.writes.submit(now.instant, rows))
 
+    def _collect_writes(self) -> bool:
+        """Take in the open instant's writes that are done, in order; False if one failed (reported) or found the
+        instant rolled back."""
+        now = self.now
+        while now.writing and now.writing[0].done():
+            wrote = now.writing.pop(0).result()
+            if wrote.error:
+                self._report_failure(wrote.error)
+                return False
+            if wrote.rolled_back:
+                now.drop_rows()
+                self.ahead = None
+                self._transition(ParticipantState.IDLE, reason="instant_rolled_back_while_writing")
+                return False
+            now.parts.append(wrote.written)
+        return True
 
-@patch
-def _submit_write(self: Participant, now: ParticipantInstant):
-    "Hand the rows in memory to Hudi's writer, on the writer thread; the loop reads on."
-    rows = self._rows()
-    now.batches, now.held_bytes = [], 0
-    now.written_early += self.state is ParticipantState.WRITING
-    now.wrote = True
-    now.writing.append(self.writes.submit(now.instant, rows))
+    def on_end_commit(self, event: EndCommit):
+        """The instant ends: Hudi writes the rows still in memory, and the loop reports once every write is done
+        (`Move.REPORT`)."""
+        if self.state is not ParticipantState.WRITING or event.instant != self.instant:
+            return
+        now = self.now
+        now.ended_at = self.clock()
+        if now.batches:
+            self._submit_write(now)
+        self._start_reading_ahead(now)  # the next instant's records are read while Hudi writes this one's
+        self._transition(ParticipantState.ENDED)
 
-
-@patch
-def _collect_writes(self: Participant) -> bool:
-    """Take in the open instant's writes that are done, in order; False if one failed (reported) or found the instant
-    rolled back."""
-    now = self.now
-    while now.writing and now.writing[0].done():
-        wrote = now.writing.pop(0).result()
-        if wrote.error:
-            self._report_failure(wrote.error)
-            return False
-        if wrote.rolled_back:
+    def _report_written(self):
+        """Every write of the ended instant done: WRITE_STATUS with all their write statuses as one, and wait for the
+        decision."""
+        now = self.now
+        write_s = round(self.clock() - (now.ended_at or 0.0), 2)
+        written = self.writer.combine(now.parts) if now.parts else None
+        if now.letters and not self.writer.is_inflight(now.instant):  # rolled back meanwhile: its letters are not due
             now.drop_rows()
             self.ahead = None
-            self._transition(ParticipantState.IDLE, reason="instant_rolled_back_while_writing")
-            return False
-        now.parts.append(wrote.written)
-    return True
-
-
-@patch
-def on_end_commit(self: Participant, event: EndCommit):
-    """The instant ends: Hudi writes the rows still in memory, and the loop reports once every write is done
-    (`Move.REPORT`)."""
-    if self.state is not ParticipantState.WRITING or event.instant != self.instant:
-        return
-    now = self.now
-    now.ended_at = self.clock()
-    if now.batches:
-        self._submit_write(now)
-    self._start_reading_ahead(now)  # the next instant's records are read while Hudi writes this one's
-    self._transition(ParticipantState.ENDED)
-
-
-@patch
-def _report_written(self: Participant):
-    """Every write of the ended instant done: WRITE_STATUS with all their write statuses as one, and wait for the
-    decision."""
-    now = self.now
-    write_s = round(self.clock() - (now.ended_at or 0.0), 2)
-    written = self.writer.combine(now.parts) if now.parts else None
-    if now.letters and not self.writer.is_inflight(now.instant):  # rolled back meanwhile: its letters are not due
-        now.drop_rows()
-        self.ahead = None
-        return self._transition(ParticipantState.IDLE, reason="instant_rolled_back_before_its_letters")
-    undelivered = self._deliver_letters(now)
-    if undelivered:
-        return self._wait_for_letters(undelivered)
-    reports = now.reports()
-    self.channel.send(
-        WriteStatus(
-            epoch=now.epoch,
-            instant=now.instant,
-            participant_id=self.id,
-            partitions=reports,
-            hudi_version=self.writer.version,
-            write_statuses=written.statuses if written else b"",
-            staged_files=written.staged if written else [],
-            new_fields=now.new_fields,
-        )
-    )
-    now.drop_rows()
-    self._transition(
-        ParticipantState.AWAITING_ACK,
-        files=len(written.paths) if written else 0,
-        records=sum(r.records_written for r in reports),
-        write_s=write_s,
-        **({"written_early": now.written_early} if now.written_early else {}),
-    )
-
-
-@patch
-def _deliver_letters(self: Participant, now: ParticipantInstant) -> str:
-    """The instant's dead letters the topic does not hold yet (`letters_due`), delivered with where each of their
-    partitions has now been read up to, before WRITE_STATUS reports those records as processed: '' or what failed."""
-    if not now.letters:
-        return ""
-    partitions = sorted({(letter.record.topic, letter.record.partition) for letter in now.letters})
-    # each call: a broker that does not answer is tried again meanwhile
-    budget_s = self.config.write_timeout_s / 4
-    try:
-        lettered = self.dead_letters.lettered(partitions, budget_s)
-    # a right the sink's user lacks: the role stops, saying which
-    except ConfigError:
-        raise
-    except Exception as e:
-        return f"could not ask where the dead letters of {partitions} end in {self.config.dead_letters}: {e}"
-    due = letters_due(now.letters, lettered, self.refused_lettered)
-    if not due:
-        return ""  # every one delivered by an instant that was then aborted
-    ends = {tp: max(lettered.get(tp, 0), now.progress[tp].next_offset) for tp in partitions}
-    undelivered = self.dead_letters.deliver(due, ends, timeout_s=budget_s)
-    if undelivered:
-        return f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}"
-    self._service_back()
-    self.refused_lettered |= {
-        (letter.record.topic, letter.record.partition, letter.record.offset) for letter in due if letter.refused
-    }
-    return ""
-
-
-@patch
-def _wait_for_letters(self: Participant, why: str):
-    """The dead-letter topic is not taking the instant's letters (the broker away, a transaction that timed out): not
-    the records' fault, nor this participant's. It says so in its heartbeats, waits a little and tries again (the
-    instant stays ENDED), until the letters are in or the coordinator gives the instant up."""
-    self._note_away(why, f"the letters of instant {self.instant}")
-    self.sleep(SERVICE_RETRY_S)
-
-
-# %% ../nbs/11_participant.ipynb #42181f30
-@patch
-def _report_failure(self: Participant, error: str):
-    "Tell the coordinator this instant failed here, and why; it rolls the instant back and may quarantine us."
-    now = self.now
-    log.error("participant %s could not write instant %s: %s", self.id, now.instant, error)
-    self.channel.send(
-        WriteStatus(
-            epoch=now.epoch,
-            instant=now.instant,
-            participant_id=self.id,
-            partitions=now.reports(),
-            hudi_version=self.writer.version,
-            error=error,
-        )
-    )
-    now.drop_rows()
-    self.ahead = None  # the instant is aborted: the next starts where it started
-    self._transition(ParticipantState.IDLE, reason="write_failed")
-
-
-@patch
-def on_ack_commit(self: Participant, event: AckCommit):
-    if self.committing is not None and event.instant == self.committing.instant:  # while writing the next instant
-        done, self.committing = self.committing, None
-        self.failed_keys.clear()
-        self.refused_lettered.clear()
-        self._commit_offsets(done)
-        log.info(
-            transition_line(
-                "participant", self.id, self.state.value, instant=self.instant, epoch=self.epoch, acked=event.instant
+            return self._transition(ParticipantState.IDLE, reason="instant_rolled_back_before_its_letters")
+        undelivered = self._deliver_letters(now)
+        if undelivered:
+            return self._wait_for_letters(undelivered)
+        reports = now.reports()
+        self.channel.send(
+            WriteStatus(
+                epoch=now.epoch,
+                instant=now.instant,
+                participant_id=self.id,
+                partitions=reports,
+                hudi_version=self.writer.version,
+                write_statuses=written.statuses if written else b"",
+                staged_files=written.staged if written else [],
+                new_fields=now.new_fields,
             )
         )
-        return
-    if self.state is not ParticipantState.AWAITING_ACK or event.instant != self.instant:
-        return
-    # an instant committed: the records Hudi refused were read and set aside
-    self.failed_keys.clear()
-    self.refused_lettered.clear()
-    self._commit_offsets(self.now)
-    self._transition(ParticipantState.IDLE, acked=event.instant)
+        now.drop_rows()
+        self._transition(
+            ParticipantState.AWAITING_ACK,
+            files=len(written.paths) if written else 0,
+            records=sum(r.records_written for r in reports),
+            write_s=write_s,
+            **({"written_early": now.written_early} if now.written_early else {}),
+        )
 
+    def _deliver_letters(self, now: ParticipantInstant) -> str:
+        """The instant's dead letters the topic does not hold yet (`letters_due`), delivered with where each of their
+        partitions has now been read up to, before WRITE_STATUS reports those records as processed: '' or what failed.
+        """
+        if not now.letters:
+            return ""
+        partitions = sorted({(letter.record.topic, letter.record.partition) for letter in now.letters})
+        # each call: a broker that does not answer is tried again meanwhile
+        budget_s = self.config.write_timeout_s / 4
+        try:
+            lettered = self.dead_letters.lettered(partitions, budget_s)
+        # a right the sink's user lacks: the role stops, saying which
+        except ConfigError:
+            raise
+        except Exception as e:
+            return f"could not ask where the dead letters of {partitions} end in {self.config.dead_letters}: {e}"
+        due = letters_due(now.letters, lettered, self.refused_lettered)
+        if not due:
+            return ""  # every one delivered by an instant that was then aborted
+        ends = {tp: max(lettered.get(tp, 0), now.progress[tp].next_offset) for tp in partitions}
+        undelivered = self.dead_letters.deliver(due, ends, timeout_s=budget_s)
+        if undelivered:
+            return f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}"
+        self._service_back()
+        self.refused_lettered |= {
+            (letter.record.topic, letter.record.partition, letter.record.offset) for letter in due if letter.refused
+        }
+        return ""
 
-@patch
-def on_abort_commit(self: Participant, event: AbortCommit):
-    if self.committing is not None and (event.instant, event.epoch) == (self.committing.instant, self.committing.epoch):
-        # its commit failed: the instant opened early, which starts where it ends, is aborted too (the coordinator said
-        # so first)
+    def _wait_for_letters(self, why: str):
+        """The dead-letter topic is not taking the instant's letters (the broker away, a transaction that timed out):
+        not the records' fault, nor this participant's. It says so in its heartbeats, waits a little and tries again
+        (the instant stays ENDED), until the letters are in or the coordinator gives the instant up."""
+        self._note_away(why, f"the letters of instant {self.instant}")
+        self.sleep(SERVICE_RETRY_S)
+
+    def _report_failure(self, error: str):
+        "Tell the coordinator this instant failed here, and why; it rolls the instant back and may quarantine us."
+        now = self.now
+        log.error("participant %s could not write instant %s: %s", self.id, now.instant, error)
+        self.channel.send(
+            WriteStatus(
+                epoch=now.epoch,
+                instant=now.instant,
+                participant_id=self.id,
+                partitions=now.reports(),
+                hudi_version=self.writer.version,
+                error=error,
+            )
+        )
+        now.drop_rows()
+        self.ahead = None  # the instant is aborted: the next starts where it started
+        self._transition(ParticipantState.IDLE, reason="write_failed")
+
+    def on_ack_commit(self, event: AckCommit):
+        if self.committing is not None and event.instant == self.committing.instant:  # while writing the next instant
+            done, self.committing = self.committing, None
+            self.failed_keys.clear()
+            self.refused_lettered.clear()
+            self._commit_offsets(done)
+            log.info(
+                transition_line(
+                    "participant",
+                    self.id,
+                    self.state.value,
+                    instant=self.instant,
+                    epoch=self.epoch,
+                    acked=event.instant,
+                )
+            )
+            return
+        if self.state is not ParticipantState.AWAITING_ACK or event.instant != self.instant:
+            return
+        # an instant committed: the records Hudi refused were read and set aside
+        self.failed_keys.clear()
+        self.refused_lettered.clear()
+        self._commit_offsets(self.now)
+        self._transition(ParticipantState.IDLE, acked=event.instant)
+
+    def on_abort_commit(self, event: AbortCommit):
+        if self.committing is not None and (event.instant, event.epoch) == (
+            self.committing.instant,
+            self.committing.epoch,
+        ):
+            # its commit failed: the instant opened early, which starts where it ends, is aborted too (the coordinator
+            # said so first)
+            self.failed_keys.update({f.key: f.reason for f in event.failed_records if f.key})
+            if self.committing.wrote:
+                self.writes.delete_aborted(event.instant)
+            self.committing = None
+            return
+        if event.instant != self.instant or event.epoch != self.epoch:
+            return
+        # records Hudi could not write: when the next instant reads them again, they go to the dead-letter topic instead
         self.failed_keys.update({f.key: f.reason for f in event.failed_records if f.key})
-        if self.committing.wrote:
-            self.writes.delete_aborted(event.instant)
-        self.committing = None
-        return
-    if event.instant != self.instant or event.epoch != self.epoch:
-        return
-    # records Hudi could not write: when the next instant reads them again, they go to the dead-letter topic instead
-    self.failed_keys.update({f.key: f.reason for f in event.failed_records if f.key})
-    if self.now.wrote:
-        self.writes.delete_aborted(event.instant)  # what a rollback running while we wrote missed
-    if self.state is ParticipantState.IDLE:
-        return
-    self.now.drop_rows()
-    self.ahead = None  # the next instant starts where this one started
-    self._transition(ParticipantState.IDLE, aborted=event.instant, reason=event.reason.replace(" ", "_"))
+        if self.now.wrote:
+            self.writes.delete_aborted(event.instant)  # what a rollback running while we wrote missed
+        if self.state is ParticipantState.IDLE:
+            return
+        self.now.drop_rows()
+        self.ahead = None  # the next instant starts where this one started
+        self._transition(ParticipantState.IDLE, aborted=event.instant, reason=event.reason.replace(" ", "_"))
 
+    def _commit_offsets(self, done: ParticipantInstant):
+        """Count the committed instant's records, and commit its offsets to the consumer group for lag tools (the table
+        stays the truth)."""
+        for p in done.progress.values():
+            self.stats["records_written"] += p.written
+            self.stats["records_dead_lettered"] += p.dead_lettered
+        self.stats["instants_acked"] += 1
+        try:
+            self.source.commit(done.next_offsets())
+        except Exception as e:
+            log.warning("participant %s: offset commit for lag monitoring failed: %s", self.id, e)
 
-@patch
-def _commit_offsets(self: Participant, done: ParticipantInstant):
-    """Count the committed instant's records, and commit its offsets to the consumer group for lag tools (the table
-    stays the truth)."""
-    for p in done.progress.values():
-        self.stats["records_written"] += p.written
-        self.stats["records_dead_lettered"] += p.dead_lettered
-    self.stats["instants_acked"] += 1
-    try:
-        self.source.commit(done.next_offsets())
-    except Exception as e:
-        log.warning("participant %s: offset commit for lag monitoring failed: %s", self.id, e)
-
-
-@patch
-def close(self: Participant):
-    # a write under way
-    if self.current and self.current.writing:
-        wait(self.current.writing, timeout=self.config.write_timeout_s)
-    self.writes.shutdown()
-    self._settle_previous_instant()  # committed while we waited for the ACK → commit the offsets
-    if self._heartbeats:
-        self._heartbeats.set()
-    self.channel.close()
-    self.source.close()
-    self.dead_letters.close()
-    log.info(transition_line("participant", self.id, "STOPPED", **self.stats))
+    def close(self):
+        # a write under way
+        if self.current and self.current.writing:
+            wait(self.current.writing, timeout=self.config.write_timeout_s)
+        self.writes.shutdown()
+        self._settle_previous_instant()  # committed while we waited for the ACK → commit the offsets
+        if self._heartbeats:
+            self._heartbeats.set()
+        self.channel.close()
+        self.source.close()
+        self.dead_letters.close()
+        log.info(transition_line("participant", self.id, "STOPPED", **self.stats))

@@ -69,9 +69,8 @@ class ForeignEvents:
         if self.clock() - self._warned_at.get(key, -float("inf")) >= self.every_s:
             self._warned_at[key] = self.clock()
             log.warning(
-                "control topic %s is shared with another table: ignored %d event(s) of %s from %r (this "
-                "role's table is %s); "
-                "give each table its own control_topic",
+                "control topic %s is shared with another table: ignored %d event(s) of %s from %r (this role's table "
+                "is %s); give each table its own control_topic",
                 self.topic,
                 self.ignored[key],
                 event.table or "(unnamed)",

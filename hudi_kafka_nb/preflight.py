@@ -101,8 +101,8 @@ def _refused(admin: AdminClient, config: SinkConfig):
     admin.poll(0)  # serves the error callback
     if refusals := getattr(admin, "refusals", None):
         raise ConfigError(
-            f"Kafka at {config.bootstrap_servers} refuses this sink's connection: {refusals[-1].str()}. "
-            f"Check the security settings in 'kafka' ({security_summary(config)})"
+            f"Kafka at {config.bootstrap_servers} refuses this sink's connection: {refusals[-1].str()}. Check the "
+            f"security settings in 'kafka' ({security_summary(config)})"
         )
 
 
@@ -116,10 +116,9 @@ def _topic_metadata(admin: AdminClient, config: SinkConfig):
             _refused(admin, config)
             if time.monotonic() >= deadline:
                 raise ConfigError(
-                    f"cannot reach Kafka at bootstrap_servers={config.bootstrap_servers!r} "
-                    f"(waited {config.broker_wait_s:.0f}s, see broker_wait_s): {e}. If the broker is "
-                    "up, its "
-                    f"listener may expect other security settings ({security_summary(config)})"
+                    f"cannot reach Kafka at bootstrap_servers={config.bootstrap_servers!r} (waited "
+                    f"{config.broker_wait_s:.0f}s, see broker_wait_s): {e}. If the broker is up, its listener may "
+                    f"expect other security settings ({security_summary(config)})"
                 ) from None
             time.sleep(1)
 
@@ -138,9 +137,8 @@ def data_partitions(config: SinkConfig, admin: AdminClient | None = None) -> lis
     missing = [t for t in config.topics if t not in topics or topics[t].error is not None]
     if missing:
         raise ConfigError(
-            f"setting 'topics': topic(s) {missing} do not exist on {config.bootstrap_servers}; "
-            "create them or fix the setting (existing: "
-            f"{sorted(t for t in topics if not t.startswith('__'))[:20]})"
+            f"setting 'topics': topic(s) {missing} do not exist on {config.bootstrap_servers}; create them or fix the "
+            f"setting (existing: {sorted(t for t in topics if not t.startswith('__'))[:20]})"
         )
     return sorted((t, p) for t in data_topics(config, topics) for p in topics[t].partitions)
 
@@ -171,10 +169,9 @@ def create_topic_if_missing(admin: AdminClient, name: str, partitions: int):
             return
         if code in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
             raise TopicNotVisible(
-                f"topic {name!r} is not visible to this sink's Kafka user (missing, or no DESCRIBE "
-                "right on it) "
-                f"and the user may not create it: create it with {partitions} partition(s) and grant the "
-                f"rights `sink_acls` lists, or grant CREATE on it"
+                f"topic {name!r} is not visible to this sink's Kafka user (missing, or no DESCRIBE right on it) and "
+                f"the user may not create it: create it with {partitions} partition(s) and grant the rights "
+                "`sink_acls` lists, or grant CREATE on it"
             ) from None
         raise
 
@@ -317,8 +314,8 @@ def missing_rights(admin: AdminClient, config: SinkConfig, role: str, topics: Se
             if ops.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                 continue  # `data_partitions` says so, with the fix
             missing.append(
-                f"{r.operation} on {r.resource} {r.name!r} ({r.why}; the user may not even describe it, "
-                f"or it does not exist and the user may not create it: {ops.name()})"
+                f"{r.operation} on {r.resource} {r.name!r} ({r.why}; the user may not even describe it, or it does not "
+                f"exist and the user may not create it: {ops.name()})"
             )
         elif r.operation not in ops and "ALL" not in ops:
             missing.append(f"{r.operation} on {r.resource} {r.name!r} ({r.why})")

@@ -63,11 +63,9 @@ def read_snapshot(table_path: Table, columns: list[str] | None = None, as_of: st
     properties = table_properties(table_path) or {}
     if properties.get("hoodie.table.type") == "MERGE_ON_READ" and (groups := log_only_file_groups(table_path)):
         raise HudiRsCannotRead(
-            f"hudi-rs {hudi.__version__} does not read file groups that have only log files, and {len(groups)} of "
-            "this table's "
-            f"do (e.g. {groups[0]}): the buckets of a table upserted by bucket index until a compaction gives them a "
-            "base file. "
-            "Read the table with Spark (spark_read), or once it is compacted"
+            f"hudi-rs {hudi.__version__} does not read file groups that have only log files, and {len(groups)} of this "
+            f"table's do (e.g. {groups[0]}): the buckets of a table upserted by bucket index until a compaction gives "
+            "them a base file. Read the table with Spark (spark_read), or once it is compacted"
         )
     batches = rust_table(table_path, properties or None).read(options)
     return pa.Table.from_batches(batches) if batches else pa.table({c: [] for c in columns or []})

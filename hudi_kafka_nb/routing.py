@@ -149,13 +149,13 @@ def table_configs(
         is_template(config.table_name) and config.table_name in config.table_path
     ):
         raise ConfigError(
-            f"setting 'table_path' ({config.table_path!r}) must hold {{table_name}} in a sink of "
-            "several tables: each table has a folder of its own"
+            f"setting 'table_path' ({config.table_path!r}) must hold {{table_name}} in a sink of several tables: each "
+            "table has a folder of its own"
         )
     if config.consumer_group and "{table_name}" not in config.consumer_group:
         raise ConfigError(
-            "setting 'consumer_group' must hold {table_name} in a sink of several tables (two tables "
-            "reading one topic would share offsets)"
+            "setting 'consumer_group' must hold {table_name} in a sink of several tables (two tables reading one topic "
+            "would share offsets)"
         )
     unknown = [
         name
@@ -167,8 +167,8 @@ def table_configs(
     ]
     if unknown:
         raise ConfigError(
-            f"tables {unknown} name no topics (or topics_regex) nor a route_regex, and "
-            "table_name is no template that could route any to them"
+            f"tables {unknown} name no topics (or topics_regex) nor a route_regex, and table_name is no template that "
+            "could route any to them"
         )
     topics = list(topics)
     # never data, whatever the pattern

@@ -98,12 +98,9 @@ def with_registry_fields(config: SinkConfig, topics: Sequence[str] | None = None
     fields = registry_value_schema(config, ConfluentRegistry(config), topics=topics)
     if not [f for f in fields if f not in CDC_COLUMNS and f not in CDC_METADATA_COLUMNS]:
         raise ConfigError(
-            "setting 'value_schema' is empty and the schema registry at "
-            f"{config.schema_registry['url']} has no "
-            "subject "
-            f"{', '.join(value_subject(t) for t in topics) or '(no topic matches topics_regex yet)'}: start the sink "
-            "once a producer has "
-            "registered its schema, or declare value_schema"
+            f"setting 'value_schema' is empty and the schema registry at {config.schema_registry['url']} has no "
+            f"subject {', '.join(value_subject(t) for t in topics) or '(no topic matches topics_regex yet)'}: start "
+            "the sink once a producer has registered its schema, or declare value_schema"
             + (
                 ""
                 if config.subject_name_strategy == "topic_name"
@@ -210,9 +207,8 @@ def wait_for_table(
     while (props := table_properties(storage)) is None:
         if time.monotonic() > deadline:
             raise TableError(
-                f"no Hudi table at table_path={config.table_path!r} after {timeout_s:.0f}s: start the "
-                "coordinator "
-                "job (it creates the table), or point table_path at the sink's table"
+                f"no Hudi table at table_path={config.table_path!r} after {timeout_s:.0f}s: start the coordinator job "
+                "(it creates the table), or point table_path at the sink's table"
             )
         sleep(2)
     check_table(config, props)

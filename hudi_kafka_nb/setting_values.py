@@ -194,16 +194,15 @@ def _databricks_secret(key: str, where: str, setting: str = "kafka") -> str:
         from databricks.sdk.runtime import dbutils
     except ImportError:
         raise ConfigError(
-            f"setting {setting!r}: {key!r} refers to the Databricks secret ${{secrets:{where}}}, but "
-            "this process does "
-            f"not run on Databricks; use ${{env:…}} or ${{file:…}} here"
+            f"setting {setting!r}: {key!r} refers to the Databricks secret ${{secrets:{where}}}, but this process does "
+            "not run on Databricks; use ${env:…} or ${file:…} here"
         ) from None
     try:
         return dbutils.secrets.get(scope=scope, key=name)
     except Exception as e:
         raise ConfigError(
-            f"setting {setting!r}: {key!r} refers to ${{secrets:{where}}}, which Databricks cannot "
-            f"read: {type(e).__name__}"
+            f"setting {setting!r}: {key!r} refers to ${{secrets:{where}}}, which Databricks cannot read: "
+            f"{type(e).__name__}"
         ) from None
 
 

@@ -105,8 +105,8 @@ def _resolved_jars(variable: str, folder_name: str, missing: str, made: str = ""
     if not jars:
         made = made or f"Maven resolves maven/{folder_name}/pom.xml"
         raise FileNotFoundError(
-            f"{missing}, but {folder} holds no jar: run `make setup` ({made}), "
-            f"or set {variable} to a folder holding them"
+            f"{missing}, but {folder} holds no jar: run `make setup` ({made}), or set {variable} to a folder holding "
+            "them"
         )
     return jars
 

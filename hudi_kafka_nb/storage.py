@@ -360,14 +360,13 @@ def check_conditional_writes(storage: TableStorage):
         cause = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:300]}"
         if storage.local:
             raise StorageError(
-                f"table_path={storage.location}: cannot create a file there atomically ({cause}); a "
-                "mounted folder (such "
-                "as a FUSE mount of object storage) may not support it: give the table's object-store "
-                "URL instead"
+                f"table_path={storage.location}: cannot create a file there atomically ({cause}); a mounted folder "
+                "(such as a FUSE mount of object storage) may not support it: give the table's object-store URL "
+                "instead"
             ) from None
         raise StorageError(
-            f"table_path={storage.location}: the store cannot be written with the storage_options given "
-            f"({cause}); check the bucket, the endpoint and the credentials"
+            f"table_path={storage.location}: the store cannot be written with the storage_options given ({cause}); "
+            "check the bucket, the endpoint and the credentials"
         ) from None
     finally:
         # the check's own files: the verdict above is what counts, a leftover is harmless
@@ -376,19 +375,14 @@ def check_conditional_writes(storage: TableStorage):
     if not first or second or kept != b"first":
         if storage.local:
             raise StorageError(
-                f"table_path={storage.location}: the folder does not refuse a second create of one "
-                "file (a mounted file "
-                "system without atomic links?); the sink fences coordinators with such creates and "
-                "cannot run safely "
-                "on it: give the table's object-store URL instead"
+                f"table_path={storage.location}: the folder does not refuse a second create of one file (a mounted "
+                "file system without atomic links?); the sink fences coordinators with such creates and cannot run "
+                "safely on it: give the table's object-store URL instead"
             )
         raise StorageError(
-            f"table_path={storage.location}: the store does not refuse a second create of one key (a "
-            "PUT with "
-            "If-None-Match: * overwrote the object); the sink fences coordinators with such creates "
-            "and cannot run "
-            "safely on it. Use a store with conditional writes (S3, GCS, Azure, MinIO) or a local "
-            "folder"
+            f"table_path={storage.location}: the store does not refuse a second create of one key (a PUT with "
+            "If-None-Match: * overwrote the object); the sink fences coordinators with such creates and cannot run "
+            "safely on it. Use a store with conditional writes (S3, GCS, Azure, MinIO) or a local folder"
         )
 
 
@@ -446,10 +440,8 @@ def check_table(config: SinkConfig, props: dict[str, str]):
     for key, wanted in _MUST_MATCH.items():
         if props.get(key, "") != wanted(config):
             raise TableError(
-                f"the table at table_path={config.table_path!r} has {key}={props.get(key, '(unset)')!r} "
-                "but the "
-                f"settings ask for {wanted(config)!r}; point table_path at a new folder or change the "
-                "settings to match"
+                f"the table at table_path={config.table_path!r} has {key}={props.get(key, '(unset)')!r} but the "
+                f"settings ask for {wanted(config)!r}; point table_path at a new folder or change the settings to match"
             )
 
 
@@ -479,13 +471,13 @@ def check_table_folder(config: SinkConfig, storage: TableStorage | None = None):
         existing = next(p for p in [path, *path.parents] if p.exists())
         if not existing.is_dir():
             raise ConfigError(
-                f"setting 'table_path': {existing} is a file, not a folder; point table_path at the "
-                "folder of the Hudi table (created if absent)"
+                f"setting 'table_path': {existing} is a file, not a folder; point table_path at the folder of the Hudi "
+                "table (created if absent)"
             )
         if not os.access(existing, os.W_OK | os.X_OK):
             raise ConfigError(
-                f"setting 'table_path': cannot write under {existing} (read-only or no permission); "
-                "give this job write access there or choose another folder"
+                f"setting 'table_path': cannot write under {existing} (read-only or no permission); give this job "
+                "write access there or choose another folder"
             )
         # the table's folder does not exist yet: its nearest parent
         if existing != path:
@@ -526,8 +518,8 @@ def create_table_once(
             time.sleep(0.2)
         if props is None:
             log.warning(
-                "table_path=%r: the table creation claimed there never finished (its coordinator died?): "
-                "creating it again",
+                "table_path=%r: the table creation claimed there never finished (its coordinator died?): creating it "
+                "again",
                 str(storage),
             )
             storage.delete(TABLE_CREATION_KEY)

@@ -154,12 +154,10 @@ def check_one_machine(config) -> None:
     if reporter == "PROMETHEUS" and str(config.hudi_options.get("hoodie.metrics.on", "false")).lower() == "true":
         raise ConfigError(
             "hudi_options asks for Hudi's Prometheus reporter, which serves one port per role "
-            "(hoodie.metrics.prometheus.port): "
-            "every role here runs on this machine, and the second to bind it would fail its writes. Use "
-            "the sink's own "
-            "metrics (--metrics-port: a port per role), or Hudi's PROMETHEUS_PUSHGATEWAY, CONSOLE or "
-            "JMX reporter "
-            "(hoodie.metrics.jmx.port as a range, e.g. 9889-9899: each role takes the first free one)"
+            "(hoodie.metrics.prometheus.port): every role here runs on this machine, and the second to bind it would "
+            "fail its writes. Use the sink's own metrics (--metrics-port: a port per role), or Hudi's "
+            "PROMETHEUS_PUSHGATEWAY, CONSOLE or JMX reporter (hoodie.metrics.jmx.port as a range, e.g. 9889-9899: each "
+            "role takes the first free one)"
         )
 
 

@@ -116,8 +116,8 @@ class TableHost:
         wait_s = min(self.retry_s * 2 ** (run.failures - 1), self.max_retry_s)
         run.retry_at = self.clock() + wait_s
         log.error(
-            "%s of table %s stopped (%d time(s) in a row): %s; the other tables go on, and this one starts "
-            "again in %.0f s",
+            "%s of table %s stopped (%d time(s) in a row): %s; the other tables go on, and this one starts again in "
+            "%.0f s",
             self.role,
             name,
             run.failures,

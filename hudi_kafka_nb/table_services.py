@@ -12,8 +12,6 @@ import socket
 import time
 from collections.abc import Callable
 
-from fastcore.basics import patch
-
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.messages import transition_line
 from hudi_kafka_nb.ports import Clock, Observe, TableServicesClient, error_summary
@@ -93,82 +91,76 @@ class TableServices:
         finally:
             self.close()
 
-
-# %% ../nbs/15_table_services.ipynb #f6eb509d
-@patch
-def run_round(self: TableServices) -> dict:
-    """One round: every pending compaction, clustering (if configured), cleaning (unless a decision or a write by key is
-    in flight), archival."""
-    ran = {}
-    self.services.new_round()
-    for instant in self.services.pending_compactions():
-        ran[f"compaction {instant}"] = self._run(
-            "compaction", lambda instant=instant: self.services.compact(instant), instant=instant
-        )
-    if self.config.clustering_sort_columns:
-        # see HudiTableServices.fields_in_flight: clustering now would drop them
-        adding = self.services.fields_in_flight()
-        if adding:
-            self._say(logging.INFO, "CLUSTERING_SKIPPED", reason="fields_being_added", fields=",".join(adding))
+    def run_round(self) -> dict:
+        """One round: every pending compaction, clustering (if configured), cleaning (unless a decision or a write by
+        key is in flight), archival."""
+        ran = {}
+        self.services.new_round()
+        for instant in self.services.pending_compactions():
+            ran[f"compaction {instant}"] = self._run(
+                "compaction", lambda instant=instant: self.services.compact(instant), instant=instant
+            )
+        if self.config.clustering_sort_columns:
+            # see HudiTableServices.fields_in_flight: clustering now would drop them
+            adding = self.services.fields_in_flight()
+            if adding:
+                self._say(logging.INFO, "CLUSTERING_SKIPPED", reason="fields_being_added", fields=",".join(adding))
+            else:
+                ran["clustering"] = self._run("clustering", self.services.cluster)
+        # checked after this round's compactions and clusterings completed: see fencing.keyed_write_in_flight
+        doubt = self.in_doubt()
+        writing = None if doubt else self._keyed_write_after_waiting()
+        if doubt:
+            self._say(logging.INFO, "CLEAN_SKIPPED", reason="commit_decided_not_completed", instant=doubt)
+        elif writing:
+            self._say(logging.INFO, "CLEAN_SKIPPED", reason="write_by_key_in_flight", instant=writing)
         else:
-            ran["clustering"] = self._run("clustering", self.services.cluster)
-    # checked after this round's compactions and clusterings completed: see fencing.keyed_write_in_flight
-    doubt = self.in_doubt()
-    writing = None if doubt else self._keyed_write_after_waiting()
-    if doubt:
-        self._say(logging.INFO, "CLEAN_SKIPPED", reason="commit_decided_not_completed", instant=doubt)
-    elif writing:
-        self._say(logging.INFO, "CLEAN_SKIPPED", reason="write_by_key_in_flight", instant=writing)
-    else:
-        ran["clean"] = self._run("clean", self.services.clean)
-    # archival keeps nothing newer than the metadata table's last compaction: while the sink runs, its coordinator
-    # compacts the metadata table between instants; once it stops, only this job can, and archival waits for it (False:
-    # an instant was pending, tried again next round)
-    ran["metadata_table"] = self._run("metadata_table", self.services.metadata_table_services)
-    ran["archive"] = self._run("archive", self.services.archive)
-    return ran
+            ran["clean"] = self._run("clean", self.services.clean)
+        # archival keeps nothing newer than the metadata table's last compaction: while the sink runs, its coordinator
+        # compacts the metadata table between instants; once it stops, only this job can, and archival waits for it
+        # (False: an instant was pending, tried again next round)
+        ran["metadata_table"] = self._run("metadata_table", self.services.metadata_table_services)
+        ran["archive"] = self._run("archive", self.services.archive)
+        return ran
 
-
-@patch
-def _run(self: TableServices, service: str, call: Callable, **fields):
-    "Run one service; its result, or the failure's reason (logged, counted, retried next round)."
-    started = self.clock()
-    try:
-        result = call()
-    except Exception as e:
-        self.counts[f"{service}_failed"] += 1
+    def _run(self, service: str, call: Callable, **fields):
+        "Run one service; its result, or the failure's reason (logged, counted, retried next round)."
+        started = self.clock()
+        try:
+            result = call()
+        except Exception as e:
+            self.counts[f"{service}_failed"] += 1
+            self._say(
+                logging.WARNING, "SERVICE_FAILED", service=service, error=error_summary(e).replace(" ", "_"), **fields
+            )
+            return f"failed: {error_summary(e)}"
+        self.counts[service] += 1
         self._say(
-            logging.WARNING, "SERVICE_FAILED", service=service, error=error_summary(e).replace(" ", "_"), **fields
+            logging.INFO,
+            "SERVICE_RAN",
+            service=service,
+            result=result,
+            seconds=round(self.clock() - started, 2),
+            **fields,
         )
-        return f"failed: {error_summary(e)}"
-    self.counts[service] += 1
-    self._say(
-        logging.INFO, "SERVICE_RAN", service=service, result=result, seconds=round(self.clock() - started, 2), **fields
-    )
-    return result
+        return result
 
+    def status(self) -> dict:
+        return {
+            "table_services": self.id,
+            "counts": dict(self.counts),
+            "last_round": {k: str(v) for k, v in self.last_round.items()},
+            "updated_at": time.time(),
+        }
 
-@patch
-def status(self: TableServices) -> dict:
-    return {
-        "table_services": self.id,
-        "counts": dict(self.counts),
-        "last_round": {k: str(v) for k, v in self.last_round.items()},
-        "updated_at": time.time(),
-    }
+    def close(self):
+        self.services.close()
+        self._say(logging.INFO, "STOPPED", **self.counts)
 
-
-@patch
-def close(self: TableServices):
-    self.services.close()
-    self._say(logging.INFO, "STOPPED", **self.counts)
-
-
-@patch
-def _keyed_write_after_waiting(self: TableServices) -> str | None:
-    """The instant a coordinator is still writing by key after waiting up to one interval for the write to end; None if
-    none is."""
-    deadline = self.clock() + self.config.table_services_interval_s
-    while (instant := self.writing()) is not None and self.clock() < deadline:
-        self.sleep(0.5)
-    return instant
+    def _keyed_write_after_waiting(self) -> str | None:
+        """The instant a coordinator is still writing by key after waiting up to one interval for the write to end; None
+        if none is."""
+        deadline = self.clock() + self.config.table_services_interval_s
+        while (instant := self.writing()) is not None and self.clock() < deadline:
+            self.sleep(0.5)
+        return instant

@@ -57,10 +57,8 @@ def distinct_write_tokens(hudi: HudiJava):
         return hudi.jvm.hudikafkanb.DistinctWriteTokens(hudi.jsc)
     except Py4JError as e:
         raise RuntimeError(
-            "upserting by bucket index (hoodie.index.type=BUCKET) needs the sink's own classes beside "
-            "Hudi's bundle on "
-            "Spark's classpath: .jars/hudi-kafka-nb/hudi-kafka-nb.jar (make setup compiles "
-            "java/hudi-kafka-nb/), or "
+            "upserting by bucket index (hoodie.index.type=BUCKET) needs the sink's own classes beside Hudi's bundle on "
+            "Spark's classpath: .jars/hudi-kafka-nb/hudi-kafka-nb.jar (make setup compiles java/hudi-kafka-nb/), or "
             "that jar as a cluster library"
         ) from e
 

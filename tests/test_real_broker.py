@@ -271,8 +271,8 @@ def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stabl
                 and partition_status(1).get("lag") == 0
             ),
             120,
-            "partition 1's plain records committed, and the status to say partition 0 waits for 35 records of an "
-            "open transaction",
+            "partition 1's plain records committed, and the status to say partition 0 waits for 35 records of an open "
+            "transaction",
         )
 
         still_open.commit_transaction(30)

@@ -59,8 +59,8 @@ def parameters_cell() -> str:
     from hudi_kafka_nb.runtime import JobControls
 
     lines = [
-        "# Written by `make jobs` from SinkConfig (nbs/00_config.ipynb) and JobControls (nbs/40_runtime.ipynb): "
-        "edit those.",
+        "# Written by `make jobs` from SinkConfig (nbs/00_config.ipynb) and JobControls (nbs/40_runtime.ipynb): edit "
+        "those.",
         '# Empty ("" or None) means the default there; papermill --help-notebook lists every parameter.',
     ]
     settings = field_comments(SinkConfig)
@@ -96,8 +96,8 @@ def job_file_text() -> str:
     "resources/hudi_kafka_sink.job.yml with its `parameters:` block written from `bundle_parameters`."
     text = JOB_FILE.read_text()
     rows = [
-        "        # written by `make jobs`: every setting of SinkConfig; a bundle variable of the same name gives "
-        "its value",
+        "        # written by `make jobs`: every setting of SinkConfig; a bundle variable of the same name gives its "
+        "value",
         *(
             f"        - {{name: {p['name']}, default: {json.dumps(p['default'])}}}"
             for p in bundle_parameters(bundle_variables())

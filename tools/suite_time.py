@@ -107,14 +107,14 @@ def main():
     for kind, parts in sorted(kinds.items()):
         print(f"role starts ({kind}):")
         print(
-            "  launch → settings line (Python "
-            f"imports{', papermill and its kernel' if kind == 'papermill' else ''}): {summary(parts['imports'])}"
+            f"  launch → settings line (Python imports{', papermill and its kernel' if kind == 'papermill' else ''}): "
+            f"{summary(parts['imports'])}"
         )
         print(f"  settings line → first state (Spark JVM, Hudi, table, broker):   {summary(parts['ready'])}")
     servers = {name: sum(1 for _ in args.basetemp.rglob(name)) for name in ("broker.log", "minio.log", "master.log")}
     print(
-        f"server folders: {servers['broker.log']} brokers, {servers['minio.log']} MinIO, {servers['master.log']} "
-        "Spark clusters"
+        f"server folders: {servers['broker.log']} brokers, {servers['minio.log']} MinIO, {servers['master.log']} Spark "
+        "clusters"
     )
     walls, cases = durations(args.junit)
     rows = []
@@ -127,8 +127,8 @@ def main():
         rows.append((walls.get(test, 0.0), test, len(starts), wait))
     print(
         f"tests: {sum(walls.values()):.0f} s in all ({cases} tests); the {len(rows)} that start roles "
-        f"{sum(r[0] for r in rows):.0f} s, "
-        f"{sum(r[3] for r in rows):.0f} s of which waiting for their first roles to be ready"
+        f"{sum(r[0] for r in rows):.0f} s, {sum(r[3] for r in rows):.0f} s of which waiting for their first roles to "
+        "be ready"
     )
     if not args.per_test:
         return

@@ -21,7 +21,6 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from fastcore.basics import patch
 
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.content import (
@@ -240,6 +239,279 @@ class LocalStack:
             return {self.table_path: dict(self.ends)}
         return {path: self.ends_of(topic) for topic, path in self.table_paths().items()}
 
+    def restart(self, name: str, env: dict | None = None) -> RoleProcess | None:
+        """(Re)start role `name` (`coordinator`, `participant-<i>`, or `broker` on its log directory); `env` e.g.
+        injects a crash point."""
+        if name == "broker":
+            self.broker.start()
+            return None
+        if name == "registry":
+            self._registry().start()
+            return None
+        role = next(r for prefix, r in ROLES if name.startswith(prefix))
+        params = self.role_params()
+        # participants share this machine's cores, as the demo's do (`participant_params`)
+        if role == "participant":
+            params = participant_params(params, sum(n.startswith("participant") for n in self.names))
+        # the same across restarts
+        if self.metrics_ports is not None:
+            params["metrics_port"] = self.metrics_ports.setdefault(name, free_port())
+        self.roles[name] = RoleProcess(
+            role, params, self.workdir, name=name, direct=True, env={**self.role_env, **(env or {})}
+        ).start()
+        return self.roles[name]
+
+    def metrics_of(self, name: str) -> dict[tuple[str, tuple], float]:
+        "The Prometheus metrics role `name` serves now (a stack made with `metrics=True`): `metrics.read_metrics`."
+        if not self.metrics_ports:
+            raise ValueError("this stack serves no metrics: give LocalStack(metrics=True)")
+        return read_metrics(f"http://127.0.0.1:{self.metrics_ports[name]}/metrics")
+
+    def _registry(self) -> EmbeddedRegistry:
+        if self.registry is None:
+            raise ValueError("this stack has no schema registry: give LocalStack(registry=...)")
+        return self.registry
+
+    def kill(self, name: str):
+        "SIGKILL role `name` and everything it started, or the broker (`broker`)."
+        if name == "broker":
+            self.broker.kill()
+        elif name == "registry":
+            self._registry().kill()
+        else:
+            self.roles[name].kill()
+
+    def alive(self) -> list[str]:
+        "The roles whose processes are running (not the broker)."
+        return [n for n, r in self.roles.items() if r.running()]
+
+    def broker_alive(self) -> bool:
+        return self.broker.running()
+
+    def registry_alive(self) -> bool:
+        return self.registry is not None and self.registry.running()
+
+    def produce(self, count: int, seed: int | None = None, transaction: str = ""):
+        """Produce `count` order events now (numbered on from the last, so that event times never repeat), or about
+        `count` change events (the first call begins with a snapshot); those in one Kafka `transaction` if it is
+        "commit", or "abort_then_commit" (see `send_in_transaction`)."""
+        if self.source is not None:
+            with self._changing:
+                events = marked_changes(
+                    (self.source.snapshot(count // 4) if not self.source.events else []) + self.source.changes(count)
+                )
+                self._add_ends(
+                    send_in_transaction(
+                        self.broker.bootstrap_servers,
+                        self.topic,
+                        events,
+                        f"{self.topic}-{uuid.uuid4().hex[:8]}",
+                        aborted_first=transaction == "abort_then_commit",
+                    )
+                    if transaction
+                    else send_events(self.broker.bootstrap_servers, self.topic, events)
+                )
+            return
+        assert not transaction, "orders are produced without Kafka transactions"
+        with self._lock:
+            first, self.produced = self.produced, self.produced + count
+        if self.avro_writers:
+            if self.retyped_from is None and committed_offsets(self.table_path):
+                self.retyped_from = first
+            self._add_ends(
+                produce_avro_orders(
+                    self.broker.bootstrap_servers,
+                    self.avro_writers,
+                    self.topic,
+                    count,
+                    progress=False,
+                    first=first,
+                    version_2_from=AVRO_VERSION_2_FROM,
+                    bad_every=self.bad_every,
+                    version_3_every=AVRO_VERSION_3_EVERY if self.retyped_from is not None else 0,
+                    version_3_from=self.retyped_from or 0,
+                )
+            )
+            return
+        for i, topic in enumerate(self.topics):  # several tables: the orders spread over their topics
+            share = count // len(self.topics) + (1 if i < count % len(self.topics) else 0)
+            self._add_ends(
+                produce_orders(
+                    self.broker.bootstrap_servers,
+                    topic,
+                    share,
+                    progress=False,
+                    quiet=True,
+                    orders=self.orders,
+                    bad_every=self.bad_every,
+                    first=first,
+                    seed=seed if seed is not None else random.randrange(1 << 30),
+                )
+            )
+            first += share
+
+    def send(self, events: list[dict | bytes], key_field: str = "customer_id", broken: AbstractSet[int] = frozenset()):
+        """Produce these events now, as they are (dicts as JSON, keyed by `key_field`; bytes as the value, unkeyed);
+        those at the positions `broken` are broken on purpose (`DEAD_LETTER_EXPECTED`): the verdict expects them
+        dead-lettered."""
+        pairs = [
+            (None, e) if isinstance(e, bytes) else (str(e.get(key_field, "")).encode(), msgspec.json.encode(e))
+            for e in events
+        ]
+        marked = [(*pair, DEAD_LETTER_EXPECTED) if i in broken else pair for i, pair in enumerate(pairs)]
+        self._add_ends(send_events(self.broker.bootstrap_servers, self.topic, marked))
+
+    def _add_ends(self, ends: dict[tuple[str, int], int]):
+        "Note what was produced (producers may run in threads side by side)."
+        with self._lock:
+            for tp, end in ends.items():
+                self.ends[tp] = max(self.ends.get(tp, 0), end)
+
+    def start_producing(self, per_second: int = 2_000, chunk: int = 500, catch_up: bool = False):
+        """Keep producing about `per_second` events a second in the background (change events: every third chunk in a
+        Kafka transaction). `catch_up`: what a stall (the broker down) held back is produced once it is over, so that
+        the rate holds on average, as a source that buffers its events does."""
+        self._producing.set()
+
+        def loop():
+            began = time.monotonic()
+            for n in itertools.count():
+                if not self._producing.is_set():
+                    return
+                started = time.monotonic()
+                self.produce(chunk, transaction="commit" if self.source is not None and n % 3 == 2 else "")
+                due = began + (n + 1) * chunk / per_second if catch_up else started + chunk / per_second
+                time.sleep(max(0.0, due - time.monotonic()))
+
+        self._producer_thread = threading.Thread(target=loop, daemon=True)
+        self._producer_thread.start()
+
+    def stop_producing(self):
+        self._producing.clear()
+        if self._producer_thread:
+            self._producer_thread.join()
+
+    def wait_committed(self, timeout_s: float = 120) -> float:
+        """Wait until the table (every table) has committed everything produced so far; seconds waited. A transaction
+        the broker's kills left hanging stops every read-committed reader, the sink too: after a minute it is aborted,
+        as an operator would (`EmbeddedBroker.abort_hanging_transactions`), and `expected_mirror` then goes by what
+        Kafka kept."""
+        started = time.monotonic()
+        look_for_hanging_at = started + 60
+        while time.monotonic() - started < timeout_s:
+            if all(has_committed(path, ends) for path, ends in self.ends_by_table().items()):
+                return time.monotonic() - started
+            if time.monotonic() >= look_for_hanging_at and self.broker_alive():
+                look_for_hanging_at += 30
+                try:
+                    aborted = self.broker.abort_hanging_transactions()
+                except (RuntimeError, subprocess.TimeoutExpired) as e:  # the broker not answering yet: look again later
+                    log.warning("chaos: could not look for hanging transactions: %s", e)
+                    aborted = []
+                if aborted:
+                    log.warning(
+                        "chaos: Kafka left %d partition(s) of a transaction hanging; aborted them as an operator "
+                        "would: %s",
+                        len(aborted),
+                        aborted,
+                    )
+                    self.hanging_aborted += aborted
+            time.sleep(0.25)
+        stopped = [name for name, role in self.roles.items() if not role.running()]
+        for role in self.roles.values():
+            # into each role's log: where a role that stopped making progress waits
+            if role.running():
+                role.dump_stacks()
+        time.sleep(2)
+        raise TimeoutError(
+            f"not committed after {timeout_s}s: committed {committed_offsets(self.table_path)} vs produced "
+            f"{self.ends}; roles not running: {stopped or 'none'}; the broker: {self.open_transactions()}; logs in "
+            f"{self.workdir}; the coordinator's last "
+            f"lines:\n{protocol_log_tail(self.workdir / 'coordinator.log')}\nwhere its main thread "
+            f"was:\n{python_stack_tail(self.workdir / 'coordinator.log')}"
+        )
+
+    def expected_mirror(self) -> dict[int, dict]:
+        """What the table of a change-event stack must hold: the source's rows, or, if Kafka lost some events (a hanging
+        transaction aborted), the mirror of those it kept."""
+        assert self.source is not None, "a stack of change events (cdc=True)"
+        if not self.hanging_aborted:
+            return self.source.rows
+        return mirror_of(committed_events(self.broker.bootstrap_servers, self.topic, self.ends))
+
+    def open_transactions(self) -> str:
+        """Partitions whose read-committed end is behind their high watermark, as the broker says now: what
+        read-committed readers wait for."""
+        from hudi_kafka_nb.config import load_config
+        from hudi_kafka_nb.kafka import BrokerView
+
+        try:
+            view = BrokerView(load_config(self.role_params()))
+            partitions = view.partitions()
+            # highs first: see Coordinator.status
+            highs = view.high_watermarks(partitions)
+            ends = view.end_offsets(partitions)
+        except Exception as e:
+            return f"(could not ask it: {e})"
+        held = {
+            f"{t}[{p}]": f"{ends[(t, p)]}<{highs[(t, p)]}"
+            for t, p in partitions
+            if (t, p) in ends and ends[(t, p)] < highs.get((t, p), 0)
+        }
+        return (
+            f"records in open transactions (read-committed end<high watermark) {held}"
+            if held
+            else ("no partition has an open transaction")
+        )
+
+    def stop(self):
+        "Stop producing, stop every role (`stop_roles`), then the broker if this stack started it."
+        self.stop_roles()
+        if self.own_broker:
+            self.broker.stop()
+
+    def stop_roles(self):
+        "Stop producing, then every role: the coordinators first, the others then all at once."
+        self.stop_producing()
+        # every role this stack ever started (a test may add a second coordinator): the coordinators first, so that none
+        # sees its participants leave mid-instant; then the others told together, since each stops on its own
+        coordinators = [role for name, role in self.roles.items() if name.startswith("coordinator") and role.running()]
+        for role in coordinators:
+            role.stop(timeout_s=30)
+        others = [role for name, role in self.roles.items() if not name.startswith("coordinator") and role.running()]
+        for role in others:
+            role.stop_file.touch()
+        for role in others:
+            role.stop(timeout_s=30)
+
+    def dead_letter_topic(self, table: Table) -> str:
+        "The dead-letter topic of `table` (a sink of several tables has one per table, from the template)."
+        return self.params["dead_letter_topic"].replace("{table_name}", Path(str(table)).name)
+
+    def verify(self) -> dict:
+        """The verdict on everything the stack produced, read while its broker runs: each table exactly once by Kafka
+        coordinates (or keys), its rows as produced (`58_content`), its dead-letter topic holding each record broken on
+        purpose once, and no other."""
+        registry = (
+            (self.params.get("schema_registry") or {}).get("url") if self.params.get("value_format") == "avro" else None
+        )
+        keyed = {"key_field": "order_id", "ordering": "event_time"} if self.orders else {}
+        mirror = self.expected_mirror() if self.source is not None else None
+        return combined(
+            {
+                Path(str(table)).name: verify_stream(
+                    self.broker.bootstrap_servers,
+                    table,
+                    ends,
+                    self.dead_letter_topic(table),
+                    avro_values(registry) if registry else json_values,
+                    mirror=mirror,
+                    **keyed,
+                )
+                for table, ends in self.ends_by_table().items()
+            }
+        )
+
 
 # %% ../../nbs/57_chaos.ipynb #1092471d
 # name prefix → role
@@ -252,236 +524,7 @@ AVRO_VERSION_2_FROM = 20_000
 AVRO_VERSION_3_EVERY = 5_000
 
 
-@patch
-def restart(self: LocalStack, name: str, env: dict | None = None) -> RoleProcess | None:
-    """(Re)start role `name` (`coordinator`, `participant-<i>`, or `broker` on its log directory); `env` e.g. injects a
-    crash point."""
-    if name == "broker":
-        self.broker.start()
-        return None
-    if name == "registry":
-        self._registry().start()
-        return None
-    role = next(r for prefix, r in ROLES if name.startswith(prefix))
-    params = self.role_params()
-    # participants share this machine's cores, as the demo's do (`participant_params`)
-    if role == "participant":
-        params = participant_params(params, sum(n.startswith("participant") for n in self.names))
-    # the same across restarts
-    if self.metrics_ports is not None:
-        params["metrics_port"] = self.metrics_ports.setdefault(name, free_port())
-    self.roles[name] = RoleProcess(
-        role, params, self.workdir, name=name, direct=True, env={**self.role_env, **(env or {})}
-    ).start()
-    return self.roles[name]
-
-
-@patch
-def metrics_of(self: LocalStack, name: str) -> dict[tuple[str, tuple], float]:
-    "The Prometheus metrics role `name` serves now (a stack made with `metrics=True`): `metrics.read_metrics`."
-    if not self.metrics_ports:
-        raise ValueError("this stack serves no metrics: give LocalStack(metrics=True)")
-    return read_metrics(f"http://127.0.0.1:{self.metrics_ports[name]}/metrics")
-
-
-@patch
-def _registry(self: LocalStack) -> EmbeddedRegistry:
-    if self.registry is None:
-        raise ValueError("this stack has no schema registry: give LocalStack(registry=...)")
-    return self.registry
-
-
-@patch
-def kill(self: LocalStack, name: str):
-    "SIGKILL role `name` and everything it started, or the broker (`broker`)."
-    if name == "broker":
-        self.broker.kill()
-    elif name == "registry":
-        self._registry().kill()
-    else:
-        self.roles[name].kill()
-
-
-@patch
-def alive(self: LocalStack) -> list[str]:
-    "The roles whose processes are running (not the broker)."
-    return [n for n, r in self.roles.items() if r.running()]
-
-
-@patch
-def broker_alive(self: LocalStack) -> bool:
-    return self.broker.running()
-
-
-@patch
-def registry_alive(self: LocalStack) -> bool:
-    return self.registry is not None and self.registry.running()
-
-
-# %% ../../nbs/57_chaos.ipynb #efef8137
-@patch
-def produce(self: LocalStack, count: int, seed: int | None = None, transaction: str = ""):
-    """Produce `count` order events now (numbered on from the last, so that event times never repeat), or about `count`
-    change events (the first call begins with a snapshot); those in one Kafka `transaction` if it is "commit", or
-    "abort_then_commit" (see `send_in_transaction`)."""
-    if self.source is not None:
-        with self._changing:
-            events = marked_changes(
-                (self.source.snapshot(count // 4) if not self.source.events else []) + self.source.changes(count)
-            )
-            self._add_ends(
-                send_in_transaction(
-                    self.broker.bootstrap_servers,
-                    self.topic,
-                    events,
-                    f"{self.topic}-{uuid.uuid4().hex[:8]}",
-                    aborted_first=transaction == "abort_then_commit",
-                )
-                if transaction
-                else send_events(self.broker.bootstrap_servers, self.topic, events)
-            )
-        return
-    assert not transaction, "orders are produced without Kafka transactions"
-    with self._lock:
-        first, self.produced = self.produced, self.produced + count
-    if self.avro_writers:
-        if self.retyped_from is None and committed_offsets(self.table_path):
-            self.retyped_from = first
-        self._add_ends(
-            produce_avro_orders(
-                self.broker.bootstrap_servers,
-                self.avro_writers,
-                self.topic,
-                count,
-                progress=False,
-                first=first,
-                version_2_from=AVRO_VERSION_2_FROM,
-                bad_every=self.bad_every,
-                version_3_every=AVRO_VERSION_3_EVERY if self.retyped_from is not None else 0,
-                version_3_from=self.retyped_from or 0,
-            )
-        )
-        return
-    for i, topic in enumerate(self.topics):  # several tables: the orders spread over their topics
-        share = count // len(self.topics) + (1 if i < count % len(self.topics) else 0)
-        self._add_ends(
-            produce_orders(
-                self.broker.bootstrap_servers,
-                topic,
-                share,
-                progress=False,
-                quiet=True,
-                orders=self.orders,
-                bad_every=self.bad_every,
-                first=first,
-                seed=seed if seed is not None else random.randrange(1 << 30),
-            )
-        )
-        first += share
-
-
-@patch
-def send(
-    self: LocalStack, events: list[dict | bytes], key_field: str = "customer_id", broken: AbstractSet[int] = frozenset()
-):
-    """Produce these events now, as they are (dicts as JSON, keyed by `key_field`; bytes as the value, unkeyed); those
-    at the positions `broken` are broken on purpose (`DEAD_LETTER_EXPECTED`): the verdict expects them dead-lettered."""
-    pairs = [
-        (None, e) if isinstance(e, bytes) else (str(e.get(key_field, "")).encode(), msgspec.json.encode(e))
-        for e in events
-    ]
-    marked = [(*pair, DEAD_LETTER_EXPECTED) if i in broken else pair for i, pair in enumerate(pairs)]
-    self._add_ends(send_events(self.broker.bootstrap_servers, self.topic, marked))
-
-
-@patch
-def _add_ends(self: LocalStack, ends: dict[tuple[str, int], int]):
-    "Note what was produced (producers may run in threads side by side)."
-    with self._lock:
-        for tp, end in ends.items():
-            self.ends[tp] = max(self.ends.get(tp, 0), end)
-
-
-@patch
-def start_producing(self: LocalStack, per_second: int = 2_000, chunk: int = 500, catch_up: bool = False):
-    """Keep producing about `per_second` events a second in the background (change events: every third chunk in a Kafka
-    transaction). `catch_up`: what a stall (the broker down) held back is produced once it is over, so that the rate
-    holds on average, as a source that buffers its events does."""
-    self._producing.set()
-
-    def loop():
-        began = time.monotonic()
-        for n in itertools.count():
-            if not self._producing.is_set():
-                return
-            started = time.monotonic()
-            self.produce(chunk, transaction="commit" if self.source is not None and n % 3 == 2 else "")
-            due = began + (n + 1) * chunk / per_second if catch_up else started + chunk / per_second
-            time.sleep(max(0.0, due - time.monotonic()))
-
-    self._producer_thread = threading.Thread(target=loop, daemon=True)
-    self._producer_thread.start()
-
-
-@patch
-def stop_producing(self: LocalStack):
-    self._producing.clear()
-    if self._producer_thread:
-        self._producer_thread.join()
-
-
 # %% ../../nbs/57_chaos.ipynb #04f610f6
-@patch
-def wait_committed(self: LocalStack, timeout_s: float = 120) -> float:
-    """Wait until the table (every table) has committed everything produced so far; seconds waited. A transaction the
-    broker's kills left hanging stops every read-committed reader, the sink too: after a minute it is aborted, as an
-    operator would (`EmbeddedBroker.abort_hanging_transactions`), and `expected_mirror` then goes by what Kafka kept."""
-    started = time.monotonic()
-    look_for_hanging_at = started + 60
-    while time.monotonic() - started < timeout_s:
-        if all(has_committed(path, ends) for path, ends in self.ends_by_table().items()):
-            return time.monotonic() - started
-        if time.monotonic() >= look_for_hanging_at and self.broker_alive():
-            look_for_hanging_at += 30
-            try:
-                aborted = self.broker.abort_hanging_transactions()
-            except (RuntimeError, subprocess.TimeoutExpired) as e:  # the broker not answering yet: look again later
-                log.warning("chaos: could not look for hanging transactions: %s", e)
-                aborted = []
-            if aborted:
-                log.warning(
-                    "chaos: Kafka left %d partition(s) of a transaction hanging; aborted them as an operator would: %s",
-                    len(aborted),
-                    aborted,
-                )
-                self.hanging_aborted += aborted
-        time.sleep(0.25)
-    stopped = [name for name, role in self.roles.items() if not role.running()]
-    for role in self.roles.values():
-        # into each role's log: where a role that stopped making progress waits
-        if role.running():
-            role.dump_stacks()
-    time.sleep(2)
-    raise TimeoutError(
-        f"not committed after {timeout_s}s: committed {committed_offsets(self.table_path)} vs produced "
-        f"{self.ends}; "
-        f"roles not running: {stopped or 'none'}; the broker: {self.open_transactions()}; logs in "
-        f"{self.workdir}; "
-        f"the coordinator's last lines:\n{protocol_log_tail(self.workdir / 'coordinator.log')}\n"
-        f"where its main thread was:\n{python_stack_tail(self.workdir / 'coordinator.log')}"
-    )
-
-
-@patch
-def expected_mirror(self: LocalStack) -> dict[int, dict]:
-    """What the table of a change-event stack must hold: the source's rows, or, if Kafka lost some events (a hanging
-    transaction aborted), the mirror of those it kept."""
-    assert self.source is not None, "a stack of change events (cdc=True)"
-    if not self.hanging_aborted:
-        return self.source.rows
-    return mirror_of(committed_events(self.broker.bootstrap_servers, self.topic, self.ends))
-
-
 def committed_events(
     bootstrap_servers: str, topic: str, ends: dict[tuple[str, int], int]
 ) -> list[tuple[bytes | None, bytes | None]]:
@@ -516,33 +559,6 @@ def committed_events(
     return events
 
 
-@patch
-def open_transactions(self: LocalStack) -> str:
-    """Partitions whose read-committed end is behind their high watermark, as the broker says now: what read-committed
-    readers wait for."""
-    from hudi_kafka_nb.config import load_config
-    from hudi_kafka_nb.kafka import BrokerView
-
-    try:
-        view = BrokerView(load_config(self.role_params()))
-        partitions = view.partitions()
-        # highs first: see Coordinator.status
-        highs = view.high_watermarks(partitions)
-        ends = view.end_offsets(partitions)
-    except Exception as e:
-        return f"(could not ask it: {e})"
-    held = {
-        f"{t}[{p}]": f"{ends[(t, p)]}<{highs[(t, p)]}"
-        for t, p in partitions
-        if (t, p) in ends and ends[(t, p)] < highs.get((t, p), 0)
-    }
-    return (
-        f"records in open transactions (read-committed end<high watermark) {held}"
-        if held
-        else ("no partition has an open transaction")
-    )
-
-
 def python_stack_tail(path: Path, lines: int = 40) -> str:
     """The main thread's stack in the last Python stack dump in the log at `path` (`RoleProcess.dump_stacks`), innermost
     call first."""
@@ -563,30 +579,6 @@ def protocol_log_tail(path: Path, lines: int = 20) -> str:
         return f"({path} does not exist)"
     ours = [line for line in path.read_text(errors="replace").splitlines() if " hudi_kafka_nb." in line]
     return "\n".join(ours[-lines:])
-
-
-@patch
-def stop(self: LocalStack):
-    "Stop producing, stop every role (`stop_roles`), then the broker if this stack started it."
-    self.stop_roles()
-    if self.own_broker:
-        self.broker.stop()
-
-
-@patch
-def stop_roles(self: LocalStack):
-    "Stop producing, then every role: the coordinators first, the others then all at once."
-    self.stop_producing()
-    # every role this stack ever started (a test may add a second coordinator): the coordinators first, so that none
-    # sees its participants leave mid-instant; then the others told together, since each stops on its own
-    coordinators = [role for name, role in self.roles.items() if name.startswith("coordinator") and role.running()]
-    for role in coordinators:
-        role.stop(timeout_s=30)
-    others = [role for name, role in self.roles.items() if not name.startswith("coordinator") and role.running()]
-    for role in others:
-        role.stop_file.touch()
-    for role in others:
-        role.stop(timeout_s=30)
 
 
 # %% ../../nbs/57_chaos.ipynb #16a0771c
@@ -764,38 +756,6 @@ def verify_mirror(table_path: Table, ends: dict[tuple[str, int], int], expected:
         "unexpected": check["unexpected_keys"],
         "stale_rows": check["stale_rows"],
     }
-
-
-@patch
-def dead_letter_topic(self: LocalStack, table: Table) -> str:
-    "The dead-letter topic of `table` (a sink of several tables has one per table, from the template)."
-    return self.params["dead_letter_topic"].replace("{table_name}", Path(str(table)).name)
-
-
-@patch
-def verify(self: LocalStack) -> dict:
-    """The verdict on everything the stack produced, read while its broker runs: each table exactly once by Kafka
-    coordinates (or keys), its rows as produced (`58_content`), its dead-letter topic holding each record broken on
-    purpose once, and no other."""
-    registry = (
-        (self.params.get("schema_registry") or {}).get("url") if self.params.get("value_format") == "avro" else None
-    )
-    keyed = {"key_field": "order_id", "ordering": "event_time"} if self.orders else {}
-    mirror = self.expected_mirror() if self.source is not None else None
-    return combined(
-        {
-            Path(str(table)).name: verify_stream(
-                self.broker.bootstrap_servers,
-                table,
-                ends,
-                self.dead_letter_topic(table),
-                avro_values(registry) if registry else json_values,
-                mirror=mirror,
-                **keyed,
-            )
-            for table, ends in self.ends_by_table().items()
-        }
-    )
 
 
 def verify_stream(

@@ -95,8 +95,8 @@ def print_summary(table_path: Table, produced: int, bad: int, workdir: Path, sec
     expected = produced - bad
     verdict = "OK" if check["rows"] == expected and check["duplicates"] == 0 else "MISMATCH"
     print(
-        f"\nproduced {produced:,} ({bad:,} malformed → dead-letter topic), in table {check['rows']:,}, "
-        f"expected {expected:,}, duplicates {check['duplicates']:,}: {verdict}"
+        f"\nproduced {produced:,} ({bad:,} malformed → dead-letter topic), in table {check['rows']:,}, expected "
+        f"{expected:,}, duplicates {check['duplicates']:,}: {verdict}"
     )
     print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
     return verdict == "OK"
@@ -130,24 +130,20 @@ def print_mirror_summary(table_path: Table, source: SourceTable, workdir: Path, 
     compactions = sum(s["action"] == "compaction" for s in services)
     print(
         f"\nTable {table_path} (merge-on-read, mirroring shop.public.{source.table} by id) — {len(commits)} delta "
-        "commits, "
-        f"{compactions} compaction{'' if compactions == 1 else 's'} run by the coordinator"
+        f"commits, {compactions} compaction{'' if compactions == 1 else 's'} run by the coordinator"
     )
     ops = source.ops
     print(
-        f"Source: {ops['r']:,} snapshot reads, {ops['c']:,} creates, {ops['u']:,} updates, {ops['d']:,} deletes "
-        "(each with its "
-        f"tombstone), {ops['broken']:,} broken events (→ dead-letter topic)"
+        f"Source: {ops['r']:,} snapshot reads, {ops['c']:,} creates, {ops['u']:,} updates, {ops['d']:,} deletes (each "
+        f"with its tombstone), {ops['broken']:,} broken events (→ dead-letter topic)"
     )
     tiers = collections.Counter(read_snapshot(table_path, ["tier"])["tier"].to_pylist())
     print(f"{source.table.capitalize()} by tier:", ", ".join(f"{t} {n:,}" for t, n in sorted(tiers.items())))
     check = compare_mirror(table_path, source.rows)
     print(
-        f"\nthe source table holds {check['keys']:,} rows; the table {check['rows']:,} rows, "
-        f"{check['duplicate_keys']} duplicate keys, "
-        f"{check['missing_keys']} missing, {check['unexpected_keys']} deleted or unknown, {check['stale_rows']} "
-        "stale: "
-        f"{'OK' if mirror_ok(check) else 'MISMATCH'}"
+        f"\nthe source table holds {check['keys']:,} rows; the table {check['rows']:,} rows, {check['duplicate_keys']} "
+        f"duplicate keys, {check['missing_keys']} missing, {check['unexpected_keys']} deleted or unknown, "
+        f"{check['stale_rows']} stale: {'OK' if mirror_ok(check) else 'MISMATCH'}"
     )
     print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
     return mirror_ok(check)
@@ -171,8 +167,8 @@ def print_upsert_summary(
     commits, services = commit_log(table_path), table_services_log(table_path)
     compactions = sum(s["action"] == "compaction" for s in services)
     print(
-        f"\nTable {table_path} (merge-on-read, upsert by order_id) — {len(commits)} delta commits, "
-        f"{compactions} compaction{'' if compactions == 1 else 's'} run by the coordinator"
+        f"\nTable {table_path} (merge-on-read, upsert by order_id) — {len(commits)} delta commits, {compactions} "
+        f"compaction{'' if compactions == 1 else 's'} run by the coordinator"
     )
     statuses = collections.Counter(read_snapshot(table_path, ["status"])["status"].to_pylist())
     print("Orders by latest status:", ", ".join(f"{s} {n:,}" for s, n in sorted(statuses.items())))
@@ -182,10 +178,8 @@ def print_upsert_summary(
     )
     print(
         f"\nproduced {produced:,} events ({bad:,} malformed → dead-letter topic) for {check['keys']:,} orders; the "
-        "table holds "
-        f"{check['rows']:,} rows, {check['duplicate_keys']} duplicate keys, {check['missing_keys']} missing, "
-        f"{check['stale_rows']} stale: "
-        f"{'OK' if ok else 'MISMATCH'}"
+        f"table holds {check['rows']:,} rows, {check['duplicate_keys']} duplicate keys, {check['missing_keys']} "
+        f"missing, {check['stale_rows']} stale: {'OK' if ok else 'MISMATCH'}"
     )
     print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
     return ok

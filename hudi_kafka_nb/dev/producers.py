@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Sequence
 
 import msgspec
 from confluent_kafka import KafkaException, Producer
@@ -183,7 +184,7 @@ def produce_orders(
 
 
 def send_events(
-    bootstrap_servers: str, topic: str, events: list[tuple[bytes | None, bytes | None]], quiet: bool = True
+    bootstrap_servers: str, topic: str, events: Sequence[tuple[bytes | None, bytes | None]], quiet: bool = True
 ) -> dict[tuple[str, int], int]:
     """Produce these (key, value) pairs (or (key, value, headers)) as they are, in order; the next offset of each
     partition written."""
@@ -196,7 +197,7 @@ def send_events(
 def send_in_transaction(
     bootstrap_servers: str,
     topic: str,
-    events: list[tuple[bytes | None, bytes | None]],
+    events: Sequence[tuple[bytes | None, bytes | None]],
     transactional_id: str,
     aborted_first: bool = False,
     quiet: bool = True,

@@ -479,9 +479,8 @@ def minio_binary() -> Path:
     path = Path(os.environ.get("HUDI_KAFKA_NB_MINIO") or repository() / ".tools" / "minio" / MINIO_VERSION / "minio")
     if not path.exists():
         raise FileNotFoundError(
-            f"no MinIO server at {path}: run `make setup` (go install "
-            f"github.com/minio/minio@{MINIO_VERSION}), "
-            "or set HUDI_KAFKA_NB_MINIO to a minio binary"
+            f"no MinIO server at {path}: run `make setup` (go install github.com/minio/minio@{MINIO_VERSION}), or set "
+            "HUDI_KAFKA_NB_MINIO to a minio binary"
         )
     return path
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import msgspec
 import yaml
-from fastcore.basics import patch
 
 from hudi_kafka_nb.dev.chaos import LocalStack, broken_invariants
 from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedS3, create_topic, owner_only
@@ -135,92 +134,185 @@ class Soak:
     def total_kills(self) -> int:
         return sum(self.kills.values())
 
+    def victims(self) -> list[str]:
+        roles = [role.name for role in self.supervisor.roles if role.process is not None]
+        workers = [
+            f"spark-worker-{i}" for i, w in enumerate(self.cluster.workers) if w is not None and w.poll() is None
+        ]
+        servers = [name for name, server in (("broker", self.broker), ("s3", self.s3)) if server.running()] + workers
+        return roles + [name for name in servers if name not in self.coming_back]
 
-# %% ../../nbs/59_soak.ipynb #5a416bd3
-@patch
-def victims(self: Soak) -> list[str]:
-    roles = [role.name for role in self.supervisor.roles if role.process is not None]
-    workers = [f"spark-worker-{i}" for i, w in enumerate(self.cluster.workers) if w is not None and w.poll() is None]
-    servers = [name for name, server in (("broker", self.broker), ("s3", self.s3)) if server.running()] + workers
-    return roles + [name for name in servers if name not in self.coming_back]
-
-
-@patch
-def kill(self: Soak, name: str, back_after_s: float = 1.0):
-    "SIGKILL `name`: a role (the supervisor brings it back), or a server (started again after `back_after_s`)."
-    if name not in SERVERS:
-        process = next(role.process for role in self.supervisor.roles if role.name == name)
-        if process is None or not kill_tree(process.pid):
-            return  # it exited by itself just now: no kill
-    elif name == "broker":
-        self.broker.kill()
-    elif name == "s3":
-        self.s3.kill()
-    else:
-        self.cluster.kill_worker(int(name.rsplit("-", 1)[1]))
-    # participant-1 → participant, spark-worker-0 → spark-worker
-    self.kills[name.rsplit("-", 1)[0] if name[-1].isdigit() else name] += 1
-    log.info("soak: killed %s (%d kills so far)", name, self.total_kills)
-    if name in SERVERS:
-        self.coming_back.add(name)
-        threading.Thread(target=self._bring_back, args=(name, back_after_s), daemon=True).start()
-
-
-@patch
-def _bring_back(self: Soak, name: str, after_s: float):
-    """Start a killed server again, as its platform would; a start that fails is noted and tried again, ten times at
-    most."""
-    time.sleep(after_s)
-
-    def start():
-        if name == "broker":
-            self.broker.start()
+    def kill(self, name: str, back_after_s: float = 1.0):
+        "SIGKILL `name`: a role (the supervisor brings it back), or a server (started again after `back_after_s`)."
+        if name not in SERVERS:
+            process = next(role.process for role in self.supervisor.roles if role.name == name)
+            if process is None or not kill_tree(process.pid):
+                return  # it exited by itself just now: no kill
+        elif name == "broker":
+            self.broker.kill()
         elif name == "s3":
-            self.s3.start()
+            self.s3.kill()
         else:
-            self.cluster.start_worker(int(name.rsplit("-", 1)[1]), wait=False)
+            self.cluster.kill_worker(int(name.rsplit("-", 1)[1]))
+        # participant-1 → participant, spark-worker-0 → spark-worker
+        self.kills[name.rsplit("-", 1)[0] if name[-1].isdigit() else name] += 1
+        log.info("soak: killed %s (%d kills so far)", name, self.total_kills)
+        if name in SERVERS:
+            self.coming_back.add(name)
+            threading.Thread(target=self._bring_back, args=(name, back_after_s), daemon=True).start()
 
-    for attempt in range(1, 11):
+    def _bring_back(self, name: str, after_s: float):
+        """Start a killed server again, as its platform would; a start that fails is noted and tried again, ten times at
+        most."""
+        time.sleep(after_s)
+
+        def start():
+            if name == "broker":
+                self.broker.start()
+            elif name == "s3":
+                self.s3.start()
+            else:
+                self.cluster.start_worker(int(name.rsplit("-", 1)[1]), wait=False)
+
+        for attempt in range(1, 11):
+            try:
+                start()
+                break
+            except (RuntimeError, TimeoutError, OSError) as e:
+                self.server_failures.append(f"{name}: {e}")
+                log.error("soak: %s did not start again (attempt %d): %s", name, attempt, e)
+                time.sleep(5)
+        self.coming_back.discard(name)
+
+    def drain_rate(self, records: int = 100_000) -> float:
+        "Records a second the warm stack commits draining a backlog of `records` produced at once."
+        self.stack.produce(2_000)
+        self.stack.wait_committed(900)  # every role started and committed once
+        started = time.monotonic()
+        self.stack.produce(records)
+        self.stack.wait_committed(900)
+        return records / (time.monotonic() - started)
+
+    def progress(self) -> dict:
+        """What is committed against what is produced, the timeline's sizes and the Spark folder's, now (an error where
+        the store does not answer)."""
         try:
-            start()
-            break
-        except (RuntimeError, TimeoutError, OSError) as e:
-            self.server_failures.append(f"{name}: {e}")
-            log.error("soak: %s did not start again (attempt %d): %s", name, attempt, e)
-            time.sleep(5)
-    self.coming_back.discard(name)
+            committed, sizes = (
+                sum(committed_offsets(self.stack.table_path).values()),
+                timeline_sizes(self.stack.table_path),
+            )
+        except Exception as e:  # the S3 server is down or a file is being written: this sample is skipped, said why
+            return {"error": str(e)[:200]}
+        return {
+            "produced": sum(self.stack.ends.values()),
+            "committed": committed,
+            **sizes,
+            "kills": self.total_kills,
+            # executors' copies of the jars: see 52_spark_cluster
+            "spark_folder_mb": folder_bytes(self.cluster.workdir) // 2**20,
+        }
+
+    def run(
+        self,
+        seconds: float,
+        min_kills: int = 500,
+        kill_every_s: tuple = (2.0, 10.0),
+        rate: float | None = None,
+        drain_timeout_s: float = 3600,
+    ) -> dict:
+        """The soak: measure the drain rate, produce at half of it (or `rate`) with a kill every `kill_every_s` for
+        `seconds` and at least `min_kills`, drain, judge."""
+        drain_rate = self.drain_rate()
+        rate = rate or drain_rate / 2
+        log.info(
+            "soak: the stack drains %.0f records/s; producing %.0f/s for %.0f s with a kill every %s s",
+            drain_rate,
+            rate,
+            seconds,
+            kill_every_s,
+        )
+        started, samples = time.monotonic(), []
+        produced_before = sum(self.stack.ends.values())
+        # a second's worth per producer call (each call connects and flushes: smaller ones cost more than they send on a
+        # busy machine); what a broker kill held back is caught up after it, so the rate holds on average
+        self.stack.start_producing(int(rate), chunk=max(500, int(rate)), catch_up=True)
+        next_sample = started + 60
+        while time.monotonic() - started < seconds or self.total_kills < min_kills:
+            time.sleep(self.rng.uniform(*kill_every_s))
+            if victims := self.victims():
+                self.kill(self.rng.choice(victims), back_after_s=self.rng.uniform(0.5, 3.0))
+            if time.monotonic() >= next_sample:
+                next_sample += 60
+                samples.append({"s": round(time.monotonic() - started), **self.progress()})
+                log.info("soak: %s", samples[-1])
+        chaos_s = time.monotonic() - started
+        self.stack.stop_producing()
+        produced_rate = (sum(self.stack.ends.values()) - produced_before) / chaos_s
+        while self.coming_back:
+            time.sleep(1)
+        drained_s = self.stack.wait_committed(drain_timeout_s)
+        return {
+            "drain_rate": round(drain_rate),
+            "rate": round(rate),
+            "produced_rate": round(produced_rate),
+            "chaos_s": round(chaos_s),
+            "final_drain_s": round(drained_s),
+            "samples": samples,
+        }
+
+    def verdict(self, figures: dict, min_kills: int = 500) -> dict:
+        "Stop the supervisor, then judge the table and the dead-letter topic (`LocalStack.verify`); the report."
+        self._stopping.set()
+        self._supervising.join()
+        table = self.stack.verify()
+        sizes = timeline_sizes(self.stack.table_path)
+        roles = {
+            role.name: {
+                "starts": role.starts,
+                "exits": exits_by_cause(role.exits),
+                "held_back": held_backs(role.exits, self.policy),
+            }
+            for role in self.supervisor.roles
+        }
+        largest_active = max([s.get("active", 0) for s in figures["samples"]] + [sizes["active"]])
+        report = {
+            "kills": dict(self.kills),
+            "total_kills": self.total_kills,
+            **figures,
+            "roles": roles,
+            **table,
+            "timeline": sizes,
+            "largest_active_timeline": largest_active,
+            "server_restart_failures": self.server_failures,
+            "hanging_transactions_aborted": len(self.stack.hanging_aborted),
+            "table_path": str(self.stack.table_path),
+        }
+        report["broken"] = {
+            **broken_invariants(table),
+            **({"kills": f"{self.total_kills} < {min_kills}"} if self.total_kills < min_kills else {}),
+            **({"archival": f"nothing archived: {sizes}"} if not sizes["archived"] else {}),
+            **(
+                {"timeline": f"{sizes['active']} active instants > {ACTIVE_TIMELINE_BOUND}"}
+                if sizes["active"] > ACTIVE_TIMELINE_BOUND
+                else {}
+            ),
+        }
+        report["ok"] = not report["broken"]
+        return report
+
+    def stop(self):
+        "Stop the producer, the supervisor (if still running) and the servers."
+        if hasattr(self, "stack"):
+            self.stack.stop_producing()
+        self._stopping.set()
+        if hasattr(self, "_supervising"):
+            self._supervising.join(120)
+        self.cluster.stop()
+        self.s3.stop()
+        self.broker.stop()
 
 
 # %% ../../nbs/59_soak.ipynb #3fa5a942
-@patch
-def drain_rate(self: Soak, records: int = 100_000) -> float:
-    "Records a second the warm stack commits draining a backlog of `records` produced at once."
-    self.stack.produce(2_000)
-    self.stack.wait_committed(900)  # every role started and committed once
-    started = time.monotonic()
-    self.stack.produce(records)
-    self.stack.wait_committed(900)
-    return records / (time.monotonic() - started)
-
-
-@patch
-def progress(self: Soak) -> dict:
-    """What is committed against what is produced, the timeline's sizes and the Spark folder's, now (an error where the
-    store does not answer)."""
-    try:
-        committed, sizes = sum(committed_offsets(self.stack.table_path).values()), timeline_sizes(self.stack.table_path)
-    except Exception as e:  # the S3 server is down or a file is being written: this sample is skipped, said why
-        return {"error": str(e)[:200]}
-    return {
-        "produced": sum(self.stack.ends.values()),
-        "committed": committed,
-        **sizes,
-        "kills": self.total_kills,
-        # executors' copies of the jars: see 52_spark_cluster
-        "spark_folder_mb": folder_bytes(self.cluster.workdir) // 2**20,
-    }
-
-
 def folder_bytes(folder: Path) -> int:
     "The bytes of the files under `folder`; files removed while it counts (Spark cleaning up) are left out."
     total = 0
@@ -231,117 +323,11 @@ def folder_bytes(folder: Path) -> int:
     return total
 
 
-# %% ../../nbs/59_soak.ipynb #f3ab525a
-@patch
-def run(
-    self: Soak,
-    seconds: float,
-    min_kills: int = 500,
-    kill_every_s: tuple = (2.0, 10.0),
-    rate: float | None = None,
-    drain_timeout_s: float = 3600,
-) -> dict:
-    """The soak: measure the drain rate, produce at half of it (or `rate`) with a kill every `kill_every_s` for
-    `seconds` and at least `min_kills`, drain, judge."""
-    drain_rate = self.drain_rate()
-    rate = rate or drain_rate / 2
-    log.info(
-        "soak: the stack drains %.0f records/s; producing %.0f/s for %.0f s with a kill every %s s",
-        drain_rate,
-        rate,
-        seconds,
-        kill_every_s,
-    )
-    started, samples = time.monotonic(), []
-    produced_before = sum(self.stack.ends.values())
-    # a second's worth per producer call (each call connects and flushes: smaller ones cost more than they send on a
-    # busy machine); what a broker kill held back is caught up after it, so the rate holds on average
-    self.stack.start_producing(int(rate), chunk=max(500, int(rate)), catch_up=True)
-    next_sample = started + 60
-    while time.monotonic() - started < seconds or self.total_kills < min_kills:
-        time.sleep(self.rng.uniform(*kill_every_s))
-        if victims := self.victims():
-            self.kill(self.rng.choice(victims), back_after_s=self.rng.uniform(0.5, 3.0))
-        if time.monotonic() >= next_sample:
-            next_sample += 60
-            samples.append({"s": round(time.monotonic() - started), **self.progress()})
-            log.info("soak: %s", samples[-1])
-    chaos_s = time.monotonic() - started
-    self.stack.stop_producing()
-    produced_rate = (sum(self.stack.ends.values()) - produced_before) / chaos_s
-    while self.coming_back:
-        time.sleep(1)
-    drained_s = self.stack.wait_committed(drain_timeout_s)
-    return {
-        "drain_rate": round(drain_rate),
-        "rate": round(rate),
-        "produced_rate": round(produced_rate),
-        "chaos_s": round(chaos_s),
-        "final_drain_s": round(drained_s),
-        "samples": samples,
-    }
-
-
 # %% ../../nbs/59_soak.ipynb #c06c87ab
 # completed instants once drained: Hudi keeps 20 to 30 commits and their cleans, rollbacks and replacements. Archival
 # runs after a commit, so while failures leave nothing committed the rollbacks pile up (the report gives the largest
 # count seen); the commits of the drain must bring it back down
 ACTIVE_TIMELINE_BOUND = 150
-
-
-@patch
-def verdict(self: Soak, figures: dict, min_kills: int = 500) -> dict:
-    "Stop the supervisor, then judge the table and the dead-letter topic (`LocalStack.verify`); the report."
-    self._stopping.set()
-    self._supervising.join()
-    table = self.stack.verify()
-    sizes = timeline_sizes(self.stack.table_path)
-    roles = {
-        role.name: {
-            "starts": role.starts,
-            "exits": exits_by_cause(role.exits),
-            "held_back": held_backs(role.exits, self.policy),
-        }
-        for role in self.supervisor.roles
-    }
-    largest_active = max([s.get("active", 0) for s in figures["samples"]] + [sizes["active"]])
-    report = {
-        "kills": dict(self.kills),
-        "total_kills": self.total_kills,
-        **figures,
-        "roles": roles,
-        **table,
-        "timeline": sizes,
-        "largest_active_timeline": largest_active,
-        "server_restart_failures": self.server_failures,
-        "hanging_transactions_aborted": len(self.stack.hanging_aborted),
-        "table_path": str(self.stack.table_path),
-    }
-    report["broken"] = {
-        **broken_invariants(table),
-        **({"kills": f"{self.total_kills} < {min_kills}"} if self.total_kills < min_kills else {}),
-        **({"archival": f"nothing archived: {sizes}"} if not sizes["archived"] else {}),
-        **(
-            {"timeline": f"{sizes['active']} active instants > {ACTIVE_TIMELINE_BOUND}"}
-            if sizes["active"] > ACTIVE_TIMELINE_BOUND
-            else {}
-        ),
-    }
-    report["ok"] = not report["broken"]
-    return report
-
-
-@patch
-def stop(self: Soak):
-    "Stop the producer, the supervisor (if still running) and the servers."
-    if hasattr(self, "stack"):
-        self.stack.stop_producing()
-    self._stopping.set()
-    if hasattr(self, "_supervising"):
-        self._supervising.join(120)
-    self.cluster.stop()
-    self.s3.stop()
-    self.broker.stop()
 
 
 # %% ../../nbs/59_soak.ipynb #7c744b97

@@ -9,7 +9,6 @@ import collections
 import random
 
 import msgspec
-from fastcore.basics import patch
 
 from hudi_kafka_nb.avro_records import debezium_envelope
 from hudi_kafka_nb.reading import snapshot_rows
@@ -105,69 +104,61 @@ class SourceTable:
             self.ops["tombstone"] += 1
         return events
 
+    def snapshot(self, count: int) -> list[tuple[bytes, bytes | None]]:
+        "Create `count` customers and return the snapshot's read events (`op=r`) of the whole table."
+        for _ in range(count):
+            self.rows[self.next_id] = self._customer(self.next_id)
+            self.next_id += 1
+        return [e for row in self.rows.values() for e in self._event("r", None, row, None)]
 
-# %% ../../nbs/54_source_table.ipynb #27d4bb32
-@patch
-def snapshot(self: SourceTable, count: int) -> list[tuple[bytes, bytes | None]]:
-    "Create `count` customers and return the snapshot's read events (`op=r`) of the whole table."
-    for _ in range(count):
-        self.rows[self.next_id] = self._customer(self.next_id)
+    def changes(self, count: int) -> list[tuple[bytes, bytes | None]]:
+        """About `count` events of random changes (a delete writes two: the event and its tombstone), in source
+        transactions."""
+        events: list[tuple[bytes, bytes | None]] = []
+        tx: dict | None = None
+        while len(events) < count:
+            if tx is None or tx["count"] >= tx["size"]:
+                self.tx += 1
+                tx = {"id": f"{self.tx}:{self.lsn}", "size": self.rng.randrange(1, 5), "count": 0}
+            tx["count"] += 1
+            events += self._change({"id": tx["id"], "count": tx["count"]})
+            self.events += 1
+            if self.broken_every and self.events % self.broken_every == 0:
+                events.append((b'{"id": 0}', BROKEN_EVENT))
+                self.ops["broken"] += 1
+        return events
+
+    def _change(self, tx: dict) -> list[tuple[bytes, bytes | None]]:
+        roll, ids = self.rng.random(), list(self.rows)
+        # a new customer, or one deleted before, back again
+        if not ids or roll < 0.2:
+            id = (
+                self.deleted.pop(self.rng.randrange(len(self.deleted)))
+                if self.deleted and self.rng.random() < 0.3
+                else self._new_id()
+            )
+            self.rows[id] = self._customer(id)
+            return self._event("c", None, self.rows[id], tx)
+        id = self.rng.choice(ids)
+        if roll < 0.75:  # an update
+            before, after = (
+                self.rows[id],
+                {**self.rows[id], "tier": self.rng.choice(TIERS), "balance": round(self.rng.uniform(0, 5_000), 2)},
+            )
+            self.rows[id] = after
+            return self._event("u", before, after, tx)
+        before = self.rows.pop(id)
+        self.deleted.append(id)
+        if roll < 0.9:
+            return self._event("d", before, None, tx)  # a delete (and its tombstone)
+        # the primary key changed: delete the old, create the new
+        new_id = self._new_id()
+        self.rows[new_id] = {**before, "id": new_id}
+        return self._event("d", before, None, tx) + self._event("c", None, self.rows[new_id], tx)
+
+    def _new_id(self) -> int:
         self.next_id += 1
-    return [e for row in self.rows.values() for e in self._event("r", None, row, None)]
-
-
-@patch
-def changes(self: SourceTable, count: int) -> list[tuple[bytes, bytes | None]]:
-    "About `count` events of random changes (a delete writes two: the event and its tombstone), in source transactions."
-    events: list[tuple[bytes, bytes | None]] = []
-    tx: dict | None = None
-    while len(events) < count:
-        if tx is None or tx["count"] >= tx["size"]:
-            self.tx += 1
-            tx = {"id": f"{self.tx}:{self.lsn}", "size": self.rng.randrange(1, 5), "count": 0}
-        tx["count"] += 1
-        events += self._change({"id": tx["id"], "count": tx["count"]})
-        self.events += 1
-        if self.broken_every and self.events % self.broken_every == 0:
-            events.append((b'{"id": 0}', BROKEN_EVENT))
-            self.ops["broken"] += 1
-    return events
-
-
-@patch
-def _change(self: SourceTable, tx: dict) -> list[tuple[bytes, bytes | None]]:
-    roll, ids = self.rng.random(), list(self.rows)
-    # a new customer, or one deleted before, back again
-    if not ids or roll < 0.2:
-        id = (
-            self.deleted.pop(self.rng.randrange(len(self.deleted)))
-            if self.deleted and self.rng.random() < 0.3
-            else self._new_id()
-        )
-        self.rows[id] = self._customer(id)
-        return self._event("c", None, self.rows[id], tx)
-    id = self.rng.choice(ids)
-    if roll < 0.75:  # an update
-        before, after = (
-            self.rows[id],
-            {**self.rows[id], "tier": self.rng.choice(TIERS), "balance": round(self.rng.uniform(0, 5_000), 2)},
-        )
-        self.rows[id] = after
-        return self._event("u", before, after, tx)
-    before = self.rows.pop(id)
-    self.deleted.append(id)
-    if roll < 0.9:
-        return self._event("d", before, None, tx)  # a delete (and its tombstone)
-    # the primary key changed: delete the old, create the new
-    new_id = self._new_id()
-    self.rows[new_id] = {**before, "id": new_id}
-    return self._event("d", before, None, tx) + self._event("c", None, self.rows[new_id], tx)
-
-
-@patch
-def _new_id(self: SourceTable) -> int:
-    self.next_id += 1
-    return self.next_id - 1
+        return self.next_id - 1
 
 
 # %% ../../nbs/54_source_table.ipynb #395f01ee
