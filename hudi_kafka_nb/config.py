@@ -375,24 +375,26 @@ def _coerce_text(key: str, value):
 
 
 # %% ../nbs/00_config.ipynb #4d5d65e4
-def _check_values(config: SinkConfig) -> SinkConfig:
-    "Checks msgspec's types cannot express; raises `ConfigError`."
+def _need(ok, key: str, msg: str):
+    "Refuse the setting `key` unless `ok`: `msg` says what is wrong and how to fix it."
+    if not ok:
+        raise ConfigError(f"setting {key!r} {msg}")
 
-    def need(ok, key, msg):
-        if not ok:
-            raise ConfigError(f"setting {key!r} {msg}")
 
-    need(
+# %% ../nbs/00_config.ipynb #f8459aae
+def _check_required(config: SinkConfig):
+    "What every sink must say: where the table is, what it reads, and what its records hold."
+    _need(
         config.table_path.strip(), "table_path", "is missing: give the folder of the Hudi table, e.g. /data/hudi/orders"
     )
-    need(config.table_name.strip(), "table_name", "is missing: give the Hudi table name, e.g. orders")
-    need(config.bootstrap_servers.strip(), "bootstrap_servers", "is missing: give host:port of a Kafka broker")
-    need(
+    _need(config.table_name.strip(), "table_name", "is missing: give the Hudi table name, e.g. orders")
+    _need(config.bootstrap_servers.strip(), "bootstrap_servers", "is missing: give host:port of a Kafka broker")
+    _need(
         config.topics or config.topics_regex,
         "topics",
         "is empty: give at least one data topic (or a pattern in topics_regex)",
     )
-    need(
+    _need(
         not (config.topics and config.topics_regex),
         "topics_regex",
         "and 'topics' are both given: give the data topics by name or by pattern, not both",
@@ -400,8 +402,8 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     try:
         re.compile(config.topics_regex)
     except re.error as e:
-        need(False, "topics_regex", f"is not a regular expression: {e}")
-    need(
+        _need(False, "topics_regex", f"is not a regular expression: {e}")
+    _need(
         config.value_schema or config.reads_avro,
         "value_schema",
         'is empty: declare the record fields, e.g. {"id": "string"}',
@@ -410,99 +412,109 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         try:
             arrow_type(type_name)
         except ValueError as e:
-            need(
+            _need(
                 False,
                 "value_schema",
                 f"gives field {field!r} the unknown type {type_name!r}: {e}; use one of {sorted(ARROW_TYPES)} or a "
                 "nested type as Arrow writes it, e.g. 'list<item: string>'",
             )
-    need(
+
+
+# %% ../nbs/00_config.ipynb #9c715a66
+def _check_writes(config: SinkConfig):
+    "How rows are written: the operation, the table type, and what a write by key needs."
+    _need(
         config.write_operation in WRITE_OPERATIONS,
         "write_operation",
         f"is {config.write_operation!r}; use one of {list(WRITE_OPERATIONS)}",
     )
-    need(config.table_type in TABLE_TYPES, "table_type", f"is {config.table_type!r}; use one of {list(TABLE_TYPES)}")
-    need(
+    _need(config.table_type in TABLE_TYPES, "table_type", f"is {config.table_type!r}; use one of {list(TABLE_TYPES)}")
+    _need(
         config.write_operation != "upsert" or config.record_key_field,
         "write_operation",
         "is 'upsert', which needs record_key_field (hoodie.datasource.write.recordkey.field): the field that "
         "identifies a row",
     )
-    need(
+    _need(
         config.write_operation != "upsert" or config.ordering_field,
         "ordering_field",
         "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no "
         "order but this field's (hoodie.table.ordering.fields), e.g. an event time or a version number",
     )
-    need(
+
+
+# %% ../nbs/00_config.ipynb #7cd25cc9
+def _check_formats(config: SinkConfig):
+    "How records are read: the value's format, the registry of an Avro sink, change data, the key."
+    _need(
         config.value_format in ("json", "debezium", "avro"),
         "value_format",
         f"is {config.value_format!r}; use 'json' (each value a row), 'debezium' (Debezium's JSON change events) or "
         "'avro' (Avro in Confluent's wire format, with schema_registry)",
     )
     if config.reads_avro:
-        need(
+        _need(
             config.schema_registry.get("url", "").strip(),
             "schema_registry",
             "needs 'url' (schema.registry.url) with value_format='avro', e.g. {\"url\": \"http://registry:8081\"}",
         )
-        need(
+        _need(
             config.incompatible_schema in ("dead_letter", "stop"),
             "incompatible_schema",
             f"is {config.incompatible_schema!r}; use 'dead_letter' (set the records aside with the reason) or 'stop' "
             "(stop their partition)",
         )
-        need(
+        _need(
             config.subject_name_strategy in SUBJECT_NAME_STRATEGIES,
             "subject_name_strategy",
             f"is {config.subject_name_strategy!r}; use one of {list(SUBJECT_NAME_STRATEGIES)}",
         )
     if config.mirrors_changes:
-        need(
+        _need(
             config.write_operation == "upsert",
             "write_operation",
             f"is {config.write_operation!r}, but value_format='debezium' mirrors a table, updating and deleting its "
             "rows by key: set write_operation='upsert' and record_key_field to the source table's primary key column",
         )
-        need(
+        _need(
             config.cdc_truncate in ("dead_letter", "skip"),
             "cdc_truncate",
             f"is {config.cdc_truncate!r}; use 'dead_letter' or 'skip'",
         )
-        need(
+        _need(
             config.cdc_position.strip(),
             "cdc_position",
             "is empty: name the envelope fields that order changes, e.g. source.lsn",
         )
-        need(
+        _need(
             len(config.record_key_fields) == 1,
             "record_key_field",
             f"is {config.record_key_field!r}: a mirror of a table is keyed by one column (a composite primary key is "
             "not supported yet)",
         )
-        need(
+        _need(
             config.value_converter in CONVERTERS.values(),
             "value_converter",
             f"is {config.value_converter!r}; use 'json' (Kafka Connect's JsonConverter) or 'avro' (Confluent's "
             "AvroConverter)",
         )
-    need(
+    _need(
         config.key_format in ("none", "string", "avro"),
         "key_format",
         f"is {config.key_format!r}; use 'none', 'string' or 'avro'",
     )
-    need(
+    _need(
         config.key_format == "none" or config.record_key_field,
         "key_format",
         f"is {config.key_format!r}, which makes the Kafka key the record key: name its column(s) in record_key_field "
         "(for an Avro key, the key record's fields, comma-separated)",
     )
-    need(
+    _need(
         config.key_format != "string" or len(config.record_key_fields) == 1,
         "record_key_field",
         f"is {config.record_key_field!r}, but a string key fills one column: name one",
     )
-    need(
+    _need(
         config.key_format != "string"
         or config.value_schema.get(config.record_key_field, "string") in ("string", "large_string")
         or config.reads_avro,
@@ -510,43 +522,48 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         f"names {config.record_key_field!r}, which key_format='string' fills with the key's text: declare it a string "
         "in value_schema",
     )
-    need(
+    _need(
         config.key_format != "avro" or config.value_format == "avro",
         "key_format",
         f"is 'avro' with value_format={config.value_format!r}; Avro keys are read with Avro values "
         "(value_format='avro')",
     )
-    need(
+    _need(
         config.schema_evolution in ("add_fields", "none"),
         "schema_evolution",
         f"is {config.schema_evolution!r}; use 'add_fields' (new fields of the events widen the table) or 'none'",
     )
+
+
+# %% ../nbs/00_config.ipynb #372cc70b
+def _check_layout(config: SinkConfig):
+    "The table's layout and services: the bucket index, clustering, time partitions, routing, the fields named."
     if config.bucket_index:
-        need(
+        _need(
             config.hudi_options.get("hoodie.index.bucket.engine", "SIMPLE").upper() == "SIMPLE",
             "hudi_options",
             "set hoodie.index.bucket.engine to a resizable bucket index; the sink supports Hudi's simple bucket index "
             "(hoodie.index.bucket.engine=SIMPLE, a fixed hoodie.bucket.index.num.buckets per partition)",
         )
-        need(
+        _need(
             config.write_operation != "upsert" or config.table_type == "MERGE_ON_READ",
             "table_type",
             f"is {config.table_type!r} with the bucket index: participants upsert a bucket side by side as log files "
             "of its file group, which needs table_type='MERGE_ON_READ' (copy-on-write would have each rewrite the "
             "bucket's base file)",
         )
-    need(
+    _need(
         config.table_services in ("inline", "separate"),
         "table_services",
         f"is {config.table_services!r}; use 'inline' or 'separate'",
     )
-    need(config.table_services_interval_s > 0, "table_services_interval_s", "must be positive")
-    need(
+    _need(config.table_services_interval_s > 0, "table_services_interval_s", "must be positive")
+    _need(
         not config.clustering_sort_columns or config.multi_writer,
         "clustering_sort_columns",
         "needs table_services='separate': clustering runs in the table-services job, beside the sink",
     )
-    need(
+    _need(
         not (config.clustering_sort_columns and config.write_mode is WriteMode.STAGED),
         "clustering_sort_columns",
         f"cannot be used with write_operation={config.write_operation!r}: clustering rewrites file groups that an "
@@ -556,7 +573,7 @@ def _check_values(config: SinkConfig) -> SinkConfig:
     # an Avro sink given no value_schema learns its fields from the registry as it starts, and checks them then
     learns_fields = config.reads_avro and not config.declared_fields
     for column in filter(None, (c.strip() for c in config.clustering_sort_columns.split(","))):
-        need(
+        _need(
             column in config.value_schema
             or column in ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
             or learns_fields,
@@ -564,21 +581,21 @@ def _check_values(config: SinkConfig) -> SinkConfig:
             f"names {column!r}, which is not a column of the table",
         )
     if config.partition_time_field:
-        need(
+        _need(
             config.value_schema.get(config.partition_time_field, "").startswith("timestamp") or learns_fields,
             "partition_time_field",
             f"names {config.partition_time_field!r}, which is not a timestamp field of value_schema",
         )
-        need(
+        _need(
             config.partition_field and config.partition_field not in config.value_schema,
             "partition_field",
             f"must name the column partition_time_field={config.partition_time_field!r} is bucketed into, and not a "
             "field of value_schema (it is derived), e.g. 'event_date'",
         )
-        need("%" in config.partition_time_format, "partition_time_format", "needs strftime codes, e.g. %Y-%m-%d")
+        _need("%" in config.partition_time_format, "partition_time_format", "needs strftime codes, e.g. %Y-%m-%d")
     if config.route_regex:
-        need(config.route_field, "route_regex", "needs route_field: the field whose value it matches")
-        need(
+        _need(config.route_field, "route_regex", "needs route_field: the field whose value it matches")
+        _need(
             not config.mirrors_changes,
             "route_regex",
             "cannot split change data (a delete carries only the key): route change events by topic, with a table_name "
@@ -587,58 +604,64 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         try:
             re.compile(config.route_regex)
         except re.error as e:
-            need(False, "route_regex", f"is not a regular expression: {e}")
+            _need(False, "route_regex", f"is not a regular expression: {e}")
     named = [("record_key_field", f) for f in (config.record_key_fields if config.record_key_field else [])]
     named += [
         (key, getattr(config, key))
         for key in ("ordering_field", "route_field") + (() if config.partition_time_field else ("partition_field",))
     ]
     for key, name in named:
-        need(
+        _need(
             not name or name in config.value_schema or learns_fields,
             key,
             f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}",
         )
-    need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")
-    need(config.write_timeout_s > 0, "write_timeout_s", "must be positive")
-    need(
+
+
+# %% ../nbs/00_config.ipynb #2f2b5664
+def _check_timing(config: SinkConfig):
+    "The protocol's clocks and budgets, and the sink's own topics."
+    _need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")
+    _need(config.write_timeout_s > 0, "write_timeout_s", "must be positive")
+    _need(
         config.participant_timeout_s > config.heartbeat_interval_s,
         "participant_timeout_s",
         "must be longer than heartbeat_interval_s",
     )
-    need(config.min_participants >= 1, "min_participants", "must be at least 1")
-    need(
+    _need(config.min_participants >= 1, "min_participants", "must be at least 1")
+    _need(
         config.max_buffered_records >= config.max_batch_records,
         "max_buffered_records",
         "must be at least max_batch_records",
     )
     # a budget typed in MiB rather than bytes would make every batch a write of its own, in files of a few rows
-    need(config.max_buffered_bytes >= 65_536, "max_buffered_bytes", "must be at least 65536 (64 KiB): it counts bytes")
-    need(config.control not in config.topics, "control_topic", "must not be one of the data topics")
-    need(config.dead_letters not in config.topics, "dead_letter_topic", "must not be one of the data topics")
-    for key, value in config.kafka.items():
-        need(
-            not is_secret_key(key) or SECRET_REFERENCE.fullmatch(value),
-            "kafka",
-            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; give it "
-            "as ${env:VARIABLE}, ${file:/path/to/file} or, on Databricks, ${secrets:scope/key} (see "
-            "`resolve_secret`)",
-        )
-    for key, value in config.schema_registry.items():
-        need(
-            not is_secret_key(key, "schema_registry") or SECRET_REFERENCE.fullmatch(value),
-            "schema_registry",
-            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; give it "
-            "as ${env:VARIABLE}, ${file:/path/to/file} or, on Databricks, ${secrets:scope/key}",
-        )
-    for key, value in config.storage_options.items():
-        need(
-            not is_secret_key(key, "storage_options") or SECRET_REFERENCE.fullmatch(value),
-            "storage_options",
-            f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; give it "
-            "as ${env:VARIABLE}, ${file:/path/to/file} or, on Databricks, ${secrets:scope/key}",
-        )
-    need(
+    _need(config.max_buffered_bytes >= 65_536, "max_buffered_bytes", "must be at least 65536 (64 KiB): it counts bytes")
+    _need(config.control not in config.topics, "control_topic", "must not be one of the data topics")
+    _need(config.dead_letters not in config.topics, "dead_letter_topic", "must not be one of the data topics")
+
+
+# %% ../nbs/00_config.ipynb #e8ca0f52
+def _check_secrets(config: SinkConfig):
+    "No secret in plain text: every job parameter ends up in executed notebooks and logs."
+    for section, values in (
+        ("kafka", config.kafka),
+        ("schema_registry", config.schema_registry),
+        ("storage_options", config.storage_options),
+    ):
+        for key, value in values.items():
+            _need(
+                not is_secret_key(key, section) or SECRET_REFERENCE.fullmatch(value),
+                section,
+                f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; give "
+                "it as ${env:VARIABLE}, ${file:/path/to/file} or, on Databricks, ${secrets:scope/key} (see "
+                "`resolve_secret`)",
+            )
+
+
+# %% ../nbs/00_config.ipynb #80cdd262
+def _check_storage(config: SinkConfig):
+    "The table's store: a lock that holds there, store options only for a store, Hudi options the sink leaves free."
+    _need(
         not (config.multi_writer and "://" in config.table_path) or "hoodie.write.lock.provider" in config.hudi_options,
         "table_services",
         f"is 'separate' with table_path={config.table_path!r} on an object store, where the lock both writers need "
@@ -647,19 +670,34 @@ def _check_values(config: SinkConfig) -> SinkConfig:
         "one writer, no lock), or give a lock provider that works on your store in hudi_options "
         "(hoodie.write.lock.provider, e.g. Hudi's ZooKeeper or DynamoDB lock)",
     )
-    need(
+    _need(
         not config.storage_options or "://" in config.table_path,
         "storage_options",
         f"is given but table_path={config.table_path!r} is a local folder; storage_options are for a table on an "
         "object store (s3a://…, abfss://…, gs://…)",
     )
     for key in config.hudi_options:
-        need(key.startswith("hoodie."), "hudi_options", f"holds {key!r}, which is not a Hudi setting (hoodie.*)")
-        need(
+        _need(key.startswith("hoodie."), "hudi_options", f"holds {key!r}, which is not a Hudi setting (hoodie.*)")
+        _need(
             key not in PROTOCOL_OWNED_KEYS,
             "hudi_options",
             f"sets {key!r}, which the sink itself must control; remove it",
         )
+
+
+# %% ../nbs/00_config.ipynb #28bd8986
+def _check_values(config: SinkConfig) -> SinkConfig:
+    "Checks msgspec's types cannot express, in the order a user fixes them; raises `ConfigError` at the first."
+    for check in (
+        _check_required,
+        _check_writes,
+        _check_formats,
+        _check_layout,
+        _check_timing,
+        _check_secrets,
+        _check_storage,
+    ):
+        check(config)
     return config
 
 
