@@ -12,7 +12,8 @@ from enum import Enum
 
 import msgspec
 
-from hudi_kafka_nb.setting_values import SECRET_REFERENCE, ConfigError, arrow_type, is_secret_key, resolve_secret
+from hudi_kafka_nb.config_checks import CONVERTERS, check_values
+from hudi_kafka_nb.setting_values import ConfigError, resolve_secret
 
 # %% auto #0
 __all__ = [
@@ -22,15 +23,9 @@ __all__ = [
     "POSITION_FIELD",
     "CDC_COLUMNS",
     "CDC_METADATA_COLUMNS",
-    "PROTOCOL_OWNED_KEYS",
     "HUDI_NAMES",
     "CONNECT_NAMES",
     "REGISTRY_NAMES",
-    "SUBJECT_NAME_STRATEGIES",
-    "CONVERTERS",
-    "WRITE_OPERATIONS",
-    "TABLE_TYPES",
-    "ARROW_TYPES",
     "WriteMode",
     "SinkConfig",
     "unknown_setting_error",
@@ -92,9 +87,9 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     table_path: str
     # for a table on an object store: object_store's settings (aws_endpoint, …; see 20_storage); secrets as ${env:…}
     storage_options: dict[str, str] = msgspec.field(default_factory=dict)
-    # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (02_routing)
+    # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (03_routing)
     table_name: str
-    # several tables in one sink: each table's own settings (over these) by table name (02_routing)
+    # several tables in one sink: each table's own settings (over these) by table name (03_routing)
     tables: dict[str, dict] = msgspec.field(default_factory=dict)
     # a sink of several tables looks for new data topics, and so new tables, this often
     topic_refresh_s: float = 10.0
@@ -167,7 +162,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # librdkafka settings for every client (security, …); secrets as ${env:…}, ${file:…}, ${secrets:…}
     kafka: dict[str, str] = msgspec.field(default_factory=dict)
     hudi_options: dict[str, str] = msgspec.field(default_factory=dict)  # other hoodie.* write settings, Hudi's names
-    # fetch.max.bytes of the participants' consumers (large batches: see 04_records)
+    # fetch.max.bytes of the participants' consumers (large batches: see 05_records)
     fetch_max_bytes: int = 52_428_800
     max_partition_fetch_bytes: int = 10_485_760  # max.partition.fetch.bytes of the participants' consumers
     # fetch.wait.max.ms of every consumer of the sink (data and control topics)
@@ -223,7 +218,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def overlaps_instants(self) -> bool:
         """Whether the next instant opens while the last one commits: participants write the files, and the coordinator
-        is the table's one writer (`13_coordinator`)."""
+        is the table's one writer (`14_coordinator`)."""
         return self.write_mode.participants_write and not self.multi_writer
 
     @property
@@ -259,23 +254,6 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 # %% ../nbs/00_config.ipynb #2c42b4e7
-# Hudi settings every process of a sink must agree on, or that the protocol depends on: set by the sink, never by
-# hudi_options.
-PROTOCOL_OWNED_KEYS = {
-    "hoodie.base.path",
-    "hoodie.table.name",
-    "hoodie.metadata.enable",
-    "hoodie.embed.timeline.server",
-    "hoodie.write.markers.type",
-    "hoodie.metadata.streaming.write.enabled",
-    "hoodie.write.auto.upgrade",
-    "hoodie.datasource.write.recordkey.field",
-    "hoodie.datasource.write.partitionpath.field",
-    "hoodie.datasource.write.keygenerator.class",
-    "hoodie.avro.schema",
-    "hoodie.datasource.write.operation",
-}
-
 # Hudi's names for our settings, accepted as they are (at the top level or in hudi_options)
 HUDI_NAMES = {
     "hoodie.datasource.write.recordkey.field": "record_key_field",
@@ -301,31 +279,6 @@ REGISTRY_NAMES = {
     "schema.registry.basic.auth.user.info": "basic.auth.user.info",
     "basic.auth.credentials.source": "basic.auth.credentials.source",
     "schema.registry.ssl.ca.location": "ssl.ca.location",
-}
-SUBJECT_NAME_STRATEGIES = ("topic_name", "record_name", "topic_record_name")
-# Kafka Connect's converter classes, as a connector's `value.converter` names them, for value_converter
-CONVERTERS = {
-    "org.apache.kafka.connect.json.JsonConverter": "json",
-    "io.confluent.connect.avro.AvroConverter": "avro",
-    "io.apicurio.registry.utils.converter.AvroConverter": "avro",
-    "json": "json",
-    "avro": "avro",
-}
-WRITE_OPERATIONS = ("bulk_insert", "insert", "upsert")
-TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
-
-ARROW_TYPES = {
-    "string",
-    "large_string",
-    "int32",
-    "int64",
-    "double",
-    "float",
-    "bool",
-    "timestamp[ms]",
-    "timestamp[us]",
-    "date32",
-    "binary",
 }
 
 
@@ -372,333 +325,6 @@ def _coerce_text(key: str, value):
     if key == "value_converter" and isinstance(value, str):
         return CONVERTERS.get(value.strip(), value)
     return value
-
-
-# %% ../nbs/00_config.ipynb #4d5d65e4
-def _need(ok, key: str, msg: str):
-    "Refuse the setting `key` unless `ok`: `msg` says what is wrong and how to fix it."
-    if not ok:
-        raise ConfigError(f"setting {key!r} {msg}")
-
-
-# %% ../nbs/00_config.ipynb #f8459aae
-def _check_required(config: SinkConfig):
-    "What every sink must say: where the table is, what it reads, and what its records hold."
-    _need(
-        config.table_path.strip(), "table_path", "is missing: give the folder of the Hudi table, e.g. /data/hudi/orders"
-    )
-    _need(config.table_name.strip(), "table_name", "is missing: give the Hudi table name, e.g. orders")
-    _need(config.bootstrap_servers.strip(), "bootstrap_servers", "is missing: give host:port of a Kafka broker")
-    _need(
-        config.topics or config.topics_regex,
-        "topics",
-        "is empty: give at least one data topic (or a pattern in topics_regex)",
-    )
-    _need(
-        not (config.topics and config.topics_regex),
-        "topics_regex",
-        "and 'topics' are both given: give the data topics by name or by pattern, not both",
-    )
-    try:
-        re.compile(config.topics_regex)
-    except re.error as e:
-        _need(False, "topics_regex", f"is not a regular expression: {e}")
-    _need(
-        config.value_schema or config.reads_avro,
-        "value_schema",
-        'is empty: declare the record fields, e.g. {"id": "string"}',
-    )
-    for field, type_name in config.value_schema.items():
-        try:
-            arrow_type(type_name)
-        except ValueError as e:
-            _need(
-                False,
-                "value_schema",
-                f"gives field {field!r} the unknown type {type_name!r}: {e}; use one of {sorted(ARROW_TYPES)} or a "
-                "nested type as Arrow writes it, e.g. 'list<item: string>'",
-            )
-
-
-# %% ../nbs/00_config.ipynb #9c715a66
-def _check_writes(config: SinkConfig):
-    "How rows are written: the operation, the table type, and what a write by key needs."
-    _need(
-        config.write_operation in WRITE_OPERATIONS,
-        "write_operation",
-        f"is {config.write_operation!r}; use one of {list(WRITE_OPERATIONS)}",
-    )
-    _need(config.table_type in TABLE_TYPES, "table_type", f"is {config.table_type!r}; use one of {list(TABLE_TYPES)}")
-    _need(
-        config.write_operation != "upsert" or config.record_key_field,
-        "write_operation",
-        "is 'upsert', which needs record_key_field (hoodie.datasource.write.recordkey.field): the field that "
-        "identifies a row",
-    )
-    _need(
-        config.write_operation != "upsert" or config.ordering_field,
-        "ordering_field",
-        "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no "
-        "order but this field's (hoodie.table.ordering.fields), e.g. an event time or a version number",
-    )
-
-
-# %% ../nbs/00_config.ipynb #7cd25cc9
-def _check_formats(config: SinkConfig):
-    "How records are read: the value's format, the registry of an Avro sink, change data, the key."
-    _need(
-        config.value_format in ("json", "debezium", "avro"),
-        "value_format",
-        f"is {config.value_format!r}; use 'json' (each value a row), 'debezium' (Debezium's JSON change events) or "
-        "'avro' (Avro in Confluent's wire format, with schema_registry)",
-    )
-    if config.reads_avro:
-        _need(
-            config.schema_registry.get("url", "").strip(),
-            "schema_registry",
-            "needs 'url' (schema.registry.url) with value_format='avro', e.g. {\"url\": \"http://registry:8081\"}",
-        )
-        _need(
-            config.incompatible_schema in ("dead_letter", "stop"),
-            "incompatible_schema",
-            f"is {config.incompatible_schema!r}; use 'dead_letter' (set the records aside with the reason) or 'stop' "
-            "(stop their partition)",
-        )
-        _need(
-            config.subject_name_strategy in SUBJECT_NAME_STRATEGIES,
-            "subject_name_strategy",
-            f"is {config.subject_name_strategy!r}; use one of {list(SUBJECT_NAME_STRATEGIES)}",
-        )
-    if config.mirrors_changes:
-        _need(
-            config.write_operation == "upsert",
-            "write_operation",
-            f"is {config.write_operation!r}, but value_format='debezium' mirrors a table, updating and deleting its "
-            "rows by key: set write_operation='upsert' and record_key_field to the source table's primary key column",
-        )
-        _need(
-            config.cdc_truncate in ("dead_letter", "skip"),
-            "cdc_truncate",
-            f"is {config.cdc_truncate!r}; use 'dead_letter' or 'skip'",
-        )
-        _need(
-            config.cdc_position.strip(),
-            "cdc_position",
-            "is empty: name the envelope fields that order changes, e.g. source.lsn",
-        )
-        _need(
-            len(config.record_key_fields) == 1,
-            "record_key_field",
-            f"is {config.record_key_field!r}: a mirror of a table is keyed by one column (a composite primary key is "
-            "not supported yet)",
-        )
-        _need(
-            config.value_converter in CONVERTERS.values(),
-            "value_converter",
-            f"is {config.value_converter!r}; use 'json' (Kafka Connect's JsonConverter) or 'avro' (Confluent's "
-            "AvroConverter)",
-        )
-    _need(
-        config.key_format in ("none", "string", "avro"),
-        "key_format",
-        f"is {config.key_format!r}; use 'none', 'string' or 'avro'",
-    )
-    _need(
-        config.key_format == "none" or config.record_key_field,
-        "key_format",
-        f"is {config.key_format!r}, which makes the Kafka key the record key: name its column(s) in record_key_field "
-        "(for an Avro key, the key record's fields, comma-separated)",
-    )
-    _need(
-        config.key_format != "string" or len(config.record_key_fields) == 1,
-        "record_key_field",
-        f"is {config.record_key_field!r}, but a string key fills one column: name one",
-    )
-    _need(
-        config.key_format != "string"
-        or config.value_schema.get(config.record_key_field, "string") in ("string", "large_string")
-        or config.reads_avro,
-        "record_key_field",
-        f"names {config.record_key_field!r}, which key_format='string' fills with the key's text: declare it a string "
-        "in value_schema",
-    )
-    _need(
-        config.key_format != "avro" or config.value_format == "avro",
-        "key_format",
-        f"is 'avro' with value_format={config.value_format!r}; Avro keys are read with Avro values "
-        "(value_format='avro')",
-    )
-    _need(
-        config.schema_evolution in ("add_fields", "none"),
-        "schema_evolution",
-        f"is {config.schema_evolution!r}; use 'add_fields' (new fields of the events widen the table) or 'none'",
-    )
-
-
-# %% ../nbs/00_config.ipynb #372cc70b
-def _check_layout(config: SinkConfig):
-    "The table's layout and services: the bucket index, clustering, time partitions, routing, the fields named."
-    if config.bucket_index:
-        _need(
-            config.hudi_options.get("hoodie.index.bucket.engine", "SIMPLE").upper() == "SIMPLE",
-            "hudi_options",
-            "set hoodie.index.bucket.engine to a resizable bucket index; the sink supports Hudi's simple bucket index "
-            "(hoodie.index.bucket.engine=SIMPLE, a fixed hoodie.bucket.index.num.buckets per partition)",
-        )
-        _need(
-            config.write_operation != "upsert" or config.table_type == "MERGE_ON_READ",
-            "table_type",
-            f"is {config.table_type!r} with the bucket index: participants upsert a bucket side by side as log files "
-            "of its file group, which needs table_type='MERGE_ON_READ' (copy-on-write would have each rewrite the "
-            "bucket's base file)",
-        )
-    _need(
-        config.table_services in ("inline", "separate"),
-        "table_services",
-        f"is {config.table_services!r}; use 'inline' or 'separate'",
-    )
-    _need(config.table_services_interval_s > 0, "table_services_interval_s", "must be positive")
-    _need(
-        not config.clustering_sort_columns or config.multi_writer,
-        "clustering_sort_columns",
-        "needs table_services='separate': clustering runs in the table-services job, beside the sink",
-    )
-    _need(
-        not (config.clustering_sort_columns and config.write_mode is WriteMode.STAGED),
-        "clustering_sort_columns",
-        f"cannot be used with write_operation={config.write_operation!r}: clustering rewrites file groups that an "
-        "insert or upsert may be updating at the same time, and Hudi then fails the sink's write, or its commit after "
-        "it was decided; with keyed writes use merge-on-read, whose compaction the table-services job runs",
-    )
-    # an Avro sink given no value_schema learns its fields from the registry as it starts, and checks them then
-    learns_fields = config.reads_avro and not config.declared_fields
-    for column in filter(None, (c.strip() for c in config.clustering_sort_columns.split(","))):
-        _need(
-            column in config.value_schema
-            or column in ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
-            or learns_fields,
-            "clustering_sort_columns",
-            f"names {column!r}, which is not a column of the table",
-        )
-    if config.partition_time_field:
-        _need(
-            config.value_schema.get(config.partition_time_field, "").startswith("timestamp") or learns_fields,
-            "partition_time_field",
-            f"names {config.partition_time_field!r}, which is not a timestamp field of value_schema",
-        )
-        _need(
-            config.partition_field and config.partition_field not in config.value_schema,
-            "partition_field",
-            f"must name the column partition_time_field={config.partition_time_field!r} is bucketed into, and not a "
-            "field of value_schema (it is derived), e.g. 'event_date'",
-        )
-        _need("%" in config.partition_time_format, "partition_time_format", "needs strftime codes, e.g. %Y-%m-%d")
-    if config.route_regex:
-        _need(config.route_field, "route_regex", "needs route_field: the field whose value it matches")
-        _need(
-            not config.mirrors_changes,
-            "route_regex",
-            "cannot split change data (a delete carries only the key): route change events by topic, with a table_name "
-            "template",
-        )
-        try:
-            re.compile(config.route_regex)
-        except re.error as e:
-            _need(False, "route_regex", f"is not a regular expression: {e}")
-    named = [("record_key_field", f) for f in (config.record_key_fields if config.record_key_field else [])]
-    named += [
-        (key, getattr(config, key))
-        for key in ("ordering_field", "route_field") + (() if config.partition_time_field else ("partition_field",))
-    ]
-    for key, name in named:
-        _need(
-            not name or name in config.value_schema or learns_fields,
-            key,
-            f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}",
-        )
-
-
-# %% ../nbs/00_config.ipynb #2f2b5664
-def _check_timing(config: SinkConfig):
-    "The protocol's clocks and budgets, and the sink's own topics."
-    _need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")
-    _need(config.write_timeout_s > 0, "write_timeout_s", "must be positive")
-    _need(
-        config.participant_timeout_s > config.heartbeat_interval_s,
-        "participant_timeout_s",
-        "must be longer than heartbeat_interval_s",
-    )
-    _need(config.min_participants >= 1, "min_participants", "must be at least 1")
-    _need(
-        config.max_buffered_records >= config.max_batch_records,
-        "max_buffered_records",
-        "must be at least max_batch_records",
-    )
-    # a budget typed in MiB rather than bytes would make every batch a write of its own, in files of a few rows
-    _need(config.max_buffered_bytes >= 65_536, "max_buffered_bytes", "must be at least 65536 (64 KiB): it counts bytes")
-    _need(config.control not in config.topics, "control_topic", "must not be one of the data topics")
-    _need(config.dead_letters not in config.topics, "dead_letter_topic", "must not be one of the data topics")
-
-
-# %% ../nbs/00_config.ipynb #e8ca0f52
-def _check_secrets(config: SinkConfig):
-    "No secret in plain text: every job parameter ends up in executed notebooks and logs."
-    for section, values in (
-        ("kafka", config.kafka),
-        ("schema_registry", config.schema_registry),
-        ("storage_options", config.storage_options),
-    ):
-        for key, value in values.items():
-            _need(
-                not is_secret_key(key, section) or SECRET_REFERENCE.fullmatch(value),
-                section,
-                f"gives {key!r} in plain text, where every job parameter ends up in executed notebooks and logs; give "
-                "it as ${env:VARIABLE}, ${file:/path/to/file} or, on Databricks, ${secrets:scope/key} (see "
-                "`resolve_secret`)",
-            )
-
-
-# %% ../nbs/00_config.ipynb #80cdd262
-def _check_storage(config: SinkConfig):
-    "The table's store: a lock that holds there, store options only for a store, Hudi options the sink leaves free."
-    _need(
-        not (config.multi_writer and "://" in config.table_path) or "hoodie.write.lock.provider" in config.hudi_options,
-        "table_services",
-        f"is 'separate' with table_path={config.table_path!r} on an object store, where the lock both writers need "
-        "cannot be the default one: Hudi's file-system lock creates its lock file with a check-then-write there, so "
-        "two writers can both hold it. Use table_services='inline' (the coordinator runs the services in its commits, "
-        "one writer, no lock), or give a lock provider that works on your store in hudi_options "
-        "(hoodie.write.lock.provider, e.g. Hudi's ZooKeeper or DynamoDB lock)",
-    )
-    _need(
-        not config.storage_options or "://" in config.table_path,
-        "storage_options",
-        f"is given but table_path={config.table_path!r} is a local folder; storage_options are for a table on an "
-        "object store (s3a://…, abfss://…, gs://…)",
-    )
-    for key in config.hudi_options:
-        _need(key.startswith("hoodie."), "hudi_options", f"holds {key!r}, which is not a Hudi setting (hoodie.*)")
-        _need(
-            key not in PROTOCOL_OWNED_KEYS,
-            "hudi_options",
-            f"sets {key!r}, which the sink itself must control; remove it",
-        )
-
-
-# %% ../nbs/00_config.ipynb #28bd8986
-def _check_values(config: SinkConfig) -> SinkConfig:
-    "Checks msgspec's types cannot express, in the order a user fixes them; raises `ConfigError` at the first."
-    for check in (
-        _check_required,
-        _check_writes,
-        _check_formats,
-        _check_layout,
-        _check_timing,
-        _check_secrets,
-        _check_storage,
-    ):
-        check(config)
-    return config
 
 
 # %% ../nbs/00_config.ipynb #9f353ac0
@@ -759,7 +385,7 @@ def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkC
             raise ConfigError(f"setting {key!r} is missing (see SinkConfig in nbs/00_config.ipynb)") from None
         key = where.rstrip("`").split("[")[0].split(".")[0] or "?"
         raise ConfigError(f"setting {key!r}: {problem} (see SinkConfig in nbs/00_config.ipynb for its type)") from None
-    return _check_values(_with_change_columns(config))
+    return check_values(_with_change_columns(config))
 
 
 def _with_change_columns(config: SinkConfig) -> SinkConfig:

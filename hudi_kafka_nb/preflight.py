@@ -144,7 +144,7 @@ def data_partitions(config: SinkConfig, admin: AdminClient | None = None) -> lis
 
 
 def cluster_topics(config: SinkConfig, admin: AdminClient) -> list[str]:
-    "The names of every topic on the cluster (a sink of several tables routes them: `02_routing`)."
+    "The names of every topic on the cluster (a sink of several tables routes them: `03_routing`)."
     return sorted(_topic_metadata(admin, config))
 
 

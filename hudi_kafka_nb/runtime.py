@@ -185,7 +185,7 @@ def open_participant(
         observed.dead_letters(dead_letters) if observed else dead_letters,
         writer,
         participant_id=participant_id,
-        # Hudi writes on a thread of its own (10_background_writes)
+        # Hudi writes on a thread of its own (11_background_writes)
         decode=avro_decoder(config),
         observe=observed,
     )

@@ -60,7 +60,7 @@ class TableHost:
             topic_names,
             role_id,
         )
-        # each family's values so far (02_routing); what stop closes
+        # each family's values so far (03_routing); what stop closes
         self.route_values, self.cleanup = route_values, cleanup
         # where a table's failure is published (its status file)
         self.report = report

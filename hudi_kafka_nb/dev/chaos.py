@@ -117,7 +117,7 @@ class LocalStack:
         runs with `table_services="separate"`). `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in the
         stack's folder. `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core
         each. `registry`: the orders are Avro (`produce_avro_orders`, two schema versions), their schemas in this
-        registry. `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`02_routing`), the orders spread over
+        registry. `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`03_routing`), the orders spread over
         them. `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`). `bad_every=N`:
         every N-th order is broken on purpose (not JSON or not Avro, or lacking its partition field)."""
         self.workdir = Path(workdir)
