@@ -59,7 +59,7 @@ def finish(stack, timeout_s=120):
 def judged(stack):
     """Stop the stack's roles and return its whole verdict (`LocalStack.verify`: exactly once, every good record as
     produced, every record broken on purpose in the dead-letter topic once), asserting it is clean."""
-    from hudi_kafka_nb.dev.chaos import verdict, verdict_ok
+    from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 
     stack.stop_roles()
     try:

@@ -5,11 +5,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from hudi_kafka_nb.dev.chaos import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.servers import free_port
+from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.reading import commit_history, coordinate_check, coordinates, coordinator_status
 from hudi_kafka_nb.timeline import commit_log
 

@@ -12,7 +12,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.coordinator import CRASH_POINTS
-from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
+from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.kafka import ControlChannel
 from hudi_kafka_nb.messages import (
     EndCommit,

@@ -8,8 +8,9 @@ import sys
 import msgspec
 import yaml
 
-from hudi_kafka_nb.dev.chaos import LocalStack, verdict, verdict_ok
+from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.servers import create_topic
+from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.timeline import has_committed
 
 from helpers import wait_for

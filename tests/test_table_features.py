@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos, verdict, verdict_ok
+from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
+from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.reading import coordinator_status, read_snapshot, spark_read, table_services_status
 from hudi_kafka_nb.timeline import commit_log, latest_checkpoint_of, table_services_log, timeline_sizes
 
