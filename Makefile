@@ -55,7 +55,7 @@ tools:
 .jars/registry/.resolved: | .jars/hadoop-aws/.resolved
 
 # MinIO, built from its pinned Go module (about 3 minutes on 2 cores the first time; Go's caches make later builds quick).
-# hudi_kafka_nb/dev/servers.py names the same version (MINIO_VERSION) and looks for the binary in its folder.
+# hudi_kafka_nb/dev/s3.py names the same version (MINIO_VERSION) and looks for the binary in its folder.
 go:
 	@command -v go >/dev/null 2>&1 || { echo "installing Go from Debian's packages (it fetches the toolchain MinIO's module asks for)"; \
 	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go; }

@@ -19,8 +19,8 @@ from peer import kafka_jars  # benchmarks/peer.py: Spark's Kafka source and what
 
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, consumer_settings, load_config
+from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.producers import produce_orders
-from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.records import RawRecord, decode_records
 from hudi_kafka_nb.spark import spark_session

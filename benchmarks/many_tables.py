@@ -21,9 +21,9 @@ from datetime import datetime
 from pathlib import Path
 
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess
-from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from hudi_kafka_nb.timeline import has_committed, timeline_instants
 
 COMMON = {

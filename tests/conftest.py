@@ -8,7 +8,8 @@ import psutil
 import pytest
 
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
-from hudi_kafka_nb.dev.servers import EmbeddedBroker, EmbeddedRegistry, create_topic
+from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 
 # Every process a test starts inherits this variable, set to the session's and then the test's own mark, so processes
 # can be found and killed by it even after their parent died and they were re-parented to init.

@@ -13,9 +13,9 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
+from hudi_kafka_nb.dev.broker import create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, send_events
-from hudi_kafka_nb.dev.servers import create_topic
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.reading import read_snapshot, spark_read
 

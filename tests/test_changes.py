@@ -125,8 +125,8 @@ def test_debezium_change_events_through_the_avro_converter_mirror_their_source_t
     """The same changes as Debezium writes them with Confluent's Avro converter: envelopes and keys in Confluent's wire
     format, their schemas in the registry, tombstones null, some in Kafka transactions. The table's columns come from
     the registry's envelope (its row image), and the table ends in the source table's rows."""
+    from hudi_kafka_nb.dev.broker import create_topic
     from hudi_kafka_nb.dev.producers import marked_changes, send_events, send_in_transaction
-    from hudi_kafka_nb.dev.servers import create_topic
     from hudi_kafka_nb.dev.source_table import as_avro_events
 
     stack = LocalStack(

@@ -7,9 +7,9 @@ import uuid
 
 import msgspec
 
+from hudi_kafka_nb.dev.broker import create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack, protocol_log_tail
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, produce_orders, send_events
-from hudi_kafka_nb.dev.servers import create_topic
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot

@@ -11,9 +11,9 @@ import uuid
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
 
+from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.producers import produce_orders, sample_orders
-from hudi_kafka_nb.dev.servers import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.reading import coordinates, coordinator_status, produced_coordinates
 from hudi_kafka_nb.storage import table_storage

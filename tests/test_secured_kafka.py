@@ -17,10 +17,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import SESSION_BROKERS
 
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
+from hudi_kafka_nb.dev.broker import EmbeddedBroker
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
-from hudi_kafka_nb.dev.servers import EmbeddedBroker
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.preflight import sink_acls
 from hudi_kafka_nb.reading import coordinate_check, coordinates

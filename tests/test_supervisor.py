@@ -8,8 +8,8 @@ import sys
 import msgspec
 import yaml
 
+from hudi_kafka_nb.dev.broker import create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack
-from hudi_kafka_nb.dev.servers import create_topic
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.timeline import has_committed
 
