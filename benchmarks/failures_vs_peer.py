@@ -29,7 +29,7 @@ from versus_peer import peer_command  # benchmarks/versus_peer.py: how the peer 
 
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
-from hudi_kafka_nb.dev.chaos import run_chaos
+from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess

@@ -6,7 +6,7 @@ import argparse
 import logging
 import tempfile
 
-from hudi_kafka_nb.dev.chaos import print_report, run_chaos
+from hudi_kafka_nb.dev.chaos_run import print_report, run_chaos
 
 parser = argparse.ArgumentParser(description=__doc__)
 parser.add_argument("--kills", type=int, default=100)

@@ -6,7 +6,8 @@ copy-on-write and on merge-on-read; hudi-rs and Spark's reader agree; the broken
 
 import pytest
 
-from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
+from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.source_table import CUSTOMERS_SCHEMA, compare_mirror, mirror_ok
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.reading import read_snapshot, snapshot_rows, spark_read

@@ -271,7 +271,7 @@ def test_chaos_fifteen_random_kills(tmp_path, broker, registry):
     0.5 to 3 s later, then the drain. The test is the sequence: roles coming back into a protocol that other failures
     have left mid-way, which a shorter run cannot show. The orders are Avro of two schema versions written side by side
     (the table gains the second's column under the kills); the other chaos runs (keyed, change data) stream JSON."""
-    from hudi_kafka_nb.dev.chaos import run_chaos
+    from hudi_kafka_nb.dev.chaos_run import run_chaos
 
     report = run_chaos(
         tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2, registry=registry, bad_every=5_000

@@ -13,7 +13,8 @@ import pytest
 
 from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.dev.broker import EmbeddedBroker
-from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
+from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
 from hudi_kafka_nb.storage import StorageError, TableStorage, check_table_folder, resolved_storage_options

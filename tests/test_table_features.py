@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hudi_kafka_nb.dev.chaos import LocalStack, run_chaos
+from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.reading import coordinator_status, read_snapshot, spark_read, table_services_status

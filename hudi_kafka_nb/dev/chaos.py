@@ -5,7 +5,6 @@
 # %% ../../nbs/62_chaos.ipynb #59ba50d6
 from __future__ import annotations
 
-import collections
 import itertools
 import logging
 import random
@@ -41,9 +40,8 @@ from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.servers import free_port
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, mirror_of
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
-from hudi_kafka_nb.dev.verdict import combined, verdict_ok, verify_stream
+from hudi_kafka_nb.dev.verdict import combined, verify_stream
 from hudi_kafka_nb.metrics import read_metrics
-from hudi_kafka_nb.reading import commit_history
 from hudi_kafka_nb.storage import Table, TableStorage, resolve_storage_options
 from hudi_kafka_nb.timeline import (
     committed_offsets,
@@ -60,9 +58,6 @@ __all__ = [
     "committed_events",
     "python_stack_tail",
     "protocol_log_tail",
-    "run_chaos",
-    "print_report",
-    "plot_run",
 ]
 
 # %% ../../nbs/62_chaos.ipynb #103a2b45
@@ -557,148 +552,3 @@ def protocol_log_tail(path: Path, lines: int = 20) -> str:
         return f"({path} does not exist)"
     ours = [line for line in path.read_text(errors="replace").splitlines() if " hudi_kafka_nb." in line]
     return "\n".join(ours[-lines:])
-
-
-# %% ../../nbs/62_chaos.ipynb #c9f52b63
-def run_chaos(
-    workdir: str | Path,
-    kills: int = 15,
-    participants: int = 3,
-    kill_every_s: tuple = (2.0, 5.0),
-    restart_after_s: tuple = (0.5, 3.0),
-    produce_per_second: int = 2_000,
-    seed: int = 1,
-    drain_timeout_s: float = 300,
-    broker: EmbeddedBroker | None = None,
-    broker_kills: bool = True,
-    orders: int = 0,
-    cdc: bool = False,
-    **settings,
-) -> dict:
-    """Run the stack while killing random roles (and the broker); the verdict with kill counts and drain time.
-    `orders=N`: keyed (upsert) mode; `cdc`: the table mirrors a `SourceTable` from its Debezium change events;
-    `registry=`: Avro orders, and the schema registry is killed too."""
-    rng, stack = (
-        random.Random(seed),
-        LocalStack(workdir, participants=participants, broker=broker, orders=orders, cdc=cdc, **settings),
-    )
-    counts: collections.Counter[str] = collections.Counter()
-    pending_restarts: list[tuple[float, str]] = []
-    events: list = []
-
-    def total():
-        return sum(v for k, v in counts.items() if k.endswith("_killed"))
-
-    stack.start()
-    try:
-        stack.produce(2_000)
-        # Avro orders: the table's first commit comes before the kills, so that the retyped version arrives under them
-        if stack.avro_writers:
-            stack.wait_committed(drain_timeout_s)
-        stack.start_producing(produce_per_second)
-        while total() < kills:
-            time.sleep(rng.uniform(*kill_every_s))
-            now = time.monotonic()
-            # the broker comes back first; roles are restarted only while it is up (a role refuses to start without it)
-            for due, name in sorted(
-                r for r in pending_restarts if r[0] <= now and (r[1] == "broker" or stack.broker_alive())
-            ):
-                if name == "broker" or stack.broker_alive():
-                    stack.restart(name)
-                    pending_restarts.remove((due, name))
-            for name in set(stack.names) - set(stack.alive()) - {n for _, n in pending_restarts}:
-                log.error("chaos: %s exited by itself; restarting it (see %s/%s.log)", name, stack.workdir, name)
-                counts["exited_by_itself"] += 1
-                stack.restart(name)
-            victims = (
-                stack.alive()
-                + (["broker"] if broker_kills and stack.broker_alive() else [])
-                + (["registry"] if stack.registry_alive() else [])
-            )
-            if not victims:
-                continue
-            victim = rng.choice(victims)
-            stack.kill(victim)
-            counts[victim.split("-")[0] + "_killed"] += 1
-            events.append({"at": time.time(), "killed": victim})
-            pending_restarts.append((now + rng.uniform(*restart_after_s), victim))
-            log.info("chaos: killed %s (%d kills so far)", victim, total())
-        stack.stop_producing()
-        for _, name in sorted(pending_restarts, key=lambda r: r[1] != "broker"):
-            stack.restart(name)
-        drain = stack.wait_committed(drain_timeout_s)
-        stack.stop_roles()
-        # the table and the dead-letter topic against what Kafka holds, its broker still up
-        checked = stack.verify()
-    finally:
-        stack.stop()
-    report = {
-        "kills": dict(counts),
-        **checked,
-        "drain_s": round(drain, 1),
-        "hanging_transactions_aborted": len(stack.hanging_aborted),
-        "events": events,
-        "table_path": stack.table_path,
-    }
-    report["ok"] = verdict_ok(report) and not counts["exited_by_itself"]
-    return report
-
-
-# %% ../../nbs/62_chaos.ipynb #4ac0b28c
-def print_report(report: dict):
-    "The chaos verdict, one line per figure."
-    for key in (
-        "kills",
-        "produced",
-        "in_table",
-        "duplicates",
-        "missing",
-        "unexpected",
-        "stale_rows",
-        "rows_compared",
-        "rows_differing",
-        "differing_first",
-        "dead_letters",
-        "broken_on_purpose",
-        "letters_missing",
-        "letters_twice",
-        "good_records_dead_lettered",
-        "commits",
-        "broken_continuity",
-        "files_listed_twice",
-        "orphans_left",
-        "tables",
-        "drain_s",
-        "hanging_transactions_aborted",
-        "ok",
-    ):
-        if key in report:
-            print(f"{key:>26}: {report[key]}")
-
-
-# %% ../../nbs/62_chaos.ipynb #5a369300
-def plot_run(report: dict, ax=None):
-    "Records committed over time with the kills of a chaos run marked."
-    from datetime import UTC, datetime
-
-    import matplotlib.pyplot as plt
-
-    history = commit_history(report["table_path"])
-    ax = ax or plt.subplots(figsize=(10, 4))[1]
-    ax.step(
-        history["committed_at"], history["total_records"], where="post", color="tab:blue", label="records committed"
-    )
-    styles = {"coordinator": ("tab:red", "-"), "participant": ("0.6", "--"), "broker": ("black", ":")}
-    for kill in report["events"]:
-        color, line = styles[kill["killed"].split("-")[0]]
-        ax.axvline(datetime.fromtimestamp(kill["at"], UTC), color=color, linestyle=line, linewidth=1)
-    for kind, (color, line) in styles.items():
-        ax.plot([], [], color=color, linestyle=line, label=f"{kind} killed")
-    ax.set_xlabel("time (UTC)")
-    ax.set_ylabel("records committed")
-    ax.legend(loc="upper left")
-    ax.set_title(
-        f"{report['in_table']:,} of {report['produced']:,} records, {report['duplicates']} duplicates, "
-        f"{sum(report['kills'].values())} kills"
-    )
-    return ax
