@@ -17,7 +17,8 @@ import msgspec
 from hudi_kafka_nb.config import WriteMode
 from hudi_kafka_nb.messages import extra_metadata, latest_checkpoint
 from hudi_kafka_nb.ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
-from hudi_kafka_nb.storage import Table, TableError, aux_key, table_storage
+from hudi_kafka_nb.storage import Table, aux_key, table_storage
+from hudi_kafka_nb.table_identity import TableError
 from hudi_kafka_nb.timeline import (
     completed_commits,
     instant_of_file,

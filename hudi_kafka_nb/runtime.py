@@ -39,15 +39,12 @@ from hudi_kafka_nb.storage import (
     COORDINATOR_STATUS_KEY,
     TABLE_SERVICES_STATUS_KEY,
     Table,
-    TableError,
     TableStorage,
-    check_table,
-    check_table_folder,
     storage_of,
-    table_properties,
     table_storage,
 )
 from hudi_kafka_nb.table_host import TableHost
+from hudi_kafka_nb.table_identity import TableError, check_table, check_table_folder, table_properties
 from hudi_kafka_nb.table_services import TableServices
 from hudi_kafka_nb.writer import HudiWriter
 
@@ -140,7 +137,7 @@ def open_coordinator(
     # a file, a read-only folder, another table, a store without fences: refused before Spark starts
     check_table_folder(config, storage)
     broker = BrokerView(config, admin)
-    # a coordinator that writes no rows runs its code a few times a commit: the quick compiler (22_spark)
+    # a coordinator that writes no rows runs its code a few times a commit: the quick compiler (23_spark)
     spark = spark or spark_session(coordinator_id, table_path=storage, quick_compile=not config.coordinator_writes_rows)
     table = FencedTable(storage, HudiCommitter(HudiJava(spark, config, storage)))
     observed = metrics.role("coordinator", config.table_name, coordinator_id) if metrics else None
@@ -313,7 +310,7 @@ class JobControls(msgspec.Struct, kw_only=True):
     # a local Spark's master: spark://host:7077 runs the role's Spark on a standalone cluster; "" is local[2]
     # (participants sharing one machine: local[cores ÷ participants] each)
     spark_master: str = ""
-    # Prometheus metrics (29_metrics) served on this port; 0: a free port (logged); -1: not served
+    # Prometheus metrics (30_metrics) served on this port; 0: a free port (logged); -1: not served
     metrics_port: int = -1
     # a Prometheus Pushgateway (host:port) the metrics are pushed to every 15 s, where no port can be reached
     metrics_pushgateway: str = ""

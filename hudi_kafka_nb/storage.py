@@ -9,9 +9,6 @@ import builtins
 import contextlib
 import logging
 import os
-import time
-import uuid
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,7 +17,7 @@ import obstore.store
 from obstore.exceptions import AlreadyExistsError
 
 from hudi_kafka_nb.config import SinkConfig
-from hudi_kafka_nb.setting_values import ConfigError, resolve_secret
+from hudi_kafka_nb.setting_values import resolve_secret
 
 # %% auto #0
 __all__ = [
@@ -33,8 +30,6 @@ __all__ = [
     "S3A_TIMEOUTS",
     "RETRY",
     "Table",
-    "PROBE_PREFIX",
-    "CREATION_SETTLE_S",
     "StorageError",
     "scheme_of",
     "is_object_store",
@@ -46,14 +41,6 @@ __all__ = [
     "TableStorage",
     "table_storage",
     "storage_of",
-    "check_conditional_writes",
-    "TableError",
-    "table_properties",
-    "check_table",
-    "creation_never_finished",
-    "table_folder_names",
-    "check_table_folder",
-    "create_table_once",
 ]
 
 # %% ../nbs/20_storage.ipynb #0bf8c634
@@ -340,188 +327,3 @@ def storage_of(config: SinkConfig) -> TableStorage:
     """The store of `config`'s table, with its `storage_options` (secrets resolved): what a role builds once and hands
     on."""
     return TableStorage(config.table_path, resolved_storage_options(config))
-
-
-# %% ../nbs/20_storage.ipynb #ccba7502
-# a probe's folder at the root of a store: ignored wherever a table's folder is read
-PROBE_PREFIX = ".hudi-kafka-nb-probe-"
-
-
-def check_conditional_writes(storage: TableStorage):
-    """Refuse (`StorageError`) a store that is unreachable or that lets a second create of one key overwrite the first.
-    The probe is a folder of its own at the store's root (several roles probe at once), deleted with it."""
-    folder = f"{PROBE_PREFIX}{uuid.uuid4().hex}"
-    key = f"{folder}/probe"
-    try:
-        first = storage.create(key, b"first")
-        second = storage.create(key, b"second")
-        kept = storage.get(key)
-    except Exception as e:
-        cause = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:300]}"
-        if storage.local:
-            raise StorageError(
-                f"table_path={storage.location}: cannot create a file there atomically ({cause}); a mounted folder "
-                "(such as a FUSE mount of object storage) may not support it: give the table's object-store URL "
-                "instead"
-            ) from None
-        raise StorageError(
-            f"table_path={storage.location}: the store cannot be written with the storage_options given ({cause}); "
-            "check the bucket, the endpoint and the credentials"
-        ) from None
-    finally:
-        # the check's own files: the verdict above is what counts, a leftover is harmless
-        with contextlib.suppress(Exception):
-            storage.delete_all(folder)
-    if not first or second or kept != b"first":
-        if storage.local:
-            raise StorageError(
-                f"table_path={storage.location}: the folder does not refuse a second create of one file (a mounted "
-                "file system without atomic links?); the sink fences coordinators with such creates and cannot run "
-                "safely on it: give the table's object-store URL instead"
-            )
-        raise StorageError(
-            f"table_path={storage.location}: the store does not refuse a second create of one key (a PUT with "
-            "If-None-Match: * overwrote the object); the sink fences coordinators with such creates and cannot run "
-            "safely on it. Use a store with conditional writes (S3, GCS, Azure, MinIO) or a local folder"
-        )
-
-
-# %% ../nbs/20_storage.ipynb #7ffeeb02
-class TableError(RuntimeError):
-    "The table folder holds something this sink must not write to."
-
-
-_MUST_MATCH = {
-    "hoodie.table.type": lambda c: c.table_type,
-    "hoodie.table.name": lambda c: c.table_name,
-    "hoodie.table.ordering.fields": lambda c: c.ordering_field,
-    "hoodie.table.recordkey.fields": lambda c: ",".join(c.record_key_fields),
-    "hoodie.table.partition.fields": lambda c: c.partition_field,
-}
-
-
-def _read_properties(table_path, key: str) -> dict[str, str] | None:
-    data = table_storage(table_path).get(key)
-    if data is None:
-        return None
-    text, props = data.decode(), {}
-    for line in text.splitlines():
-        if line and not line.startswith("#") and "=" in line:
-            key, _, value = line.partition("=")
-            props[key.strip()] = value.strip().replace("\\:", ":").replace("\\=", "=")
-    return props
-
-
-_ALWAYS_WRITTEN = ("hoodie.table.name", "hoodie.table.type", "hoodie.table.checksum")
-
-
-def table_properties(table_path: Table, settle_s: float = 2.0) -> dict[str, str] | None:
-    """The table's `hoodie.properties`, or None where there is no Hudi table.
-
-    Hudi writes the file in place: a new table's in one go, a change by copying it to `hoodie.properties.backup`,
-    rewriting it and deleting the copy (its readers use the copy meanwhile). Read while Hudi writes, the file lacks
-    keys: a table-services job started beside a coordinator creating the table saw no `hoodie.table.type` and refused
-    the table. So a reading that lacks a key Hudi always writes is taken again, the backup first, for up to `settle_s`.
-    """
-    deadline = time.monotonic() + settle_s
-    while True:
-        backup = _read_properties(table_path, ".hoodie/hoodie.properties.backup")
-        props = _read_properties(table_path, ".hoodie/hoodie.properties")
-        for reading in (backup, props):
-            if reading is not None and all(key in reading for key in _ALWAYS_WRITTEN):
-                return reading
-        if (backup is None and props is None) or time.monotonic() > deadline:
-            return props
-        time.sleep(0.05)
-
-
-def check_table(config: SinkConfig, props: dict[str, str]):
-    "Refuse a table whose identity differs from the settings (`TableError` naming the key and the fix)."
-    for key, wanted in _MUST_MATCH.items():
-        if props.get(key, "") != wanted(config):
-            raise TableError(
-                f"the table at table_path={config.table_path!r} has {key}={props.get(key, '(unset)')!r} but the "
-                f"settings ask for {wanted(config)!r}; point table_path at a new folder or change the settings to match"
-            )
-
-
-# %% ../nbs/20_storage.ipynb #520ab0f0
-def creation_never_finished(table_path: Table) -> bool:
-    """Whether the table's folder holds only a `.hoodie` folder with folders in it and no file (Hudi creates the folders
-    first)."""
-    return table_folder_names(table_path) == [".hoodie"] and not table_storage(table_path).list(".hoodie")
-
-
-def table_folder_names(table_path: Table) -> list[str]:
-    "What the table's folder holds, less the atomic-create probes of roles starting beside this one."
-    return [name for name in table_storage(table_path).names() if not name.startswith(PROBE_PREFIX)]
-
-
-def check_table_folder(config: SinkConfig, storage: TableStorage | None = None):
-    """Refuse, before anything starts, a `table_path` this process cannot use (`ConfigError` naming the setting and the
-    fix)."""
-    if config.table_path.startswith("dbfs:"):
-        return  # Databricks' own file system: Hudi's storage layer checks
-    # reachable with the settings given, and a fence there: a store that overwrites on a conditional create is refused,
-    # and so is a mounted folder without the atomic create (a FUSE mount of object storage). The probe leaves nothing
-    # behind, and the emptiness checks of a new table's folder ignore one under way
-    table = probed = storage or storage_of(config)
-    if not is_object_store(config.table_path):
-        path = Path(config.table_path)
-        existing = next(p for p in [path, *path.parents] if p.exists())
-        if not existing.is_dir():
-            raise ConfigError(
-                f"setting 'table_path': {existing} is a file, not a folder; point table_path at the folder of the Hudi "
-                "table (created if absent)"
-            )
-        if not os.access(existing, os.W_OK | os.X_OK):
-            raise ConfigError(
-                f"setting 'table_path': cannot write under {existing} (read-only or no permission); give this job "
-                "write access there or choose another folder"
-            )
-        # the table's folder does not exist yet: its nearest parent
-        if existing != path:
-            probed = TableStorage(existing)
-    check_conditional_writes(probed)
-    props = table_properties(table)
-    if props is not None:
-        check_table(config, props)
-
-
-# %% ../nbs/20_storage.ipynb #d62947ce
-CREATION_SETTLE_S = 30.0  # a claimed creation without hoodie.properties this long after was abandoned
-
-
-def create_table_once(
-    table_path: Table, create: Callable[[], None], settle_s: float = CREATION_SETTLE_S
-) -> dict[str, str]:
-    """The table's properties, `create()` called first by one process of those asking at once if there is no table (see
-    above)."""
-    storage, nonce, abandoned = table_storage(table_path), uuid.uuid4().hex.encode(), False
-    while (props := table_properties(storage)) is None:
-        # in this order: a creator claims before it makes the folder, and writes hoodie.properties before it gives the
-        # claim up, so a folder seen occupied and then unclaimed holds a table by now, or was never one of ours
-        occupied = not abandoned and table_folder_names(storage) and not creation_never_finished(storage)
-        if occupied and storage.get(TABLE_CREATION_KEY) is None:
-            if table_properties(storage) is not None:
-                continue
-            raise TableError(
-                f"table_path={str(storage)!r} is not empty and holds no Hudi table; choose an empty or new folder"
-            )
-        if storage.create(TABLE_CREATION_KEY, nonce):
-            create()
-            storage.delete(TABLE_CREATION_KEY)
-            continue
-        # another process creates the table: wait for its hoodie.properties
-        deadline = time.monotonic() + settle_s
-        while (props := table_properties(storage)) is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if props is None:
-            log.warning(
-                "table_path=%r: the table creation claimed there never finished (its coordinator died?): creating it "
-                "again",
-                str(storage),
-            )
-            storage.delete(TABLE_CREATION_KEY)
-            abandoned = True
-    return props

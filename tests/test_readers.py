@@ -5,7 +5,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 
 from hudi_kafka_nb.reading import read_incremental, read_snapshot, spark_read, spark_read_incremental
-from hudi_kafka_nb.storage import table_properties
+from hudi_kafka_nb.table_identity import table_properties
 from hudi_kafka_nb.timeline import commit_log
 
 from table_builder import build_table
@@ -171,7 +171,7 @@ def test_a_table_whose_creation_was_killed_is_created_when_the_coordinator_resta
     from hudi_kafka_nb.committer import HudiCommitter
     from hudi_kafka_nb.config import load_config
     from hudi_kafka_nb.hudi import HudiJava
-    from hudi_kafka_nb.storage import TableError
+    from hudi_kafka_nb.table_identity import TableError
 
     for folder in (
         ".hoodie/timeline/history",
