@@ -24,9 +24,10 @@ from hudi_kafka_nb.avro_records import decode_avro
 from hudi_kafka_nb.committer import HudiCommitter, HudiTableServices
 from hudi_kafka_nb.config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig, load_config, unknown_setting_error
 from hudi_kafka_nb.coordinator import Coordinator
+from hudi_kafka_nb.dead_letters import DeadLetterQueue
 from hudi_kafka_nb.fencing import FencedTable, decision_in_flight, keyed_write_in_flight
 from hudi_kafka_nb.hudi import HudiJava
-from hudi_kafka_nb.kafka import BrokerView, ControlChannel, DeadLetterQueue, KafkaSource, RouteValues
+from hudi_kafka_nb.kafka import BrokerView, ControlChannel, KafkaSource, RouteValues
 from hudi_kafka_nb.metrics import MetricsPusher, SinkMetrics, serve_metrics
 from hudi_kafka_nb.participant import Participant
 from hudi_kafka_nb.ports import CrashHook, Fenced, no_crash
@@ -310,7 +311,7 @@ class JobControls(msgspec.Struct, kw_only=True):
     # a local Spark's master: spark://host:7077 runs the role's Spark on a standalone cluster; "" is local[2]
     # (participants sharing one machine: local[cores ÷ participants] each)
     spark_master: str = ""
-    # Prometheus metrics (30_metrics) served on this port; 0: a free port (logged); -1: not served
+    # Prometheus metrics (31_metrics) served on this port; 0: a free port (logged); -1: not served
     metrics_port: int = -1
     # a Prometheus Pushgateway (host:port) the metrics are pushed to every 15 s, where no port can be reached
     metrics_pushgateway: str = ""
