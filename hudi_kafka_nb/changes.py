@@ -72,7 +72,7 @@ def key_value(record: RawRecord, field: str):
 # %% ../nbs/06_changes.ipynb #c9ef3563
 def tombstone_change(record: RawRecord, config: SinkConfig, key_of=key_value) -> Change:
     """What a tombstone (a null value) writes: a delete of its message key's row (`key_of` reads the key: JSON here,
-    Avro in `08_avro_records`)."""
+    Avro in `09_avro_records`)."""
     key = key_of(record, config.record_key_field)
     if key is None:
         return Change(
@@ -102,7 +102,7 @@ def change_row(record: RawRecord, config: SinkConfig) -> Change:
 
 
 def envelope_change(envelope, record: RawRecord, config: SinkConfig, key_of=key_value) -> Change:
-    """What one change event's envelope (decoded from JSON, or from Avro in `08_avro_records`) writes; `key_of` reads
+    """What one change event's envelope (decoded from JSON, or from Avro in `09_avro_records`) writes; `key_of` reads
     the message key."""
     op = envelope.get("op") if isinstance(envelope, dict) else None
     if op not in OPERATIONS:

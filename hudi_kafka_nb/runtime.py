@@ -19,7 +19,6 @@ from typing import Any
 
 import msgspec
 
-from hudi_kafka_nb.avro import ConfluentRegistry, SchemaCache, registry_value_schema, value_subject
 from hudi_kafka_nb.avro_records import decode_avro
 from hudi_kafka_nb.committer import HudiCommitter, HudiTableServices
 from hudi_kafka_nb.config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig, load_config, unknown_setting_error
@@ -34,6 +33,7 @@ from hudi_kafka_nb.ports import CrashHook, Fenced, no_crash
 from hudi_kafka_nb.preflight import admin_client, cluster_topics, data_partitions, matching_topics, preflight
 from hudi_kafka_nb.records import Decode
 from hudi_kafka_nb.routing import families, is_multi_table, table_config
+from hudi_kafka_nb.schema_registry import ConfluentRegistry, SchemaCache, registry_value_schema, value_subject
 from hudi_kafka_nb.setting_values import ConfigError, redacted
 from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.storage import (
@@ -183,7 +183,7 @@ def open_participant(
         observed.dead_letters(dead_letters) if observed else dead_letters,
         writer,
         participant_id=participant_id,
-        # Hudi writes on a thread of its own (11_background_writes)
+        # Hudi writes on a thread of its own (12_background_writes)
         decode=avro_decoder(config),
         observe=observed,
     )

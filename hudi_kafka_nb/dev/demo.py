@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from hudi_kafka_nb.avro import demo_avro_schema, value_subject
+from hudi_kafka_nb.avro import demo_avro_schema
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.producers import (
@@ -32,6 +32,7 @@ from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
 from hudi_kafka_nb.reading import coordinate_check, read_snapshot, snapshot_rows
+from hudi_kafka_nb.schema_registry import value_subject
 from hudi_kafka_nb.storage import Table, TableStorage, resolve_storage_options
 from hudi_kafka_nb.timeline import commit_log, has_committed, rust_table, table_services_log, timeline_instants
 

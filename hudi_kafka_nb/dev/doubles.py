@@ -12,9 +12,10 @@ from concurrent.futures import Executor, Future
 import fastavro
 import msgspec
 
-from hudi_kafka_nb.avro import MAGIC_BYTE, RegistryUnavailable, UnknownSchema
+from hudi_kafka_nb.avro import MAGIC_BYTE
 from hudi_kafka_nb.messages import ControlEvent, decode_event, encode_event
 from hudi_kafka_nb.ports import ForeignEvents
+from hudi_kafka_nb.schema_registry import RegistryUnavailable, UnknownSchema
 
 # %% auto #0
 __all__ = ["InMemoryChannel", "InlineExecutor", "InMemoryRegistry", "framed"]
