@@ -26,7 +26,7 @@ from pyspark import StorageLevel
 
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
-from hudi_kafka_nb.fencing import FencedTable
+from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.kafka import KafkaSource
 from hudi_kafka_nb.messages import Checkpoint, PartitionProgress, PartitionStart

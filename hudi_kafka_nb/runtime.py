@@ -24,9 +24,10 @@ from hudi_kafka_nb.committer import HudiCommitter, HudiTableServices
 from hudi_kafka_nb.config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig, load_config, unknown_setting_error
 from hudi_kafka_nb.coordinator import Coordinator
 from hudi_kafka_nb.dead_letters import DeadLetterQueue
-from hudi_kafka_nb.fencing import FencedTable, decision_in_flight, keyed_write_in_flight
+from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.kafka import BrokerView, ControlChannel, KafkaSource, RouteValues
+from hudi_kafka_nb.leftovers import decision_in_flight, keyed_write_in_flight
 from hudi_kafka_nb.metrics import MetricsPusher, SinkMetrics, serve_metrics
 from hudi_kafka_nb.participant import Participant
 from hudi_kafka_nb.ports import CrashHook, Fenced, no_crash

@@ -4,7 +4,7 @@ participants; the process tests (test_table_features) run the mode under kills."
 
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import WriteMode, load_config
-from hudi_kafka_nb.fencing import FencedTable
+from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
 from hudi_kafka_nb.reading import read_snapshot

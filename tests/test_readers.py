@@ -116,7 +116,7 @@ def test_a_field_added_to_value_schema_widens_the_table_and_old_rows_read_null(t
 
     from hudi_kafka_nb.committer import HudiCommitter
     from hudi_kafka_nb.config import load_config
-    from hudi_kafka_nb.fencing import FencedTable
+    from hudi_kafka_nb.fenced_table import FencedTable
     from hudi_kafka_nb.hudi import HudiJava
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records

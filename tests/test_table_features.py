@@ -384,8 +384,9 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
     from hudi_kafka_nb.committer import HudiCommitter
     from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
     from hudi_kafka_nb.dev.producers import sample_orders
-    from hudi_kafka_nb.fencing import FencedTable, writing_by_key
+    from hudi_kafka_nb.fenced_table import FencedTable
     from hudi_kafka_nb.hudi import HudiJava
+    from hudi_kafka_nb.leftovers import writing_by_key
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
     from hudi_kafka_nb.runtime import open_table_services

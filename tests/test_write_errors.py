@@ -5,8 +5,9 @@ import pytest
 
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import load_config
-from hudi_kafka_nb.fencing import FencedTable, decision_in_flight
+from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
+from hudi_kafka_nb.leftovers import decision_in_flight
 from hudi_kafka_nb.messages import Checkpoint, FailedRecord, PartitionProgress
 from hudi_kafka_nb.participant_state import hudi_keys
 from hudi_kafka_nb.ports import RecordsFailed
