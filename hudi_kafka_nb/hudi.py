@@ -166,8 +166,8 @@ def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
                 # inflight file again (see coordinator_options)
                 "_.hoodie.allow.multi.write.on.same.instant": "true",
                 # the upsert looks up each partition's file groups: listed from the store, not read from the
-                # metadata table (whose HFile lookups took more than half of a 10,000-record write here; only
-                # the coordinator writes the metadata table, in its commits)
+                # metadata table, whose HFile lookups cost more than the write (only the coordinator writes the
+                # metadata table, in its commits)
                 "hoodie.metadata.enable": "false",
             }
         )

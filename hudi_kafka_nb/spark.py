@@ -171,7 +171,7 @@ def spark_java_options(archive: Path | None = None, driver: bool = True, quick_c
         else []
     )
     # Hudi sizes records with JOL, which tries three times to attach HotSpot's serviceability agent (each a process of
-    # its own: 0.6 s of every first write here), fails on a stock JDK, and estimates without it: skip to the estimate
+    # its own, on every first write), fails on a stock JDK, and estimates without it: skip to the estimate
     quick = ["-XX:TieredStopAtLevel=1"] if quick_compile else []
     return " ".join(
         ["-Djol.skipHotspotSAAttach=true"]

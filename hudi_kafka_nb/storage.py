@@ -169,7 +169,7 @@ def hadoop_options(table_path: Table, options: dict[str, str]) -> dict[str, str]
 # %% ../nbs/20_storage.ipynb #280eaba1
 # Requests to an object store ride out an outage of about half a minute (a server restarting, a network partition
 # healing). object_store's default backoff (from 0.1 s, each wait drawn between that and twice the last) gives up after
-# about 2 s of refused connections: a store restarted in 3 s stopped the coordinator (seen in a fresh-clone run).
+# about 2 s of refused connections, shorter than a store takes to restart.
 RETRY = {
     "max_retries": 15,
     "retry_timeout": timedelta(seconds=60),

@@ -71,9 +71,8 @@ class TableServices:
         try:
             self.last_round, self.failed_rounds = self.run_round(), 0
         except Exception as e:
-            # a passing failure (a fresh-clone run once met Hudi's TableNotFoundException for a table the sink was
-            # committing to): try again next round; a failure that every round meets (the table gone, no access) stops
-            # the job, saying why
+            # a passing failure (Hudi may not find a table the sink is committing to at that moment): try again next
+            # round; a failure that every round meets (the table gone, no access) stops the job, saying why
             self.failed_rounds += 1
             self._say(
                 logging.WARNING, "ROUND_FAILED", error=error_summary(e).replace(" ", "_"), in_a_row=self.failed_rounds
