@@ -6,7 +6,7 @@ import re
 import signal
 import time
 
-from hudi_kafka_nb.kafka import read_dead_letters  # noqa: F401 (the suites import it from here)
+from hudi_kafka_nb.dead_letters import read_dead_letters  # noqa: F401 (the suites import it from here)
 from hudi_kafka_nb.reading import produced_coordinates  # noqa: F401 (the same)
 from hudi_kafka_nb.timeline import commit_log
 

@@ -409,7 +409,7 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
         hudi_options={"hoodie.compact.inline.max.delta.commits": "2", "hoodie.clean.commits.retained": "2"},
     )
     hudi = HudiJava(spark, config)
-    hudi_java, committer = hudi.hudi_java, HudiCommitter(hudi)
+    hudi_java, committer = hudi.H, HudiCommitter(hudi)
     table, writer = FencedTable(path, committer), HudiWriter(hudi)
     table.take_over("c")
     role = open_table_services(config, spark=spark)

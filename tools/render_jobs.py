@@ -27,15 +27,25 @@ COLUMN = 37  # where the comments start
 
 
 def field_comments(cls) -> dict[str, str]:
-    "The comment beside each field in the source of the msgspec Struct `cls`."
-    comments, names = {}, {}
+    """The comment that describes each field in the source of the msgspec Struct `cls`: beside the field, or on the
+    lines right above it when it is too long to fit beside."""
+    comments, above, field = {}, [], None
     source = textwrap.dedent(inspect.getsource(cls))
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         row, column = token.start
-        if token.type == tokenize.NAME and column == 4 and row not in names:
-            names[row] = token.string
-        elif token.type == tokenize.COMMENT and row in names:
-            comments[names[row]] = token.string.lstrip("#").strip()
+        if token.type == tokenize.COMMENT and column == 4 and not token.line[:4].strip():
+            above.append(token.string.lstrip("#").strip())
+        elif token.type == tokenize.COMMENT and field:
+            comments[field] = token.string.lstrip("#").strip()
+        elif token.type == tokenize.NAME and column == 4:
+            field = token.string
+            if above:
+                comments[field] = " ".join(above)
+            above = []
+        elif token.type == tokenize.NEWLINE:
+            field = None
+        elif token.type == tokenize.NL and not token.line.strip():
+            above = []
     missing = [f for f in cls.__struct_fields__ if f not in comments]
     assert not missing, f"{cls.__name__} fields without a comment to describe them: {missing}"
     return {f: comments[f] for f in cls.__struct_fields__}
