@@ -307,8 +307,11 @@ def test_roles_on_a_spark_cluster_carry_on_when_a_worker_is_killed_mid_write(tmp
             mark = len(log_of(s, "coordinator"))
             state_line(s, "coordinator", r"state=COLLECTING instant=", after=mark)
             cluster.kill_worker(0)
-            state_line(s, "coordinator", r"committed=\d+ records=[1-9]", after=mark, timeout_s=240)
+            # the worker comes back as a cluster manager would bring it back: until then, an application whose only
+            # executor it ran may find no free core on the other worker, and waits for one (the coordinator's commit)
+            time.sleep(2)
             cluster.start_worker(0)
+            state_line(s, "coordinator", r"committed=\d+ records=[1-9]", after=mark, timeout_s=240)
             s.stop_producing()
             finish(s, 240)
         finally:
