@@ -105,9 +105,9 @@ def test_the_fence_and_the_status_file_wait_out_a_store_restarting(s3):
     """A claim and a status file written while the S3 server is down land once it is back, 3 s later: a request is
     retried through the outage instead of failing the role (a coordinator stopped on such a restart once). And a
     claim is still a claim: the key then holds what the first create wrote, and a second create is refused."""
-    from hudi_kafka_nb.runtime import status_writer
     from hudi_kafka_nb.storage import COORDINATOR_STATUS_KEY as STATUS_KEY
     from hudi_kafka_nb.storage import aux_key
+    from hudi_kafka_nb.wiring import status_writer
 
     table = s3.url("outage")
     storage = TableStorage(

@@ -389,7 +389,7 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
     from hudi_kafka_nb.leftovers import writing_by_key
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
-    from hudi_kafka_nb.runtime import open_table_services
+    from hudi_kafka_nb.wiring import open_table_services
     from hudi_kafka_nb.writer import HudiWriter
 
     path = str(tmp_path / "table")
