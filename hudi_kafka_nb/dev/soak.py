@@ -23,7 +23,8 @@ from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.servers import owner_only
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
 from hudi_kafka_nb.dev.verdict import broken_invariants
-from hudi_kafka_nb.supervisor import Exit, RestartPolicy, Supervisor, next_start
+from hudi_kafka_nb.restarts import Exit, RestartPolicy, next_start
+from hudi_kafka_nb.supervisor import Supervisor
 from hudi_kafka_nb.timeline import committed_offsets, timeline_sizes
 
 log = logging.getLogger(__name__)
