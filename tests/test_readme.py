@@ -25,7 +25,7 @@ def test_readme_acl_table_is_what_the_sink_needs():
     import re
 
     from hudi_kafka_nb.config import load_config
-    from hudi_kafka_nb.preflight import sink_acls
+    from hudi_kafka_nb.rights import sink_acls
 
     section = (ROOT / "docs" / "security.md").read_text()
     listed = {

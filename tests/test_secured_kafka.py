@@ -22,8 +22,8 @@ from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
-from hudi_kafka_nb.preflight import sink_acls
 from hudi_kafka_nb.reading import coordinate_check, coordinates
+from hudi_kafka_nb.rights import sink_acls
 from hudi_kafka_nb.runtime import run_job
 from hudi_kafka_nb.setting_values import ConfigError
 
