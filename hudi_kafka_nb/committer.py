@@ -9,14 +9,13 @@ import logging
 from typing import Any
 
 from hudi_kafka_nb.config import WriteMode
-from hudi_kafka_nb.hudi import HudiJava, coordinator_options, create_or_open_table, java_list, table_services_options
+from hudi_kafka_nb.hudi import HudiJava, coordinator_options, create_or_open_table, java_list
 from hudi_kafka_nb.messages import FailedRecord
 from hudi_kafka_nb.storage import aux_key, staging_key
-from hudi_kafka_nb.timeline import latest_checkpoint_of, latest_schema_fields
 from hudi_kafka_nb.writer import delete_instant_files
 
 # %% auto #0
-__all__ = ["log", "metadata_table_services", "pending_writes", "java_reason", "HudiCommitter", "HudiTableServices"]
+__all__ = ["log", "metadata_table_services", "pending_writes", "java_reason", "HudiCommitter"]
 
 # %% ../nbs/26_committer.ipynb #9da9c126
 log = logging.getLogger(__name__)
@@ -300,74 +299,3 @@ class HudiCommitter:
         self.client.close()
         if self.overlap_client is not None:
             self.overlap_client.close()
-
-
-# %% ../nbs/26_committer.ipynb #e1f2a002
-class HudiTableServices:
-    "The table-services job's Hudi write client: runs scheduled compactions, clustering, cleaning and archival."
-
-    def __init__(self, hudi: HudiJava):
-        self.hudi = hudi
-        self.client: Any = None  # Hudi's SparkRDDWriteClient (a Java object), new each round
-        self.new_round()
-
-    def new_round(self):
-        """A fresh client for each round, which sees what the coordinator committed since the last one (see
-        `HudiCommitter.start_instant`)."""
-        if self.client is not None:
-            self.client.close()
-        # the fields of the sink's latest commit: a compaction rewrites rows with the client's schema, and one narrower
-        # than the table's (fields added since this job started) would drop columns (clustering: see fields_in_flight)
-        _, checkpoint = latest_checkpoint_of(self.hudi.storage)
-        if checkpoint and checkpoint.value_schema:
-            self.hudi.use_value_schema(checkpoint.value_schema)
-        self.client = self.hudi.write_client(table_services_options(self.hudi.config, self.hudi.avro_schema))
-
-    def pending_writes(self) -> list[str]:
-        return pending_writes(self.hudi.meta_client())
-
-    def pending_compactions(self) -> list[str]:
-        return [
-            i.requestedTime()
-            for i in java_list(
-                self.hudi.meta_client().getActiveTimeline().filterPendingCompactionTimeline().getInstants()
-            )
-        ]
-
-    def compact(self, instant: str):
-        self.client.compact(instant, True)  # True: complete it, not only write it
-
-    def fields_in_flight(self) -> list[str]:
-        """Fields the sink has added (its latest checkpoint) that the schema Hudi reads as the table's lacks. A
-        clustering now would record that narrower schema after the commit that widens it, and the next one would drop
-        the field."""
-        _, checkpoint = latest_checkpoint_of(self.hudi.storage)
-        fields = latest_schema_fields(self.hudi.storage)
-        if checkpoint is None or fields is None:
-            return []
-        return sorted(set(checkpoint.value_schema) - fields)
-
-    def cluster(self) -> str | None:
-        """Schedule a clustering of the small files (sorted by `clustering_sort_columns`) and run it; its instant, or
-        None if none was due."""
-        scheduled = self.client.scheduleClustering(self.hudi.H.common.util.Option.empty())
-        if not scheduled.isPresent():
-            return None
-        self.client.cluster(scheduled.get(), True)
-        return scheduled.get()
-
-    def clean(self) -> int:
-        "Clean file slices older than the retained commits; how many files it deleted."
-        metadata = self.client.clean()
-        return int(metadata.getTotalFilesDeleted()) if metadata is not None else 0
-
-    def metadata_table_services(self) -> str:
-        """The metadata table's services (`HudiCommitter.metadata_table_services`), run by this job too: once the sink
-        stops, nobody else would, and the data table's archival waits for the metadata table's compaction."""
-        return metadata_table_services(self.hudi, self.client)
-
-    def archive(self):
-        self.client.archive()
-
-    def close(self):
-        self.client.close()

@@ -41,7 +41,7 @@ class JobControls(msgspec.Struct, kw_only=True):
     # a local Spark's master: spark://host:7077 runs the role's Spark on a standalone cluster; "" is local[2]
     # (participants sharing one machine: local[cores ÷ participants] each)
     spark_master: str = ""
-    # Prometheus metrics (32_metrics) served on this port; 0: a free port (logged); -1: not served
+    # Prometheus metrics (33_metrics) served on this port; 0: a free port (logged); -1: not served
     metrics_port: int = -1
     # a Prometheus Pushgateway (host:port) the metrics are pushed to every 15 s, where no port can be reached
     metrics_pushgateway: str = ""

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from hudi_kafka_nb.avro_records import decode_avro
-from hudi_kafka_nb.committer import HudiCommitter, HudiTableServices
+from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig, load_config
 from hudi_kafka_nb.coordinator import Coordinator
 from hudi_kafka_nb.dead_letters import DeadLetterQueue
@@ -32,6 +32,7 @@ from hudi_kafka_nb.preflight import admin_client, cluster_topics, data_partition
 from hudi_kafka_nb.records import Decode
 from hudi_kafka_nb.routing import families, table_config
 from hudi_kafka_nb.schema_registry import ConfluentRegistry, SchemaCache, registry_value_schema, value_subject
+from hudi_kafka_nb.services_client import HudiTableServices
 from hudi_kafka_nb.setting_values import ConfigError
 from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.storage import (
