@@ -42,11 +42,12 @@ from versus_peer import latencies, raw_read, run_peer, run_sink
 
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
-from hudi_kafka_nb.dev.demo import compare_latest, wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_orders
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
+from hudi_kafka_nb.dev.summary import compare_latest
 from hudi_kafka_nb.reading import coordinate_check
 from hudi_kafka_nb.storage import TableStorage, resolve_storage_options
 

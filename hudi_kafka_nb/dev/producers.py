@@ -14,7 +14,6 @@ import msgspec
 from confluent_kafka import KafkaException, Producer
 from tqdm import tqdm
 
-from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
 from hudi_kafka_nb.dev.source_table import BROKEN_EVENT, SourceTable
 
 # %% auto #0
@@ -25,17 +24,12 @@ __all__ = [
     "UPSERT_SETTINGS",
     "DEAD_LETTER_EXPECTED",
     "log",
-    "VERSION_3_RUN",
     "sample_orders",
     "produce_orders",
     "send_events",
     "send_in_transaction",
     "marked_changes",
     "produce_changes",
-    "avro_order_writers",
-    "avro_order_version",
-    "produce_avro_orders",
-    "register_schema",
     "latest_per_key",
 ]
 
@@ -279,82 +273,6 @@ def produce_changes(
             if rate_per_s and (ahead := (start + chunk) / rate_per_s - (time.monotonic() - started)) > 0:
                 time.sleep(ahead)
     return ends
-
-
-# %% ../../nbs/58_producers.ipynb #8916e92e
-def avro_order_writers(registry_url: str, topic: str, register: tuple = (1, 2)) -> dict:
-    """Per schema version, a function writing an order as a producer does (confluent-kafka's `AvroSerializer`). Those of
-    the versions in `register` have registered their schema now and learned its id, so that, as real producers, they go
-    on writing while the registry is away; the others register theirs as they write their first order."""
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-    from confluent_kafka.schema_registry.avro import AvroSerializer
-    from confluent_kafka.serialization import MessageField, SerializationContext
-
-    registry, context = SchemaRegistryClient({"url": registry_url}), SerializationContext(topic, MessageField.VALUE)
-    writers = {}
-    for version in (1, 2, 3):
-        serializer = AvroSerializer(registry, msgspec.json.encode(demo_avro_schema(version)).decode())
-        writers[version] = lambda order, serializer=serializer: serializer(order, context)
-        if version in register:
-            writers[version](demo_avro_order(0, version))
-    return writers
-
-
-VERSION_3_RUN = 20  # orders a producer of the mistaken version 3 writes before it is fixed
-
-
-def avro_order_version(n: int, version_2_from: int, version_3_every: int = 0, version_3_from: int = 0) -> int:
-    """The schema version order `n` is written with: 1; every other one 2 from `version_2_from` on; short runs of 3
-    every `version_3_every` orders, the first from `version_3_from` on."""
-    if version_3_every and n >= version_3_from and (n - version_3_from) % version_3_every < VERSION_3_RUN:
-        return 3
-    return 2 if n >= version_2_from and n % 2 else 1
-
-
-def produce_avro_orders(
-    bootstrap_servers: str,
-    writers: dict | str,
-    topic: str,
-    count: int,
-    rate_per_s: float = 0,
-    bad_every: int = 0,
-    progress: bool = True,
-    first: int = 0,
-    version_2_from: int | None = None,
-    version_3_every: int = 0,
-    version_3_from: int = 0,
-) -> dict[tuple[str, int], int]:
-    """Produce `count` Avro orders numbered from `first` (`writers` from `avro_order_writers`, or a registry's URL):
-    version 2 of the schema for every other one of the second half (or from order `version_2_from` on), runs of version
-    3 (a type changed: broken on purpose, as `bad_every`'s values that are not Avro at all) with `version_3_every`; the
-    next offset of each partition written."""
-    version_2_from = first + count // 2 if version_2_from is None else version_2_from
-    writers = avro_order_writers(writers, topic) if isinstance(writers, str) else writers
-    producer, deliveries = _producer(bootstrap_servers, True), _Deliveries()
-    chunk, started = 5_000, time.monotonic()
-    with tqdm(total=count, desc=f"Avro orders to {topic}", unit="rec", disable=None if progress else True) as bar:
-        for start in range(0, count, chunk):
-            for n in range(first + start, first + min(start + chunk, count)):
-                version = avro_order_version(n, version_2_from, version_3_every, version_3_from)
-                not_avro = bad_every and n % bad_every == bad_every - 1
-                value = b'{"order_id": "not Avro"}' if not_avro else writers[version](demo_avro_order(n, version))
-                deliveries.produce(
-                    producer, topic, str(n).encode(), value, DEAD_LETTER_EXPECTED if not_avro or version == 3 else None
-                )
-            producer.poll(0)
-            bar.update(min(chunk, count - start))
-            if rate_per_s and (ahead := (start + chunk) / rate_per_s - (time.monotonic() - started)) > 0:
-                time.sleep(ahead)
-    return deliveries.finish(producer)
-
-
-def register_schema(registry_url: str, subject: str, schema: dict) -> int:
-    "Register `schema` under `subject` (as a producer's first record would); its id."
-    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
-
-    return SchemaRegistryClient({"url": registry_url}).register_schema(
-        subject, Schema(msgspec.json.encode(schema).decode(), "AVRO")
-    )
 
 
 # %% ../../nbs/58_producers.ipynb #c9d1e002
