@@ -97,6 +97,13 @@ class ParticipantHealth:
         return {p: reason for p, (until, reason) in self._until.items() if until > now}
 
 
+# %% ../nbs/15_coordinator.ipynb #8295e682
+IDLE_REPORT_S = 60.0
+
+# %% ../nbs/15_coordinator.ipynb #8c037a01
+WRITE_FAILURES_BEFORE_STOP = 3
+
+
 # %% ../nbs/15_coordinator.ipynb #8ab2db7d
 class CoordinatorState(Enum):
     WAITING = "WAITING"
@@ -657,10 +664,3 @@ class Coordinator:
         self.channel.close()
         self._transition(CoordinatorState.STOPPED, **self.counts)
         self.table.close()
-
-
-# %% ../nbs/15_coordinator.ipynb #8295e682
-IDLE_REPORT_S = 60.0
-
-# %% ../nbs/15_coordinator.ipynb #8c037a01
-WRITE_FAILURES_BEFORE_STOP = 3
