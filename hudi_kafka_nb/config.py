@@ -107,7 +107,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # debezium: how Kafka Connect wrote the events: "json" (JsonConverter) or "avro" (Confluent's AvroConverter, schemas
     # from schema_registry)
     value_converter: str = "json"
-    # avro: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location, …); secrets as ${env:…}
+    # avro: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location, …); secrets as
+    # ${env:…}
     schema_registry: dict[str, str] = msgspec.field(default_factory=dict)
     # avro: records of a schema version the table cannot take (a type it cannot promote): "dead_letter" them with the
     # reason, or "stop" their partition there

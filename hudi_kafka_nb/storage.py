@@ -188,7 +188,11 @@ class TableStorage:
         self._store: obstore.store.ObjectStore | None = None
         if not self.local:  # the options as the user gave them, which obstore's overloads cannot see
             arguments = _obstore_arguments(self.options)
-            self._store = obstore.store.from_url(self.location, retry_config=RETRY, **arguments)  # type: ignore[call-overload]
+            self._store = obstore.store.from_url(  # type: ignore[call-overload]
+                self.location,
+                retry_config=RETRY,
+                **arguments,
+            )
 
     def __repr__(self):
         return f"TableStorage({self.location!r})"

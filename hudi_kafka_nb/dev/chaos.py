@@ -86,12 +86,12 @@ class LocalStack:
         """`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by
         `settings`). `cdc`: the events are the Debezium change events of a `SourceTable` (`self.source`), which the
         table mirrors (`CDC_SETTINGS`). `table_services`: a table-services job runs beside the sink (every role then
-        runs with `table_services="separate"`). `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in the
-        stack's folder. `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core
+        runs with `table_services="separate"`). `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in
+        the stack's folder. `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core
         each. `registry`: the orders are Avro (`produce_avro_orders`, two schema versions), their schemas in this
-        registry. `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`03_routing`), the orders spread over
-        them. `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`). `bad_every=N`:
-        every N-th order is broken on purpose (not JSON or not Avro, or lacking its partition field)."""
+        registry. `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`03_routing`), the orders spread
+        over them. `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`).
+        `bad_every=N`: every N-th order is broken on purpose (not JSON or not Avro, or lacking its partition field)."""
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.orders, self.produced, self.bad_every = orders, 0, bad_every

@@ -106,9 +106,7 @@ def mirror_database(
             for name, source in database.items()
         }
         ends = {name: future.result() for name, future in produced.items()}
-    print(
-        f"produced about {records:,} change events to {len(database)} topics; waiting for every table to commit them …"
-    )
+    print(f"produced about {records:,} change events to {len(database)} topics; waiting until every table commits them")
     started = time.monotonic()
     for name, table_ends in ends.items():
         wait_until_committed(table_at(name), table_ends, roles, timeout_s)

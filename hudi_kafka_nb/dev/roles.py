@@ -223,8 +223,8 @@ def participant_params(params: dict, participants: int) -> dict:
 def participant_roles(
     params: dict, count: int, workdir: str | Path, env: dict | None = None, each: Callable[[int], dict] | None = None
 ) -> list[RoleProcess]:
-    """`count` participants of one sink on this machine (participant-0, …), each with its share of the cores; `each(i)`:
-    the i-th one's own settings."""
+    """`count` participants of one sink on this machine (participant-0, …), each with its share of the cores;
+    `each(i)`: the i-th one's own settings."""
     return [
         RoleProcess(
             "participant",
