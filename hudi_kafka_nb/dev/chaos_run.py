@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hudi_kafka_nb.dev.broker import EmbeddedBroker
 from hudi_kafka_nb.dev.chaos import LocalStack
-from hudi_kafka_nb.dev.verdict import verdict_ok
+from hudi_kafka_nb.dev.verdict import VERDICT_FIGURES, verdict_ok
 from hudi_kafka_nb.reading import commit_history
 
 log = logging.getLogger(__name__)
@@ -110,31 +110,7 @@ def run_chaos(
 # %% ../../nbs/66_chaos_run.ipynb #4ac0b28c
 def print_report(report: dict):
     "The chaos verdict, one line per figure."
-    for key in (
-        "kills",
-        "produced",
-        "in_table",
-        "duplicates",
-        "missing",
-        "unexpected",
-        "stale_rows",
-        "rows_compared",
-        "rows_differing",
-        "differing_first",
-        "dead_letters",
-        "broken_on_purpose",
-        "letters_missing",
-        "letters_twice",
-        "good_records_dead_lettered",
-        "commits",
-        "broken_continuity",
-        "files_listed_twice",
-        "orphans_left",
-        "tables",
-        "drain_s",
-        "hanging_transactions_aborted",
-        "ok",
-    ):
+    for key in ("kills", *VERDICT_FIGURES, "drain_s", "hanging_transactions_aborted", "ok"):
         if key in report:
             print(f"{key:>26}: {report[key]}")
 

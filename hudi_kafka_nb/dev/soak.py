@@ -22,7 +22,7 @@ from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.servers import owner_only
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
-from hudi_kafka_nb.dev.verdict import broken_invariants
+from hudi_kafka_nb.dev.verdict import VERDICT_FIGURES, broken_invariants
 from hudi_kafka_nb.restarts import Exit, RestartPolicy, next_start
 from hudi_kafka_nb.supervisor import Supervisor
 from hudi_kafka_nb.timeline import committed_offsets, timeline_sizes
@@ -359,25 +359,13 @@ def print_soak(report: dict):
         "produced_rate",
         "chaos_s",
         "final_drain_s",
-        "produced",
-        "in_table",
-        "duplicates",
-        "missing",
-        "unexpected",
-        "rows_compared",
-        "rows_differing",
-        "dead_letters",
-        "broken_on_purpose",
-        "letters_missing",
-        "letters_twice",
-        "good_records_dead_lettered",
-        "commits",
-        "orphans_left",
+        *VERDICT_FIGURES,
         "timeline",
         "largest_active_timeline",
         "hanging_transactions_aborted",
         "server_restart_failures",
     ):
-        print(f"{key:>28}: {report[key]}")
+        if key in report:
+            print(f"{key:>28}: {report[key]}")
     for name, role in report["roles"].items():
         print(f"{name:>28}: {role}")

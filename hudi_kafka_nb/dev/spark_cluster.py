@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hudi_kafka_nb.dev.servers import free_port, stop_process
+from hudi_kafka_nb.dev.servers import free_port, logged_process, stop_process
 
 # %% auto #0
 __all__ = ["spark_home", "LocalSparkCluster"]
@@ -61,13 +61,7 @@ class LocalSparkCluster:
             "SPARK_WORKER_OPTS": "-Dspark.worker.cleanup.enabled=true -Dspark.worker.cleanup.interval=60 "
             "-Dspark.worker.cleanup.appDataTtl=60",
         }
-        return subprocess.Popen(
-            [str(spark_home() / "bin" / "spark-class"), *args],
-            env=env,
-            stdout=open(self.workdir / f"{name}.log", "ab"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        return logged_process([str(spark_home() / "bin" / "spark-class"), *args], self.workdir / f"{name}.log", env=env)
 
     def start(self, timeout_s: float = 60) -> LocalSparkCluster:
         self.workdir.mkdir(parents=True, exist_ok=True)

@@ -35,6 +35,7 @@ from hudi_kafka_nb.timeline import (
 
 # %% auto #0
 __all__ = [
+    "VERDICT_FIGURES",
     "SUMMED",
     "orphan_files",
     "count_coordinates",
@@ -146,6 +147,29 @@ def verify_table(table_path: Table, ends: dict[tuple[str, int], int], dead_lette
     }
 
 
+# a verdict's figures in the order a reader goes through them: what was produced and where it is, the rows' content,
+# the dead letters, the timeline
+VERDICT_FIGURES = (
+    "produced",
+    "in_table",
+    "duplicates",
+    "missing",
+    "unexpected",
+    "stale_rows",
+    "rows_compared",
+    "rows_differing",
+    "differing_first",
+    "dead_letters",
+    "broken_on_purpose",
+    "letters_missing",
+    "letters_twice",
+    "good_records_dead_lettered",
+    "commits",
+    "broken_continuity",
+    "files_listed_twice",
+    "orphans_left",
+    "tables",
+)
 SUMMED = (
     "produced",
     "in_table",
