@@ -305,9 +305,15 @@ def _headers_only(key, value, headers):
 
 # %% ../nbs/31_dead_letters.ipynb #64f8005d
 def read_dead_letters(
-    bootstrap_servers: str, topic: str, expected: int, timeout_s: float = 30, settings: dict[str, str] | None = None
+    bootstrap_servers: str,
+    topic: str,
+    expected: int | None = None,
+    timeout_s: float = 30,
+    settings: dict[str, str] | None = None,
 ) -> list[tuple[dict[str, str], bytes | None]]:
-    "The letters of dead-letter `topic` as (headers, value), read until at least `expected` came or `timeout_s` passed."
+    """The letters of dead-letter `topic` as (headers, value), read committed: until at least `expected` came or
+    `timeout_s` passed, or (`expected=None`) to the topic's end, a `TimeoutError` if it is not reached in time. A topic
+    that does not exist holds no letter."""
 
     def _header_texts(headers) -> dict[str, str]:
         pairs = headers.items() if isinstance(headers, dict) else headers
@@ -318,19 +324,30 @@ def read_dead_letters(
             "bootstrap.servers": bootstrap_servers,
             "group.id": f"read-{topic}-{uuid.uuid4().hex[:6]}",
             "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+            "enable.partition.eof": True,
             **(settings or {}),
         }
     )
-    consumer.assign([TopicPartition(topic, 0, 0)])
     letters: list[tuple[dict[str, str], bytes | None]] = []
-    deadline = time.monotonic() + timeout_s
+    end = 0  # with `expected=None`: the topic's end, read as the loop starts
     try:
-        while len(letters) < expected and time.monotonic() < deadline:
-            letters += [
-                (_header_texts(m.headers() or []), m.value())
-                for m in consumer.consume(500, timeout=0.5)
-                if m.error() is None
-            ]
+        if expected is None:
+            try:
+                _, end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+            except KafkaException:
+                return letters  # no such topic: no letter was ever sent
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        deadline, at_end = time.monotonic() + timeout_s, expected is None and end == 0
+        while not at_end and (expected is None or len(letters) < expected) and time.monotonic() < deadline:
+            for m in consumer.consume(500, timeout=0.5):
+                error = m.error()
+                if error is None:
+                    letters.append((_header_texts(m.headers() or []), m.value()))
+                elif expected is None and error.code() == KafkaError._PARTITION_EOF:
+                    at_end = True
     finally:
         consumer.close()
+    if expected is None and not at_end:
+        raise TimeoutError(f"could not read the dead-letter topic {topic} to its end in {timeout_s:.0f}s")
     return letters

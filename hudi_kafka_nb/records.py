@@ -35,6 +35,7 @@ __all__ = [
     "wider_type",
     "widen_value_schema",
     "dead_letter_headers",
+    "letter_source",
     "dead_letter_message",
     "routed_decoder",
 ]
@@ -353,6 +354,15 @@ def dead_letter_headers(dead: DeadLetter, participant_id: str, table: str = "") 
         ("hudi_kafka_nb.participant", participant_id.encode()),
         *([("hudi_kafka_nb.table", table.encode())] if table else []),
     ]
+
+
+def letter_source(headers: dict[str, str]) -> tuple[str, int, int]:
+    "The Kafka coordinates of the record a dead letter's headers (`dead_letter_headers`, as text) name."
+    return (
+        headers["hudi_kafka_nb.source.topic"],
+        int(headers["hudi_kafka_nb.source.partition"]),
+        int(headers["hudi_kafka_nb.source.offset"]),
+    )
 
 
 def dead_letter_message(

@@ -11,6 +11,7 @@ from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.servers import free_port
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.reading import commit_history, coordinate_check, coordinates, coordinator_status
+from hudi_kafka_nb.records import letter_source
 from hudi_kafka_nb.timeline import commit_log
 
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters, scrape, wait_for
@@ -50,14 +51,7 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
 
     produced = produced_coordinates(ends)
     letters = read_dead_letters(broker.bootstrap_servers, sink_params["dead_letter_topic"], expected=18)
-    dead = {
-        (
-            h["hudi_kafka_nb.source.topic"],
-            int(h["hudi_kafka_nb.source.partition"]),
-            int(h["hudi_kafka_nb.source.offset"]),
-        )
-        for h, _ in letters
-    }
+    dead = {letter_source(h) for h, _ in letters}
     in_table = coordinates(table_path)
     assert len(letters) == 18 and len(dead) == 18
     assert in_table | dead == produced and not in_table & dead, "every record is in the table or dead-lettered, once"

@@ -23,6 +23,7 @@ from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.reading import coordinate_check, coordinates
+from hudi_kafka_nb.records import letter_source
 from hudi_kafka_nb.rights import sink_acls
 from hudi_kafka_nb.runtime import run_job
 from hudi_kafka_nb.setting_values import ConfigError
@@ -111,14 +112,7 @@ def test_the_sink_with_exactly_the_documented_acls_is_exactly_once_and_its_passw
         for role in roles:
             role.stop()
     letters = read_dead_letters(secured_broker.bootstrap_servers, params["dead_letter_topic"], expected=8)
-    dead = {
-        (
-            h["hudi_kafka_nb.source.topic"],
-            int(h["hudi_kafka_nb.source.partition"]),
-            int(h["hudi_kafka_nb.source.offset"]),
-        )
-        for h, _ in letters
-    }
+    dead = {letter_source(h) for h, _ in letters}
     in_table, produced = coordinates(table_path), produced_coordinates(ends)
     assert len(dead) == 8 and in_table | dead == produced and not in_table & dead, (
         "every record in the table or dead-lettered, once"

@@ -14,11 +14,12 @@ from typing import NamedTuple
 
 import msgspec
 import pyarrow as pa
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from hudi_kafka_nb.dead_letters import read_dead_letters
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED
 from hudi_kafka_nb.reading import snapshot_rows
-from hudi_kafka_nb.records import RawRecord
+from hudi_kafka_nb.records import RawRecord, letter_source
 from hudi_kafka_nb.storage import Table
 from hudi_kafka_nb.timeline import rust_table
 
@@ -99,38 +100,12 @@ def read_produced(
     return records
 
 
-def _header_texts(headers) -> Iterable[tuple[str, str]]:
-    for header in headers:
-        name, value = header[0], header[1]
-        yield name, value.decode() if isinstance(value, bytes) else str(value)
-
-
 def read_letters(
     bootstrap_servers: str, topic: str, settings: dict | None = None, timeout_s: float = 60
 ) -> collections.Counter:
     "How many letters the dead-letter `topic` holds, read committed to its end, for each record its headers name."
-    consumer, letters = _reader(bootstrap_servers, settings), collections.Counter[Coordinates]()
-    try:
-        try:
-            _, end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-        except KafkaException:
-            return letters  # no such topic: no letter was ever sent
-        consumer.assign([TopicPartition(topic, 0, 0)])
-        deadline, done = time.monotonic() + timeout_s, end == 0
-        while not done and time.monotonic() < deadline:
-            for m in consumer.consume(10_000, timeout=1):
-                error = m.error()
-                if error is not None:
-                    done = done or error.code() == KafkaError._PARTITION_EOF
-                    continue
-                h = dict(_header_texts(m.headers() or []))
-                source = ("hudi_kafka_nb.source.topic", "hudi_kafka_nb.source.partition", "hudi_kafka_nb.source.offset")
-                letters[(h[source[0]], int(h[source[1]]), int(h[source[2]]))] += 1
-        if not done:
-            raise TimeoutError(f"could not read the dead-letter topic {topic} to its end in {timeout_s:.0f}s")
-    finally:
-        consumer.close()
-    return letters
+    letters = read_dead_letters(bootstrap_servers, topic, timeout_s=timeout_s, settings=settings)
+    return collections.Counter[Coordinates](letter_source(headers) for headers, _ in letters)
 
 
 # %% ../../nbs/62_content.ipynb #fabc7a22
