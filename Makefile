@@ -12,7 +12,7 @@ MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO   := .tools/minio/$(MINIO_VERSION)/minio
 BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
-# Our replacements of classes of Hudi's bundle (java/hudi-fixes/, why in nbs/23_spark.ipynb), first on every local Spark's classpath.
+# Our replacements of classes of Hudi's bundle (java/hudi-fixes/, why in nbs/33_spark.ipynb), first on every local Spark's classpath.
 HUDI_FIXES := .jars/hudi-fixes/hudi-fixes.jar
 # Our own classes that extend Hudi's (java/hudi-kafka-nb/), loaded beside Hudi's bundle.
 SINK_JAR := .jars/hudi-kafka-nb/hudi-kafka-nb.jar
@@ -167,7 +167,7 @@ test-pytest: setup
 # The tour's outputs are documentation: nbval runs it on the real stack and compares every output with the one kept
 # in the notebook (instant times and paths sanitized). After changing it: run it in Jupyter, nbdev_clean, commit.
 test-examples: setup
-	$(PYTHON) -m pytest nbs/70_tour.ipynb --nbval --nbval-current-env --nbval-sanitize-with nbs/nbval_sanitize.cfg \
+	$(PYTHON) -m pytest nbs/90_tour.ipynb --nbval --nbval-current-env --nbval-sanitize-with nbs/nbval_sanitize.cfg \
 	  --nbval-cell-timeout 900 -q -p no:cacheprovider
 
 readme: setup

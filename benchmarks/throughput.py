@@ -499,10 +499,10 @@ def avro_figure(broker, topic, ends, args, root):
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     from hudi_kafka_nb.avro_records import decode_avro
-    from hudi_kafka_nb.config import load_config
     from hudi_kafka_nb.dev.producers import send_events
     from hudi_kafka_nb.records import decode_batch
     from hudi_kafka_nb.schema_registry import ConfluentRegistry, SchemaCache, registry_value_schema
+    from hudi_kafka_nb.settings import load_config
 
     with EmbeddedRegistry(root / "registry") as registry:
         avro_topic = f"{topic}-avro"

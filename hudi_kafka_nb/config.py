@@ -5,15 +5,10 @@
 # %% ../nbs/00_config.ipynb #9e5c4ad5
 from __future__ import annotations
 
-import difflib
-import json
 import re
 from enum import Enum
 
 import msgspec
-
-from hudi_kafka_nb.config_checks import CONVERTERS, check_values
-from hudi_kafka_nb.setting_values import ConfigError, resolve_secret
 
 # %% auto #0
 __all__ = [
@@ -23,15 +18,8 @@ __all__ = [
     "POSITION_FIELD",
     "CDC_COLUMNS",
     "CDC_METADATA_COLUMNS",
-    "HUDI_NAMES",
-    "CONNECT_NAMES",
-    "REGISTRY_NAMES",
     "WriteMode",
     "SinkConfig",
-    "unknown_setting_error",
-    "load_config",
-    "client_settings",
-    "consumer_settings",
 ]
 
 # %% ../nbs/00_config.ipynb #93fadfd8
@@ -85,11 +73,11 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     topics_regex: str = ""
     # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
     table_path: str
-    # for a table on an object store: object_store's settings (aws_endpoint, …; see 20_storage); secrets as ${env:…}
+    # for a table on an object store: object_store's settings (aws_endpoint, …; see 30_storage); secrets as ${env:…}
     storage_options: dict[str, str] = msgspec.field(default_factory=dict)
-    # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (03_routing)
+    # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (08_routing)
     table_name: str
-    # several tables in one sink: each table's own settings (over these) by table name (03_routing)
+    # several tables in one sink: each table's own settings (over these) by table name (08_routing)
     tables: dict[str, dict] = msgspec.field(default_factory=dict)
     # a sink of several tables looks for new data topics, and so new tables, this often
     topic_refresh_s: float = 10.0
@@ -163,7 +151,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # librdkafka settings for every client (security, …); secrets as ${env:…}, ${file:…}, ${secrets:…}
     kafka: dict[str, str] = msgspec.field(default_factory=dict)
     hudi_options: dict[str, str] = msgspec.field(default_factory=dict)  # other hoodie.* write settings, Hudi's names
-    # fetch.max.bytes of the participants' consumers (large batches: see 05_records)
+    # fetch.max.bytes of the participants' consumers (large batches: see 06_records)
     fetch_max_bytes: int = 52_428_800
     max_partition_fetch_bytes: int = 10_485_760  # max.partition.fetch.bytes of the participants' consumers
     # fetch.wait.max.ms of every consumer of the sink (data and control topics)
@@ -219,7 +207,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def overlaps_instants(self) -> bool:
         """Whether the next instant opens while the last one commits: participants write the files, and the coordinator
-        is the table's one writer (`15_coordinator`)."""
+        is the table's one writer (`19_coordinator`)."""
         return self.write_mode.participants_write and not self.multi_writer
 
     @property
@@ -252,178 +240,3 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         """Fields whose values make a record's Hudi key: `record_key_field`'s (comma-separated: a composite key), else
         its Kafka coordinates."""
         return [f.strip() for f in self.record_key_field.split(",") if f.strip()] or COORDINATE_KEY_FIELDS
-
-
-# %% ../nbs/00_config.ipynb #2c42b4e7
-# Hudi's names for our settings, accepted as they are (at the top level or in hudi_options)
-HUDI_NAMES = {
-    "hoodie.datasource.write.recordkey.field": "record_key_field",
-    "hoodie.table.recordkey.fields": "record_key_field",
-    "hoodie.table.ordering.fields": "ordering_field",
-    "hoodie.datasource.write.precombine.field": "ordering_field",
-    "hoodie.datasource.write.operation": "write_operation",
-    "hoodie.table.type": "table_type",
-    "hoodie.datasource.write.table.type": "table_type",
-    "hoodie.datasource.write.partitionpath.field": "partition_field",
-    "hoodie.datasource.write.hive_style_partitioning": "hive_style_partitioning",
-    "hoodie.table.name": "table_name",
-    "hoodie.database.name": "database_name",
-    "hoodie.base.path": "table_path",
-    "hoodie.clustering.plan.strategy.sort.columns": "clustering_sort_columns",
-}
-CONNECT_NAMES = {"topics.regex": "topics_regex"}  # Kafka Connect's names for our settings
-# Confluent's names for the registry client's settings, as its serializers and Kafka Connect's converters take them:
-# accepted at the top level and gathered into `schema_registry` under the client's own key
-REGISTRY_NAMES = {
-    "schema.registry.url": "url",
-    "basic.auth.user.info": "basic.auth.user.info",
-    "schema.registry.basic.auth.user.info": "basic.auth.user.info",
-    "basic.auth.credentials.source": "basic.auth.credentials.source",
-    "schema.registry.ssl.ca.location": "ssl.ca.location",
-}
-
-
-def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
-    "The error for a setting nobody knows, with the closest known name."
-    known = list(SinkConfig.__struct_fields__) + list(extra_names)
-    if key.startswith("hoodie."):
-        return ConfigError(
-            f"unknown setting {key!r}: Hudi's write settings go into hudi_options (Hudi's names for our own settings "
-            f"are accepted at the top level: {', '.join(sorted(HUDI_NAMES))})"
-        )
-    close = difflib.get_close_matches(key, known, n=1)
-    hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
-    return ConfigError(f"unknown setting {key!r}: {hint}")
-
-
-# %% ../nbs/00_config.ipynb #3a21a2d9
-def _option_text(value) -> str:
-    "An option value as Kafka's and Hudi's configs spell it: 40 → '40', True → 'true'."
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def _coerce_text(key: str, value):
-    "Turn a string parameter into the list or mapping the setting expects; option values into their text form."
-    if isinstance(value, str) and key == "topics":
-        return [t.strip() for t in value.split(",") if t.strip()]
-    if isinstance(value, str) and key in (
-        "value_schema",
-        "kafka",
-        "hudi_options",
-        "storage_options",
-        "schema_registry",
-        "tables",
-    ):
-        try:
-            value = json.loads(value) if value.strip() else {}
-        except json.JSONDecodeError as e:
-            # never echo the text: a kafka setting may hold a password, and this message lands in logs and notebooks
-            raise ConfigError(
-                f"setting {key!r} must be a JSON object; the {len(value)} characters given are not one ({e})"
-            ) from None
-    if key in ("kafka", "hudi_options", "storage_options", "schema_registry") and isinstance(value, dict):
-        return {k: _option_text(v) for k, v in value.items()}
-    if key == "value_converter" and isinstance(value, str):
-        return CONVERTERS.get(value.strip(), value)
-    return value
-
-
-# %% ../nbs/00_config.ipynb #9f353ac0
-def _our_names(settings: dict) -> dict:
-    """Settings with Hudi's names for our settings (top level or in hudi_options) renamed; two different values for one
-    setting refused."""
-    renamed: dict = {}
-    hudi_options = settings.get("hudi_options")
-    if isinstance(hudi_options, str):
-        hudi_options = _coerce_text("hudi_options", hudi_options)
-    given = [(k, v) for k, v in settings.items() if k != "hudi_options"] + [
-        (k, v) for k, v in (hudi_options or {}).items() if k in HUDI_NAMES
-    ]
-    for key, value in given:
-        ours = HUDI_NAMES.get(key, CONNECT_NAMES.get(key, key))
-        if ours in renamed and renamed[ours][1] != value:
-            raise ConfigError(
-                f"setting {ours!r} is given twice with different values: {renamed[ours][0]}={renamed[ours][1]!r} and "
-                f"{key}={value!r}"
-            )
-        renamed[ours] = (key, value)
-    result = {ours: value for ours, (_, value) in renamed.items()}
-    if hudi_options is not None:
-        result["hudi_options"] = {k: v for k, v in hudi_options.items() if k not in HUDI_NAMES}
-    return result
-
-
-def _registry_names(settings: dict) -> dict:
-    "Settings with Confluent's top-level registry names (`schema.registry.url`, …) moved into `schema_registry`."
-    given = {REGISTRY_NAMES[k]: v for k, v in settings.items() if k in REGISTRY_NAMES}
-    if not given:
-        return settings
-    registry = _coerce_text("schema_registry", settings.get("schema_registry") or {})
-    for key, value in given.items():
-        if key in registry and registry[key] != value:
-            raise ConfigError(
-                f"setting 'schema_registry' gives {key!r} twice with different values (at the top level and inside it)"
-            )
-    return {**{k: v for k, v in settings.items() if k not in REGISTRY_NAMES}, "schema_registry": {**registry, **given}}
-
-
-def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkConfig:
-    "A checked `SinkConfig` from a mapping (Python values or Databricks strings) plus keyword overrides."
-    if isinstance(settings, SinkConfig):
-        settings = msgspec.structs.asdict(settings)
-    merged = _our_names({**(settings or {}), **overrides})
-    merged = _registry_names(merged)
-    for key in merged:
-        if key not in SinkConfig.__struct_fields__:
-            raise unknown_setting_error(key)
-    merged = {k: _coerce_text(k, v) for k, v in merged.items() if v is not None}
-    try:
-        config = msgspec.convert(merged, SinkConfig, strict=False)
-    except msgspec.ValidationError as e:
-        problem, _, where = str(e).partition(" - at `$.")
-        if problem.startswith("Object missing required field"):
-            key = problem.split("`")[1]
-            raise ConfigError(f"setting {key!r} is missing (see SinkConfig in nbs/00_config.ipynb)") from None
-        key = where.rstrip("`").split("[")[0].split(".")[0] or "?"
-        raise ConfigError(f"setting {key!r}: {problem} (see SinkConfig in nbs/00_config.ipynb for its type)") from None
-    return check_values(_with_change_columns(config))
-
-
-def _with_change_columns(config: SinkConfig) -> SinkConfig:
-    """Mirroring change events, the table also stores each row's delete flag and position (and metadata, if asked),
-    ordered by the position by default."""
-    if not config.mirrors_changes:
-        return config
-    columns = {**CDC_COLUMNS, **(CDC_METADATA_COLUMNS if config.cdc_metadata else {})}
-    return msgspec.structs.replace(
-        config,
-        value_schema={**config.value_schema, **{k: v for k, v in columns.items() if k not in config.value_schema}},
-        ordering_field=config.ordering_field or POSITION_FIELD,
-    )
-
-
-# %% ../nbs/00_config.ipynb #76ea6f7c
-def client_settings(config: SinkConfig, **extra) -> dict:
-    "librdkafka settings shared by every client of this sink, secrets resolved (never log these: see `redacted`)."
-    return {
-        "bootstrap.servers": config.bootstrap_servers,
-        **{k: resolve_secret(k, v) for k, v in config.kafka.items()},
-        **extra,
-    }
-
-
-def consumer_settings(config: SinkConfig, group_id: str, **extra) -> dict:
-    "Settings for a consumer that reads in large batches and never auto-commits."
-    return client_settings(
-        config,
-        **{
-            "group.id": group_id,
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "auto.offset.reset": "earliest",
-            "fetch.max.bytes": config.fetch_max_bytes,
-            "max.partition.fetch.bytes": config.max_partition_fetch_bytes,
-            "fetch.wait.max.ms": config.fetch_wait_max_ms,
-            **extra,
-        },
-    )

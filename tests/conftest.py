@@ -7,9 +7,10 @@ import uuid
 import psutil
 import pytest
 
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
+from hudi_kafka_nb.settings import load_config
 
 # Every process a test starts inherits this variable, set to the session's and then the test's own mark, so processes
 # can be found and killed by it even after their parent died and they were re-parented to init.
@@ -19,7 +20,7 @@ SESSION = uuid.uuid4().hex[:12]
 SESSION_BROKERS = []
 
 # Every Spark the suites start (roles and readers) lives seconds to minutes: the JIT compiler's first tier only halves
-# the CPU each one burns compiling, and compiled code changes no behaviour (23_spark, "Spark with Hudi's bundle").
+# the CPU each one burns compiling, and compiled code changes no behaviour (33_spark, "Spark with Hudi's bundle").
 os.environ.setdefault("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 

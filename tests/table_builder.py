@@ -3,12 +3,13 @@
 import random
 
 from hudi_kafka_nb.committer import HudiCommitter
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import sample_orders
 from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
 from hudi_kafka_nb.records import RawRecord, decode_records
+from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.writer import HudiWriter
 
 

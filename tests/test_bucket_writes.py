@@ -3,12 +3,13 @@ buckets, side by side in one instant, and the coordinator only commits. In one S
 participants; the process tests (test_table_features) run the mode under kills."""
 
 from hudi_kafka_nb.committer import HudiCommitter
-from hudi_kafka_nb.config import WriteMode, load_config
+from hudi_kafka_nb.config import WriteMode
 from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
 from hudi_kafka_nb.reading import read_snapshot
 from hudi_kafka_nb.records import RawRecord, decode_records
+from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.timeline import completed_commits
 from hudi_kafka_nb.writer import HudiWriter
 
@@ -92,7 +93,7 @@ def test_two_participants_upsert_the_same_buckets_into_one_instant_and_each_key_
 def test_the_next_instant_written_while_the_last_commits_and_compacts_keeps_its_log_files_on_the_compacted_slice(
     tmp_path, spark
 ):
-    """The coordinator opens the next instant before it commits the last (`14_commit_state`, "opens early"); here the
+    """The coordinator opens the next instant before it commits the last (`17_commit_state`, "opens early"); here the
     last one's commit also compacts every file group, while the next instant's log files are already written into them.
     Hudi places a log file by when its instant completes: after the compaction, so on the compacted base file."""
     config = load_config(
@@ -148,7 +149,7 @@ def test_the_next_instant_written_while_the_last_commits_and_compacts_keeps_its_
 
 def test_an_instant_whose_write_statuses_name_one_file_twice_is_not_committed(tmp_path, spark):
     """Two writes of one file name mean the second replaced the first: its records count as not written (see
-    26_committer)."""
+    36_committer)."""
     import pytest
 
     from hudi_kafka_nb.ports import RecordsFailed

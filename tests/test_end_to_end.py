@@ -10,8 +10,8 @@ from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.servers import free_port
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
+from hudi_kafka_nb.letters import letter_source
 from hudi_kafka_nb.reading import commit_history, coordinate_check, coordinates, coordinator_status
-from hudi_kafka_nb.records import letter_source
 from hudi_kafka_nb.timeline import commit_log
 
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters, scrape, wait_for
@@ -39,7 +39,7 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
             ends.update(burst_ends)
             wait_until_committed(table_path, ends, roles, timeout_s=120)
 
-        # what Prometheus reads from the running roles (33_metrics); lag once the status after the last commit is out
+        # what Prometheus reads from the running roles (43_metrics); lag once the status after the last commit is out
         def lag():
             return [v for (name, _), v in scrape(ports["coordinator"]).items() if name == "hudi_kafka_nb_consumer_lag"]
 

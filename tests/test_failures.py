@@ -10,7 +10,6 @@ import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.coordinator import CRASH_POINTS
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
@@ -25,6 +24,7 @@ from hudi_kafka_nb.messages import (
     encode_event,
 )
 from hudi_kafka_nb.reading import coordinator_status
+from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.timeline import commit_log, timeline_sizes
 
 from helpers import (

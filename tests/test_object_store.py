@@ -11,12 +11,12 @@ import time
 
 import pytest
 
-from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.dev.broker import EmbeddedBroker
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
+from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.storage import StorageError, TableStorage, resolved_storage_options
 from hudi_kafka_nb.table_identity import check_table_folder
 from hudi_kafka_nb.timeline import commit_log
@@ -202,7 +202,7 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
 def test_a_table_on_s3_that_cleans_with_every_commit_leaves_no_connection_to_the_store_behind(tmp_path, s3, broker):
     """Once a table cleans, Hudi's clean planner lists partitions from the metadata table with each commit, reading
     HFile blocks of its log files through inline streams that Hudi 1.2.0 never closed, each holding one of S3A's 96
-    pooled connections until the pool ran dry and every request of the coordinator timed out (`23_spark`: our fix).
+    pooled connections until the pool ran dry and every request of the coordinator timed out (`33_spark`: our fix).
     Eight commits, each cleaned after: the coordinator's JVM holds a handful of connections, and its table services
     never failed."""
     s = LocalStack(

@@ -25,7 +25,8 @@ ROLES_IN_MEMORY = """
 import msgspec
 from hudi_kafka_nb import avro, changes, committer, coordinator, fencing, hudi, kafka, participant, preflight
 from hudi_kafka_nb import reading, runtime, table_services, writer
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.messages import Heartbeat, StartCommit, decode_event, encode_event
 from hudi_kafka_nb.participant import Participant, ParticipantState
 from hudi_kafka_nb.records import RawRecord

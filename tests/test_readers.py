@@ -115,11 +115,11 @@ def test_a_field_added_to_value_schema_widens_the_table_and_old_rows_read_null(t
     import msgspec
 
     from hudi_kafka_nb.committer import HudiCommitter
-    from hudi_kafka_nb.config import load_config
     from hudi_kafka_nb.fenced_table import FencedTable
     from hudi_kafka_nb.hudi import HudiJava
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
+    from hudi_kafka_nb.settings import load_config
     from hudi_kafka_nb.writer import HudiWriter
 
     keyed = {"record_key_field": "order_id", "ordering_field": "version"} if write_operation == "upsert" else {}
@@ -169,8 +169,8 @@ def test_a_table_whose_creation_was_killed_is_created_when_the_coordinator_resta
     # a coordinator SIGKILLed while Hudi created the table leaves its folders and no file (the chaos test hit it, and
     # every restart then refused the folder); a folder holding any file is still refused: it may be someone's data
     from hudi_kafka_nb.committer import HudiCommitter
-    from hudi_kafka_nb.config import load_config
     from hudi_kafka_nb.hudi import HudiJava
+    from hudi_kafka_nb.settings import load_config
     from hudi_kafka_nb.table_identity import TableError
 
     for folder in (

@@ -16,17 +16,18 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from conftest import SESSION_BROKERS
 
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
+from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
+from hudi_kafka_nb.letters import letter_source
 from hudi_kafka_nb.reading import coordinate_check, coordinates
-from hudi_kafka_nb.records import letter_source
 from hudi_kafka_nb.rights import sink_acls
 from hudi_kafka_nb.runtime import run_job
 from hudi_kafka_nb.setting_values import ConfigError
+from hudi_kafka_nb.settings import load_config
 
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters
 

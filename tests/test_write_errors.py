@@ -4,7 +4,6 @@ decision (so no restart can roll it forward either), with the records named by t
 import pytest
 
 from hudi_kafka_nb.committer import HudiCommitter
-from hudi_kafka_nb.config import load_config
 from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.leftovers import decision_in_flight
@@ -13,6 +12,7 @@ from hudi_kafka_nb.participant_state import hudi_keys
 from hudi_kafka_nb.ports import RecordsFailed
 from hudi_kafka_nb.reading import read_snapshot
 from hudi_kafka_nb.records import RawRecord, decode_records
+from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.timeline import completed_commits
 from hudi_kafka_nb.writer import HudiWriter
 

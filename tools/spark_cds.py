@@ -22,12 +22,13 @@ from pathlib import Path
 def exercise(spark, folder: Path):
     "Load what the roles load: write, commit, compact and read two small tables with the sink's own ports."
     from hudi_kafka_nb.committer import HudiCommitter
-    from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA, load_config
+    from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
     from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, sample_orders
     from hudi_kafka_nb.fenced_table import FencedTable
     from hudi_kafka_nb.hudi import HudiJava
     from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.records import RawRecord, decode_records
+    from hudi_kafka_nb.settings import load_config
     from hudi_kafka_nb.writer import HudiWriter
 
     rng = random.Random(1)
