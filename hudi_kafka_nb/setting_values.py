@@ -18,6 +18,7 @@ __all__ = [
     "STORAGE_SECRET_KEY_PATTERN",
     "REGISTRY_SECRET_KEY_PATTERN",
     "ConfigError",
+    "need",
     "arrow_type",
     "is_secret_key",
     "resolve_secret",
@@ -28,6 +29,12 @@ __all__ = [
 # %% ../nbs/01_setting_values.ipynb #d5e6510c
 class ConfigError(ValueError):
     "A setting is wrong; the message names the key and the fix."
+
+
+def need(ok, key: str, msg: str):
+    "Refuse the setting `key` unless `ok`: `msg` says what is wrong and how to fix it."
+    if not ok:
+        raise ConfigError(f"setting {key!r} {msg}")
 
 
 # %% ../nbs/01_setting_values.ipynb #367ff18d

@@ -11,7 +11,8 @@ import json
 import msgspec
 
 from hudi_kafka_nb.config import CDC_COLUMNS, CDC_METADATA_COLUMNS, POSITION_FIELD, SinkConfig
-from hudi_kafka_nb.config_checks import CONVERTERS, check_values
+from hudi_kafka_nb.config_checks import check_values
+from hudi_kafka_nb.format_checks import CONVERTERS
 from hudi_kafka_nb.setting_values import ConfigError, resolve_secret
 
 # %% auto #0
