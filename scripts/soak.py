@@ -7,7 +7,7 @@ import signal
 import time
 from pathlib import Path
 
-from hudi_kafka_nb.dev.soak import print_soak, run_soak
+from hudi_kafka_nb.dev.soak_run import print_soak, run_soak
 
 parser = argparse.ArgumentParser(description=__doc__)
 parser.add_argument("--seconds", type=float, default=3600)

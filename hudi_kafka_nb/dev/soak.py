@@ -14,7 +14,6 @@ import threading
 import time
 from pathlib import Path
 
-import msgspec
 import yaml
 
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
@@ -22,29 +21,14 @@ from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.servers import owner_only
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
-from hudi_kafka_nb.dev.verdict import VERDICT_FIGURES, broken_invariants
-from hudi_kafka_nb.restarts import Exit, RestartPolicy, next_start
+from hudi_kafka_nb.restarts import RestartPolicy
 from hudi_kafka_nb.supervisor import Supervisor
 from hudi_kafka_nb.timeline import committed_offsets, timeline_sizes
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = [
-    "log",
-    "SOAK_POLICY",
-    "SOAK_BAD_EVERY",
-    "SERVERS",
-    "SOAK_SETTINGS",
-    "ACTIVE_TIMELINE_BOUND",
-    "kill_tree",
-    "held_backs",
-    "exits_by_cause",
-    "Soak",
-    "folder_bytes",
-    "run_soak",
-    "print_soak",
-]
+__all__ = ["log", "SOAK_POLICY", "SOAK_BAD_EVERY", "SERVERS", "SOAK_SETTINGS", "kill_tree", "Soak", "folder_bytes"]
 
 # %% ../../nbs/76_soak.ipynb #d8b85251
 SOAK_POLICY = RestartPolicy(first_s=1.0, max_s=15.0, healthy_s=15.0, same_failures=5, hold_s=60.0)
@@ -74,17 +58,6 @@ def kill_tree(pid: int) -> bool:
         with contextlib.suppress(psutil.NoSuchProcess):  # exited between the listing and the kill: gone all the same
             process.kill()
     return True
-
-
-# %% ../../nbs/76_soak.ipynb #d07dd011
-def held_backs(exits: list[Exit], policy: RestartPolicy = SOAK_POLICY) -> int:
-    "How many times the supervisor held a role back over these exits (`next_start` after each)."
-    return sum(next_start(exits[: i + 1], policy)[1] for i in range(len(exits)))
-
-
-def exits_by_cause(exits: list[Exit]) -> dict[str, int]:
-    "How a role's runs ended, by cause (`killed by SIGKILL` are the soak's kills)."
-    return dict(collections.Counter(run.cause for run in exits))
 
 
 # %% ../../nbs/76_soak.ipynb #1b0482fa
@@ -264,45 +237,10 @@ class Soak:
             "samples": samples,
         }
 
-    def verdict(self, figures: dict, min_kills: int = 500) -> dict:
-        "Stop the supervisor, then judge the table and the dead-letter topic (`LocalStack.verify`); the report."
+    def stop_supervising(self):
+        "Stop the supervisor and the roles it runs: what the table holds is then final."
         self._stopping.set()
         self._supervising.join()
-        table = self.stack.verify()
-        sizes = timeline_sizes(self.stack.table_path)
-        roles = {
-            role.name: {
-                "starts": role.starts,
-                "exits": exits_by_cause(role.exits),
-                "held_back": held_backs(role.exits, self.policy),
-            }
-            for role in self.supervisor.roles
-        }
-        largest_active = max([s.get("active", 0) for s in figures["samples"]] + [sizes["active"]])
-        report = {
-            "kills": dict(self.kills),
-            "total_kills": self.total_kills,
-            **figures,
-            "roles": roles,
-            **table,
-            "timeline": sizes,
-            "largest_active_timeline": largest_active,
-            "server_restart_failures": self.server_failures,
-            "hanging_transactions_aborted": len(self.stack.hanging_aborted),
-            "table_path": str(self.stack.table_path),
-        }
-        report["broken"] = {
-            **broken_invariants(table),
-            **({"kills": f"{self.total_kills} < {min_kills}"} if self.total_kills < min_kills else {}),
-            **({"archival": f"nothing archived: {sizes}"} if not sizes["archived"] else {}),
-            **(
-                {"timeline": f"{sizes['active']} active instants > {ACTIVE_TIMELINE_BOUND}"}
-                if sizes["active"] > ACTIVE_TIMELINE_BOUND
-                else {}
-            ),
-        }
-        report["ok"] = not report["broken"]
-        return report
 
     def stop(self):
         "Stop the producer, the supervisor (if still running) and the servers."
@@ -325,47 +263,3 @@ def folder_bytes(folder: Path) -> int:
             with contextlib.suppress(FileNotFoundError):  # removed since the listing: nothing to count
                 total += os.stat(os.path.join(root, name)).st_size
     return total
-
-
-# %% ../../nbs/76_soak.ipynb #c06c87ab
-# completed instants once drained: Hudi keeps 20 to 30 commits and their cleans, rollbacks and replacements. Archival
-# runs after a commit, so while failures leave nothing committed the rollbacks pile up (the report gives the largest
-# count seen); the commits of the drain must bring it back down
-ACTIVE_TIMELINE_BOUND = 150
-
-
-# %% ../../nbs/76_soak.ipynb #7c744b97
-def run_soak(workdir: str | Path, seconds: float = 3600, min_kills: int = 500, seed: int = 1, **options) -> dict:
-    "`make soak`: a `Soak` started, run and judged; its report also written to `soak-report.json` in `workdir`."
-    soak = Soak(workdir, seed=seed)
-    try:
-        soak.start()
-        report = soak.verdict(soak.run(seconds, min_kills, **options), min_kills)
-    finally:
-        soak.stop()
-    (Path(workdir) / "soak-report.json").write_bytes(msgspec.json.format(msgspec.json.encode(report)))
-    return report
-
-
-def print_soak(report: dict):
-    "The soak's verdict, one line per figure."
-    for key in (
-        "ok",
-        "broken",
-        "total_kills",
-        "kills",
-        "drain_rate",
-        "rate",
-        "produced_rate",
-        "chaos_s",
-        "final_drain_s",
-        *VERDICT_FIGURES,
-        "timeline",
-        "largest_active_timeline",
-        "hanging_transactions_aborted",
-        "server_restart_failures",
-    ):
-        if key in report:
-            print(f"{key:>28}: {report[key]}")
-    for name, role in report["roles"].items():
-        print(f"{name:>28}: {role}")
