@@ -14,12 +14,22 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient
 
 from hudi_kafka_nb.dev.servers import EmbeddedServer, free_port, logged_process, repository, write_tls_files
+from hudi_kafka_nb.kafka import BrokerView
 from hudi_kafka_nb.preflight import create_topic_if_missing
+from hudi_kafka_nb.settings import load_config
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ["log", "kafka_classpath", "broker_properties", "kafka_uuid", "EmbeddedBroker", "create_topic"]
+__all__ = [
+    "log",
+    "kafka_classpath",
+    "broker_properties",
+    "kafka_uuid",
+    "EmbeddedBroker",
+    "create_topic",
+    "open_transactions",
+]
 
 
 # %% ../../nbs/62_broker.ipynb #2501e9be
@@ -215,6 +225,12 @@ class EmbeddedBroker(EmbeddedServer):
             )
             if aborted.returncode:
                 raise RuntimeError(f"kafka-transactions abort {h} failed: {aborted.stderr[-1000:]}")
+        if hanging:
+            log.warning(
+                "Kafka left %d partition(s) of a transaction hanging; aborted them as an operator would: %s",
+                len(hanging),
+                hanging,
+            )
         return hanging
 
     def _java(self, *args) -> list[str]:
@@ -305,3 +321,27 @@ def create_topic(bootstrap_servers: str, name: str, partitions: int):
     "Create a data topic (idempotent)."
     admin = AdminClient({"bootstrap.servers": bootstrap_servers})  # must outlive the future
     create_topic_if_missing(admin, name, partitions)
+
+
+# %% ../../nbs/62_broker.ipynb #934cf51b
+def open_transactions(settings: dict) -> str:
+    """Partitions whose read-committed end is behind their high watermark, as the broker says now: what
+    read-committed readers wait for."""
+    try:
+        view = BrokerView(load_config(settings))
+        partitions = view.partitions()
+        # highs first: see Coordinator.status
+        highs = view.high_watermarks(partitions)
+        ends = view.end_offsets(partitions)
+    except Exception as e:
+        return f"(could not ask it: {e})"
+    held = {
+        f"{t}[{p}]": f"{ends[(t, p)]}<{highs[(t, p)]}"
+        for t, p in partitions
+        if (t, p) in ends and ends[(t, p)] < highs.get((t, p), 0)
+    }
+    return (
+        f"records in open transactions (read-committed end<high watermark) {held}"
+        if held
+        else ("no partition has an open transaction")
+    )

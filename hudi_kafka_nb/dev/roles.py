@@ -33,6 +33,8 @@ __all__ = [
     "RoleProcess",
     "participant_params",
     "participant_roles",
+    "python_stack_tail",
+    "protocol_log_tail",
 ]
 
 
@@ -235,3 +237,26 @@ def participant_roles(
         )
         for i in range(count)
     ]
+
+
+# %% ../../nbs/66_roles.ipynb #4690e1ca
+def python_stack_tail(path: Path, lines: int = 40) -> str:
+    """The main thread's stack in the last Python stack dump in the log at `path` (`RoleProcess.dump_stacks`), innermost
+    call first."""
+    text = path.read_text(errors="replace").splitlines() if path.exists() else []
+    starts = [i for i, line in enumerate(text) if line.startswith(("Current thread 0x", "Thread 0x"))]
+    blocks = [text[i : next((j for j in starts if j > i), len(text))] for i in starts[-50:]]
+    main = [b for b in blocks if any("run_job" in line or "<module>" in line for line in b)]
+    if not main:
+        return "(no stack dump in the log)"
+    frames = [line for line in main[-1] if line.startswith(("Current", "Thread", "  File"))]
+    return "\n".join(frames[:lines])
+
+
+def protocol_log_tail(path: Path, lines: int = 20) -> str:
+    """The last `lines` lines our roles logged to `path` (Spark's and Kafka's own lines left out), for an error message
+    a CI log shows."""
+    if not path.exists():
+        return f"({path} does not exist)"
+    ours = [line for line in path.read_text(errors="replace").splitlines() if " hudi_kafka_nb." in line]
+    return "\n".join(ours[-lines:])
