@@ -39,7 +39,7 @@ def values(stack, registry_url, numbers, version):
 
 
 def produce(stack, pairs):
-    stack._add_ends(send_events(stack.broker.bootstrap_servers, stack.topic, pairs))
+    stack.feed.add_ends(send_events(stack.broker.bootstrap_servers, stack.topic, pairs))
 
 
 def plain(value):

@@ -145,7 +145,7 @@ def test_debezium_change_events_through_the_avro_converter_mirror_their_source_t
 
     def send(events, transaction=""):
         events = as_avro_events(marked_changes(events), registry.url, stack.topic)
-        stack._add_ends(
+        stack.feed.add_ends(
             send_in_transaction(broker.bootstrap_servers, stack.topic, events, transaction)
             if transaction
             else send_events(broker.bootstrap_servers, stack.topic, events)

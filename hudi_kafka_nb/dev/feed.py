@@ -83,7 +83,7 @@ class Feed:
                 events = marked_changes(
                     (self.source.snapshot(count // 4) if not self.source.events else []) + self.source.changes(count)
                 )
-                self._add_ends(
+                self.add_ends(
                     send_in_transaction(
                         self.broker.bootstrap_servers,
                         self.topic,
@@ -101,7 +101,7 @@ class Feed:
         if self.avro_writers:
             if self.retyped_from is None and committed_offsets(self.tables[self.topic]):
                 self.retyped_from = first
-            self._add_ends(
+            self.add_ends(
                 produce_avro_orders(
                     self.broker.bootstrap_servers,
                     self.avro_writers,
@@ -118,7 +118,7 @@ class Feed:
             return
         for i, topic in enumerate(self.topics):  # several tables: the orders spread over their topics
             share = count // len(self.topics) + (1 if i < count % len(self.topics) else 0)
-            self._add_ends(
+            self.add_ends(
                 produce_orders(
                     self.broker.bootstrap_servers,
                     topic,
@@ -142,10 +142,10 @@ class Feed:
             for e in events
         ]
         marked = [(*pair, DEAD_LETTER_EXPECTED) if i in broken else pair for i, pair in enumerate(pairs)]
-        self._add_ends(send_events(self.broker.bootstrap_servers, self.topic, marked))
+        self.add_ends(send_events(self.broker.bootstrap_servers, self.topic, marked))
 
-    def _add_ends(self, ends: dict[tuple[str, int], int]):
-        "Note what was produced (producers may run in threads side by side)."
+    def add_ends(self, ends: dict[tuple[str, int], int]):
+        "Note what was produced, here or by a test's own producer (producers may run in threads side by side)."
         with self._lock:
             for tp, end in ends.items():
                 self.ends[tp] = max(self.ends.get(tp, 0), end)
