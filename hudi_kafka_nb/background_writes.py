@@ -10,7 +10,7 @@ from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 import pyarrow as pa
 
-from hudi_kafka_nb.participant_state import Wrote
+from hudi_kafka_nb.participant_state import ParticipantInstant, Wrote
 from hudi_kafka_nb.ports import Writer, error_summary
 
 # %% auto #0
@@ -59,6 +59,23 @@ class BackgroundWrites:
         participant failed) can have made more. No commit lists them, and once archival moves the timeline past their
         instant Hudi reads them as committed: duplicates."""
         self.executor.submit(self._delete_files_of, instant)
+
+    def hand_over(self, now: ParticipantInstant, rows: pa.Table, early: bool):
+        "Start writing the instant's `rows` held in memory (`early`: before END_COMMIT), which it then holds no more."
+        now.batches, now.held_bytes = [], 0
+        now.written_early += early
+        now.wrote = True
+        now.writing.append(self.submit(now.instant, rows))
+
+    def collect(self, now: ParticipantInstant) -> Wrote | None:
+        """Take in the instant's writes that are done, in order (their files join `now.parts`); the first that failed or
+        found the instant rolled back, if one did."""
+        while now.writing and now.writing[0].done():
+            wrote = now.writing.pop(0).result()
+            if wrote.error or wrote.rolled_back:
+                return wrote
+            now.parts.append(wrote.written)
+        return None
 
     def shutdown(self):
         self.executor.shutdown(wait=False)

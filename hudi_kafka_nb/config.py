@@ -207,7 +207,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def overlaps_instants(self) -> bool:
         """Whether the next instant opens while the last one commits: participants write the files, and the coordinator
-        is the table's one writer (`21_coordinator`)."""
+        is the table's one writer (`24_coordinator`)."""
         return self.write_mode.participants_write and not self.multi_writer
 
     @property

@@ -11,13 +11,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import (
-    Consumer,
-    KafkaError,
-    KafkaException,
-    Producer,
-    TopicPartition,
-)
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.letters import dead_letter_message

@@ -13,7 +13,7 @@ import msgspec
 import pyarrow as pa
 
 from hudi_kafka_nb.config import SinkConfig
-from hudi_kafka_nb.messages import PartitionProgress, PartitionStart
+from hudi_kafka_nb.messages import PartitionProgress, PartitionStart, StartCommit, WriteStatus
 from hudi_kafka_nb.records import DeadLetter, RawRecord
 
 # %% auto #0
@@ -34,6 +34,7 @@ __all__ = [
     "letters_due",
     "Move",
     "Situation",
+    "situation",
     "next_move",
 ]
 
@@ -90,8 +91,39 @@ class ParticipantInstant:
     paused: set = field(default_factory=set)  # partitions that took their share of it, paused while the others read
     pacing: bool = True  # shares apply until the unpaused partitions have nothing more to read
 
+    @classmethod
+    def started(cls, event: StartCommit, participant_id: str, declared: dict[str, str]) -> ParticipantInstant:
+        """The instant a START_COMMIT gives participant `participant_id`: its partitions, each from where the
+        coordinator says, with the fields it chose (an older coordinator names none: the `declared` ones, never
+        widened)."""
+        return cls(
+            event.epoch,
+            event.instant,
+            {
+                (s.topic, s.partition): Progress(s.topic, s.partition, s.offset, s.offset)
+                for s in event.assignments.get(participant_id, [])
+            },
+            value_schema=event.value_schema or declared,
+            discovering=bool(event.value_schema),
+        )
+
     def reports(self) -> list[PartitionProgress]:
         return [p.report() for p in self.progress.values()]
+
+    def write_status(self, participant_id: str, hudi_version: str, written=None, error: str = "") -> WriteStatus:
+        """This instant's WRITE_STATUS from `participant_id`: each partition's progress, and what Hudi wrote into it (a
+        `Written`, its parts combined), or the error that failed it."""
+        return WriteStatus(
+            epoch=self.epoch,
+            instant=self.instant,
+            participant_id=participant_id,
+            partitions=self.reports(),
+            hudi_version=hudi_version,
+            write_statuses=written.statuses if written else b"",
+            staged_files=written.staged if written else [],
+            new_fields={} if error else self.new_fields,
+            error=error,
+        )
 
     def next_offsets(self) -> dict[tuple[str, int], int]:
         return {tp: p.next_offset for tp, p in self.progress.items()}
@@ -263,6 +295,21 @@ class Situation:
     full: bool = False  # the open instant can take no more of our records
     said_full: bool = False
     reads_ahead: bool = False  # records for the next instant are being read, and there is room for more
+
+
+def situation(
+    state: ParticipantState, now: ParticipantInstant | None, ahead: ParticipantInstant | None, config: SinkConfig
+) -> Situation:
+    "The few facts `next_move` decides from: the state, the open instant `now`, and the records read `ahead`."
+    writing = state is ParticipantState.WRITING and now is not None
+    return Situation(
+        state,
+        writes_under_way=bool(now and now.writing),
+        writes_early=writing and now is not None and writes_early(now, config),
+        full=writing and now is not None and is_full(now, config),
+        said_full=bool(now and now.said_full),
+        reads_ahead=ahead is not None and not is_full(ahead, config, reading_ahead=True),
+    )
 
 
 def next_move(s: Situation) -> Move:

@@ -10,10 +10,7 @@ import logging
 import time
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import (
-    AdminClient,
-    NewTopic,
-)
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.rights import refuse_missing_rights

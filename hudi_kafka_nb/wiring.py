@@ -184,7 +184,7 @@ def open_participant(
     )
     if observed:
         observed.holds(lambda: participant.current.buffered if participant.current else 0)
-    participant.heartbeat_in_background()
+    participant.heartbeats.in_background()
     return participant
 
 

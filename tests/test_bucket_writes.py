@@ -93,7 +93,7 @@ def test_two_participants_upsert_the_same_buckets_into_one_instant_and_each_key_
 def test_the_next_instant_written_while_the_last_commits_and_compacts_keeps_its_log_files_on_the_compacted_slice(
     tmp_path, spark
 ):
-    """The coordinator opens the next instant before it commits the last (`17_commit_state`, "opens early"); here the
+    """The coordinator opens the next instant before it commits the last (`20_commit_state`, "opens early"); here the
     last one's commit also compacts every file group, while the next instant's log files are already written into them.
     Hudi places a log file by when its instant completes: after the compaction, so on the compacted base file."""
     config = load_config(

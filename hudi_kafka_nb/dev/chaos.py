@@ -16,14 +16,9 @@ from pathlib import Path
 
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic, open_transactions
-from hudi_kafka_nb.dev.content import (
-    avro_values,
-    json_values,
-)
+from hudi_kafka_nb.dev.content import avro_values, json_values
 from hudi_kafka_nb.dev.feed import Feed, committed_events
-from hudi_kafka_nb.dev.producers import (
-    UPSERT_SETTINGS,
-)
+from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_params, protocol_log_tail, python_stack_tail
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
@@ -33,10 +28,7 @@ from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
 from hudi_kafka_nb.dev.verdict import combined, verify_stream
 from hudi_kafka_nb.metrics import read_metrics
 from hudi_kafka_nb.storage import Table, TableStorage, resolve_storage_options
-from hudi_kafka_nb.timeline import (
-    committed_offsets,
-    has_committed,
-)
+from hudi_kafka_nb.timeline import committed_offsets, has_committed
 
 # %% auto #0
 __all__ = ["log", "ROLES", "LocalStack"]

@@ -24,12 +24,7 @@ from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
-from hudi_kafka_nb.dev.summary import (
-    print_avro_columns,
-    print_mirror_summary,
-    print_summary,
-    print_upsert_summary,
-)
+from hudi_kafka_nb.dev.summary import print_avro_columns, print_mirror_summary, print_summary, print_upsert_summary
 from hudi_kafka_nb.schema_registry import value_subject
 from hudi_kafka_nb.storage import Table, TableStorage, resolve_storage_options
 from hudi_kafka_nb.timeline import has_committed, timeline_instants
