@@ -1,7 +1,7 @@
 """Many tables through one sink: run on demand (`make benchmark-tables`), never as a test.
 
 For 1, 5 and 20 tables (a topic each, `--records` order events in each, produced before the sink starts) it runs one
-sink of several tables (a coordinator and a participant, each one process for all tables: nbs/50_table_host) until
+sink of several tables (a coordinator and a participant, each one process for all tables: nbs/60_table_host) until
 every table has committed its topic, and measures: the seconds from launch until every table has opened its first
 instant (start-up) and until every table has committed everything, the committed rate over the whole run, the commit
 cycle (END_COMMIT → commit, each table's instants, from the coordinator's log) and the peak memory of each role's

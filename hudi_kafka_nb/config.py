@@ -73,7 +73,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     topics_regex: str = ""
     # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
     table_path: str
-    # for a table on an object store: object_store's settings (aws_endpoint, …; see 30_storage); secrets as ${env:…}
+    # for a table on an object store: object_store's settings (aws_endpoint, …; see 40_storage); secrets as ${env:…}
     storage_options: dict[str, str] = msgspec.field(default_factory=dict)
     # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (08_routing)
     table_name: str
@@ -207,7 +207,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def overlaps_instants(self) -> bool:
         """Whether the next instant opens while the last one commits: participants write the files, and the coordinator
-        is the table's one writer (`24_coordinator`)."""
+        is the table's one writer (`26_coordinator`)."""
         return self.write_mode.participants_write and not self.multi_writer
 
     @property

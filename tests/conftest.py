@@ -20,7 +20,7 @@ SESSION = uuid.uuid4().hex[:12]
 SESSION_BROKERS = []
 
 # Every Spark the suites start (roles and readers) lives seconds to minutes: the JIT compiler's first tier only halves
-# the CPU each one burns compiling, and compiled code changes no behaviour (33_spark, "Spark with Hudi's bundle").
+# the CPU each one burns compiling, and compiled code changes no behaviour (43_spark, "Spark with Hudi's bundle").
 os.environ.setdefault("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 

@@ -149,7 +149,7 @@ def test_the_next_instant_written_while_the_last_commits_and_compacts_keeps_its_
 
 def test_an_instant_whose_write_statuses_name_one_file_twice_is_not_committed(tmp_path, spark):
     """Two writes of one file name mean the second replaced the first: its records count as not written (see
-    36_committer)."""
+    46_committer)."""
     import pytest
 
     from hudi_kafka_nb.ports import RecordsFailed

@@ -202,7 +202,7 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
 def test_a_table_on_s3_that_cleans_with_every_commit_leaves_no_connection_to_the_store_behind(tmp_path, s3, broker):
     """Once a table cleans, Hudi's clean planner lists partitions from the metadata table with each commit, reading
     HFile blocks of its log files through inline streams that Hudi 1.2.0 never closed, each holding one of S3A's 96
-    pooled connections until the pool ran dry and every request of the coordinator timed out (`33_spark`: our fix).
+    pooled connections until the pool ran dry and every request of the coordinator timed out (`43_spark`: our fix).
     Eight commits, each cleaned after: the coordinator's JVM holds a handful of connections, and its table services
     never failed."""
     s = LocalStack(

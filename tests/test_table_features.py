@@ -45,7 +45,7 @@ def stop_sink_and_wait_for_archival(stack):
     """Stop the coordinator and the participants, then wait for the job to archive.
 
     The job archives nothing newer than the metadata table's last compaction, which the coordinator runs after a commit
-    while nothing else is pending (36_committer); with ten commits or so that may come only with the sink's stop (seen
+    while nothing else is pending (46_committer); with ten commits or so that may come only with the sink's stop (seen
     here, 2026-11-24: two minutes of an idle sink and no archival, then archival in the job's first round after the
     stop; with more commits it archives while the sink runs). The suites always asserted archival after the stop."""
     for name in [n for n in stack.roles if n != "table-services"]:
@@ -482,7 +482,7 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
 
 
 def test_local_tables_are_written_by_hadoops_file_system_without_a_chmod_process(tmp_path, spark):
-    """A local Spark writes file: paths through our LocalFileSystemWithoutShell (33_spark), which sets permissions
+    """A local Spark writes file: paths through our LocalFileSystemWithoutShell (43_spark), which sets permissions
     without a `chmod` process: those Hadoop gives a new folder and file (its defaults less its umask), the checksum file
     beside."""
     jvm = spark._jvm
