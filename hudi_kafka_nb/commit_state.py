@@ -21,7 +21,7 @@ __all__ = [
     "start_offsets",
     "check_statuses",
     "OpenInstant",
-    "table_value_schema",
+    "CoordinatorState",
     "Outcome",
     "Verdict",
     "verdict",
@@ -125,20 +125,12 @@ class OpenInstant(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-# %% ../nbs/20_commit_state.ipynb #6a766bb0
-def table_value_schema(
-    table: dict[str, str], declared: dict[str, str]
-) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-    """The fields instants are written with: the table's, each of its type, then the declared ones it lacks
-    (`value_schema`, or the registry's latest schemas); and the declared fields whose type differs from the table's
-    column (name → the column's type, the declared one). The table decides: a column never changes its type."""
-    fields = {**table, **{name: type_name for name, type_name in declared.items() if name not in table}}
-    differing = {
-        name: (table[name], type_name)
-        for name, type_name in declared.items()
-        if table.get(name, type_name) != type_name
-    }
-    return fields, differing
+# %% ../nbs/20_commit_state.ipynb #ed144656
+class CoordinatorState(Enum):
+    WAITING = "WAITING"
+    WRITING = "WRITING"
+    COLLECTING = "COLLECTING"
+    STOPPED = "STOPPED"
 
 
 # %% ../nbs/20_commit_state.ipynb #6fab29de

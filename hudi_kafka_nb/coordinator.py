@@ -10,23 +10,13 @@ import os
 import socket
 import time
 from collections.abc import Callable, Sequence
-from enum import Enum
 
 import msgspec
 
-from hudi_kafka_nb.commit_state import OpenInstant, Outcome, Verdict, table_value_schema, verdict
+from hudi_kafka_nb.closing import InstantCloser
+from hudi_kafka_nb.commit_state import CoordinatorState, OpenInstant, Outcome, Verdict, verdict
 from hudi_kafka_nb.config import SinkConfig
-from hudi_kafka_nb.messages import (
-    AbortCommit,
-    AckCommit,
-    Checkpoint,
-    ControlEvent,
-    EndCommit,
-    Heartbeat,
-    StartCommit,
-    WriteStatus,
-    transition_line,
-)
+from hudi_kafka_nb.messages import Checkpoint, ControlEvent, Heartbeat, StartCommit, WriteStatus, transition_line
 from hudi_kafka_nb.opening import InstantOpener
 from hudi_kafka_nb.ports import (
     Broker,
@@ -41,32 +31,19 @@ from hudi_kafka_nb.ports import (
     WriteFailed,
     no_crash,
 )
-from hudi_kafka_nb.progress import held_in_transactions, partition_status, worth_ending
+from hudi_kafka_nb.progress import IdleReports, partition_status, worth_ending
 from hudi_kafka_nb.records import widen_value_schema
+from hudi_kafka_nb.recovery import resume_point
 from hudi_kafka_nb.roster import Roster
 
 # %% auto #0
-__all__ = ["log", "CRASH_POINTS", "IDLE_REPORT_S", "WRITE_FAILURES_BEFORE_STOP", "CoordinatorState", "Coordinator"]
+__all__ = ["log", "WRITE_FAILURES_BEFORE_STOP", "Coordinator"]
 
 # %% ../nbs/26_coordinator.ipynb #ffc472dc
 log = logging.getLogger(__name__)
 
-# %% ../nbs/26_coordinator.ipynb #a168a52f
-CRASH_POINTS = ("after_start_commit", "after_end_commit", "after_decision", "after_publish")
-
-# %% ../nbs/26_coordinator.ipynb #8295e682
-IDLE_REPORT_S = 60.0
-
-# %% ../nbs/26_coordinator.ipynb #8c037a01
-WRITE_FAILURES_BEFORE_STOP = 3
-
-
 # %% ../nbs/26_coordinator.ipynb #8ab2db7d
-class CoordinatorState(Enum):
-    WAITING = "WAITING"
-    WRITING = "WRITING"
-    COLLECTING = "COLLECTING"
-    STOPPED = "STOPPED"
+WRITE_FAILURES_BEFORE_STOP = 3
 
 
 class Coordinator:
@@ -93,13 +70,11 @@ class Coordinator:
         self.last_committed: OpenInstant | None = None  # the instant before it, if this coordinator committed it
         self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0}  # write_failures: in a row
         self.failure: str | None = None  # why the coordinator stopped itself, if it did
-        # when the open instant started; when `_report_idle` last spoke
-        self.opened_at = self.idle_reported_at = clock()
+        self.idle = IdleReports(self.id, clock)  # an instant held open says so once a minute
         self.epoch = self.table.take_over(self.id)
-        self.last_committed_instant, checkpoint = self.table.latest()
-        self.committed = checkpoint.next_offsets() if checkpoint else {}
-        self.value_schema = self._table_fields(checkpoint)
+        self.last_committed_instant, self.committed, self.value_schema = resume_point(table, config, self.id)
         self.opener = InstantOpener(config, table, channel, broker, self.roster, clock, crash, self._say)
+        self.closer = InstantCloser(table, channel, crash, self.id)
         self._say(
             "RECOVERED",
             epoch=self.epoch,
@@ -123,27 +98,6 @@ class Coordinator:
     def _say(self, event: str, level: int = logging.INFO, **fields):
         "One protocol line of this coordinator's (`transition_line`) in its log."
         log.log(level, transition_line("coordinator", self.id, event, **fields))
-
-    def _table_fields(self, checkpoint: Checkpoint | None) -> dict[str, str]:
-        """The fields of the table: its latest commit's (before the first, those the first coordinator gave it), then
-        the declared ones it lacks (`table_value_schema`); a declared type that differs from the column's is said."""
-        table = checkpoint.value_schema if checkpoint and checkpoint.value_schema else None
-        fields, differing = table_value_schema(
-            table or self.table.first_value_schema(self.config.value_schema), self.config.value_schema
-        )
-        for name, (column, declared) in differing.items():
-            log.warning(
-                "coordinator %s: the settings (value_schema, or the schema registry's latest schema) give field %r as "
-                "%s, but the table's column is %s: the column keeps its type, and records that write the field as %s "
-                "go where incompatible_schema=%r says",
-                self.id,
-                name,
-                declared,
-                column,
-                declared,
-                self.config.incompatible_schema,
-            )
-        return fields
 
     def _transition(self, state: CoordinatorState, **fields):
         self.state = state
@@ -176,7 +130,7 @@ class Coordinator:
             # commit, whoever is alive carries on
             if self.roster.live() and (self.roster.joined() >= self.config.min_participants or self.counts["commits"]):
                 self.start_instant()
-        elif self.open and (lost := self._lost_participants()):
+        elif self.open and (lost := self.roster.lost(self.opened.missing())):
             reason = f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s"
             self.abort(reason, cause="participant_lost")
         elif self.state is CoordinatorState.WRITING and self.opened.all_full():
@@ -186,14 +140,17 @@ class Coordinator:
                 self.end_instant()
             else:
                 self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
-                self._report_idle(now)
+                if self.idle.due(now):
+                    status = self.status()
+                    if self.publish_status:
+                        self.publish_status(status)
+                    self.idle.warn(now, self.opened.instant, status["partitions"])
         elif self.state is CoordinatorState.COLLECTING and now >= self.opened.collect_until:
             missing = self.opened.missing()
+            timed_out = f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}"
             # a participant that says it waits for a service (the registry, the dead-letter topic) is not failing
             for participant in (p for p in missing if p not in self.roster.waiting):
-                self._participant_failed(
-                    participant, f"no WRITE_STATUS within write_timeout_s={self.config.write_timeout_s}"
-                )
+                self._participant_failed(participant, timed_out)
             self.abort(f"write timeout: no WRITE_STATUS from {missing}", cause="write_timeout")
 
     def run(self, should_stop: Callable[[], bool]):
@@ -203,33 +160,6 @@ class Coordinator:
                 self.step()
         finally:
             self.close()
-
-    def _lost_participants(self) -> list[str]:
-        "Participants of the open instant that have not reported and stopped heartbeating: the instant cannot complete."
-        if self.state not in (CoordinatorState.WRITING, CoordinatorState.COLLECTING):
-            return []
-        return self.roster.lost(self.opened.missing())
-
-    def _report_idle(self, now: float):
-        """Once a minute while an instant stays open with nothing new to read: publish the status; name partitions open
-        transactions hold back."""
-        if now - self.idle_reported_at < IDLE_REPORT_S:
-            return
-        self.idle_reported_at = now
-        status = self.status()
-        if self.publish_status:
-            self.publish_status(status)
-        if held := held_in_transactions(status["partitions"]):
-            log.warning(
-                "coordinator %s: nothing new to read for %.0fs in instant %s, but records wait in open Kafka "
-                "transactions (partition: records) %s. Read-committed readers wait for each to commit or abort; one "
-                "open longer than its producer's transaction.timeout.ms is a hanging transaction "
-                "(kafka-transactions.sh find-hanging, then abort)",
-                self.id,
-                now - self.opened_at,
-                self.opened.instant,
-                held,
-            )
 
     def on_event(self, event: ControlEvent):
         if isinstance(event, Heartbeat):
@@ -264,11 +194,8 @@ class Coordinator:
 
     def _participant_failed(self, participant: str, reason: str):
         if self.roster.health.failed(participant, reason):
-            seconds = self.config.participant_quarantine_s
-            reason = reason.replace(" ", "_")[:300]
-            self._say(
-                "PARTICIPANT_QUARANTINED", logging.WARNING, participant=participant, seconds=seconds, reason=reason
-            )
+            why, seconds = reason.replace(" ", "_")[:300], self.config.participant_quarantine_s
+            self._say("PARTICIPANT_QUARANTINED", logging.WARNING, participant=participant, seconds=seconds, reason=why)
 
     def step_down(self, reason: str):
         "Stop coordinating: a newer coordinator has taken over and will roll back whatever we left open."
@@ -282,12 +209,11 @@ class Coordinator:
             self._transition(CoordinatorState.WAITING, reason="no live participant")
             return
         self.open = self.opener.open(self.epoch, self.value_schema, assignment, carried_on_from=self.last_committed)
-        self.opened_at = self.idle_reported_at = self.clock()
+        self.idle.opened()
         self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
 
     def end_instant(self, **fields):
-        self.channel.send(EndCommit(epoch=self.epoch, instant=self.opened.instant))
-        self.crash("after_end_commit")
+        self.closer.end(self.opened)
         now = self.clock()
         self.open = msgspec.structs.replace(self.opened, ended_at=now, collect_until=now + self.config.write_timeout_s)
         self._transition(CoordinatorState.COLLECTING, **fields)
@@ -310,24 +236,15 @@ class Coordinator:
     def commit(self, decided: Verdict):
         """Commit the open instant: its checkpoint, the table's decision and Hudi's commit (`table.commit`), then
         ACK_COMMIT."""
-        statuses = self.opened.statuses.values()
         checkpoint = Checkpoint(
             epoch=self.epoch, coordinator_id=self.id, partitions=decided.progress, value_schema=self.value_schema
         )
-        following = self.opener.open_early(
-            self.opened, {**self.committed, **checkpoint.next_offsets()}, self.value_schema
-        )
+        next_offsets = {**self.committed, **checkpoint.next_offsets()}
+        following = self.opener.open_early(self.opened, next_offsets, self.value_schema)
         if following:
-            self.opened_at = self.idle_reported_at = self.clock()
+            self.idle.opened()
         try:
-            self.table.commit(
-                self.opened.instant,
-                checkpoint,
-                [s.write_statuses for s in statuses if s.write_statuses],
-                self.id,
-                before_hudi=lambda: self.crash("after_decision"),
-                staged_files=[f for s in statuses for f in s.staged_files],
-            )
+            self.closer.commit(self.opened, checkpoint)
         except CommitConflict as e:
             return self.on_conflict(e, following)
         except WriteFailed as e:
@@ -346,8 +263,7 @@ class Coordinator:
     def on_empty(self):
         "Every partition ended where it started (nothing read, or held for new fields): nothing to commit."
         self.counts["empty"] += 1
-        self.table.rollback(self.opened.instant)
-        self.channel.send(AbortCommit(epoch=self.epoch, instant=self.opened.instant, reason="no new records"))
+        self.closer.roll_back([self.opened.instant], self.epoch, reason="no new records")
         self._next(empty=True)
 
     def on_conflict(self, error: CommitConflict, following: OpenInstant | None = None):
@@ -355,9 +271,8 @@ class Coordinator:
         offsets."""
         log.warning("coordinator %s: %s; resuming from the table's offsets", self.id, error)
         self.abort(f"commit conflict: {error}", cause="commit_conflict", following=following)
-        self.last_committed_instant, checkpoint = self.table.latest()
-        self.committed = checkpoint.next_offsets() if checkpoint else {}
-        self.value_schema = widen_value_schema(self._table_fields(checkpoint), [self.value_schema])
+        self.last_committed_instant, self.committed, fields = resume_point(self.table, self.config, self.id)
+        self.value_schema = widen_value_schema(fields, [self.value_schema])
 
     def on_write_failed(self, error: WriteFailed, following: OpenInstant | None = None):
         """Hudi could not write the records: roll back (with the instant `following`) and retry; the same failure three
@@ -371,8 +286,7 @@ class Coordinator:
         reason = f"Hudi could not write records of the instant: {error}"
         self.abort(reason, cause="write_failed", failed_records=named, following=following)
         if self.counts["write_failures"] >= WRITE_FAILURES_BEFORE_STOP:
-            # the next instant would read the same records and fail the same way: stop rather than loop, with the cause
-            # named
+            # the next instant would fail the same way: stop rather than loop, naming the cause
             failures = self.counts["write_failures"]
             log.error("coordinator %s stops: %d writes in a row failed, the last with %s", self.id, failures, error)
             self.failure = f"{failures} writes in a row failed, the last with: {error}"
@@ -385,8 +299,7 @@ class Coordinator:
         self.counts["commits"] += 1
         for participant in self.opened.statuses:
             self.roster.health.succeeded(participant)
-        self.crash("after_publish")
-        self.channel.send(AckCommit(epoch=self.epoch, instant=self.opened.instant))
+        self.closer.acknowledge(self.opened)
         records = sum(p.records_written for p in checkpoint.partitions)
         self._next(carried_on_from=self.opened, following=following, committed=self.opened.instant, records=records)
 
@@ -394,11 +307,8 @@ class Coordinator:
         """Roll the instant back with Hudi (the instant opened early `following` it first: it starts where this one
         ends), tell the participants (and which records Hudi could not write), start the next one."""
         self.counts["aborts"] += 1
-        for instant in ([following.instant] if following else []) + [self.opened.instant]:
-            self.table.rollback(instant)
-            self.channel.send(
-                AbortCommit(epoch=self.epoch, instant=instant, reason=reason, failed_records=list(failed_records))
-            )
+        instants = ([following.instant] if following else []) + [self.opened.instant]
+        self.closer.roll_back(instants, self.epoch, reason, failed_records)
         self._next(aborted=self.opened.instant, cause=cause, reason=reason.replace(" ", "_"))
 
     def _next(self, carried_on_from: OpenInstant | None = None, following: OpenInstant | None = None, **outcome):
@@ -431,10 +341,7 @@ class Coordinator:
         "Roll back the open instant (if we still hold the table) and stop."
         if self.state in (CoordinatorState.WRITING, CoordinatorState.COLLECTING) and self.open:
             try:
-                self.table.rollback(self.open.instant)
-                self.channel.send(
-                    AbortCommit(epoch=self.epoch, instant=self.open.instant, reason="coordinator stopped")
-                )
+                self.closer.roll_back([self.open.instant], self.epoch, reason="coordinator stopped")
             except Fenced as e:
                 log.info("coordinator %s: not rolling back %s: %s", self.id, self.open.instant, e)
         self.channel.close()

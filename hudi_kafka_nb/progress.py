@@ -5,11 +5,16 @@
 # %% ../nbs/23_progress.ipynb #f7a35b0d
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+
 from hudi_kafka_nb.commit_state import OpenInstant, assign_partitions
 from hudi_kafka_nb.ports import Broker
 
+log = logging.getLogger(__name__)
+
 # %% auto #0
-__all__ = ["worth_ending", "partition_status", "held_in_transactions"]
+__all__ = ["log", "IDLE_REPORT_S", "worth_ending", "partition_status", "held_in_transactions", "IdleReports"]
 
 
 # %% ../nbs/23_progress.ipynb #7da2d631
@@ -60,3 +65,40 @@ def partition_status(
 def held_in_transactions(partitions: dict[str, dict]) -> dict[str, int]:
     "The partitions of a `partition_status` whose records wait in open Kafka transactions, and how many each."
     return {name: p["in_open_transactions"] for name, p in partitions.items() if p["in_open_transactions"]}
+
+
+# %% ../nbs/23_progress.ipynb #81548a4e
+IDLE_REPORT_S = 60.0
+
+
+class IdleReports:
+    "When coordinator `coordinator_id`'s open instant, held open with nothing new to read, is due to say so, and what."
+
+    def __init__(self, coordinator_id: str, clock: Callable[[], float]):
+        self.coordinator_id, self.clock = coordinator_id, clock
+        self.opened_at = self.reported_at = clock()  # when the open instant started; when this last spoke
+
+    def opened(self):
+        "A new instant is open: a minute from now before the first report."
+        self.opened_at = self.reported_at = self.clock()
+
+    def due(self, now: float) -> bool:
+        "Whether a minute has passed since the instant opened or was last reported (it is reported now, if so)."
+        if now - self.reported_at < IDLE_REPORT_S:
+            return False
+        self.reported_at = now
+        return True
+
+    def warn(self, now: float, instant: str, partitions: dict[str, dict]):
+        "The partitions of a `partition_status` whose records wait in open Kafka transactions, named, if any do."
+        if held := held_in_transactions(partitions):
+            log.warning(
+                "coordinator %s: nothing new to read for %.0fs in instant %s, but records wait in open Kafka "
+                "transactions (partition: records) %s. Read-committed readers wait for each to commit or abort; one "
+                "open longer than its producer's transaction.timeout.ms is a hanging transaction "
+                "(kafka-transactions.sh find-hanging, then abort)",
+                self.coordinator_id,
+                now - self.opened_at,
+                instant,
+                held,
+            )

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from hudi_kafka_nb.coordinator import CRASH_POINTS
+from hudi_kafka_nb.closing import CRASH_POINTS
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.kafka import ControlChannel
