@@ -100,6 +100,7 @@ class Supervisor:
     ):
         self.settings_file, self.workdir = Path(settings_file).resolve(), Path(workdir)
         settings = yaml.safe_load(self.settings_file.read_text()) or {}
+        # the roles' runtime (Kafka's client, Hudi's wiring) takes a second to import: loaded once the supervisor runs
         from hudi_kafka_nb.runtime import JOB_CONTROLS, JobControls
 
         # the file may hold job controls too (spark_master, log_level, …): checked as such, the rest as the sink's
@@ -224,6 +225,7 @@ class Supervisor:
 # %% ../nbs/64_supervisor.ipynb #e343213d
 def run_role(role: str, settings_file: str | Path, **controls) -> dict:
     "Run one role with the settings of a YAML file (and job controls: `role_id`, `stop_file`, `metrics_port`)."
+    # a second to import (see `Supervisor`): `hudi-kafka-nb --help` and the supervisor's own process go without it
     from hudi_kafka_nb.runtime import run_job
 
     settings = yaml.safe_load(Path(settings_file).read_text()) or {}
