@@ -201,7 +201,7 @@ benchmark-ingest: setup .jars/spark-kafka/.resolved
 benchmark-tables: setup
 	$(PYTHON) benchmarks/many_tables.py $(ARGS)
 
-# The long chaos run (pytest runs a 15-kill one): about 6 minutes on 2 cores.
+# The long chaos run (pytest runs a 10-kill one): about 6 minutes on 2 cores.
 chaos: setup
 	$(PYTHON) scripts/chaos.py --kills 100
 

@@ -1,4 +1,4 @@
-"""The long chaos run: `python scripts/chaos.py --kills 100` (the pytest suite runs a 15-kill one); `--tables N`: N
+"""The long chaos run: `python scripts/chaos.py --kills 100` (the pytest suite runs a 10-kill one); `--tables N`: N
 topics into N tables of one sink, each table judged on its own: exactly once, each row as produced, each order broken
 on purpose in the dead-letter topic once."""
 

@@ -165,7 +165,7 @@ def test_ingestion_keeps_going_after_the_first_commit_and_after_a_restart_and_ar
         s.wait_committed()
     s.stop()
     s2 = LocalStack(s.workdir, participants=1, broker=s.broker)
-    s2.topic, s2.params, s2.ends = s.topic, s.params, dict(s.ends)
+    s2.topic, s2.params, s2.feed = s.topic, s.params, s.feed  # the same topic and table, produced to on from its ends
     for name in s2.names:
         s2.restart(name)
     try:
@@ -266,18 +266,18 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
 
 
 @pytest.mark.slow
-def test_chaos_fifteen_random_kills(tmp_path, broker, registry):
-    """About two minutes: fifteen kills 2 to 5 s apart, each role (and the broker, and the schema registry) restarted
+def test_chaos_ten_random_kills(tmp_path, broker, registry):
+    """About two minutes: ten kills 2 to 5 s apart, each role (and the broker, and the schema registry) restarted
     0.5 to 3 s later, then the drain. The test is the sequence: roles coming back into a protocol that other failures
     have left mid-way, which a shorter run cannot show. The orders are Avro of two schema versions written side by side
     (the table gains the second's column under the kills); the other chaos runs (keyed, change data) stream JSON."""
     from hudi_kafka_nb.dev.chaos_run import run_chaos
 
     report = run_chaos(
-        tmp_path / "chaos", kills=15, participants=3, broker=broker, seed=2, registry=registry, bad_every=5_000
+        tmp_path / "chaos", kills=10, participants=3, broker=broker, seed=2, registry=registry, bad_every=5_000
     )
     assert report["ok"], str(report)
-    assert sum(v for k, v in report["kills"].items() if k.endswith("_killed")) >= 15
+    assert sum(v for k, v in report["kills"].items() if k.endswith("_killed")) >= 10
     # the retyped version's runs and the bodies that are not Avro went to the dead-letter topic, once each, and only
     # they
     assert report["broken_on_purpose"] >= 2 * 20 and report["dead_letters"] == report["broken_on_purpose"], str(report)

@@ -192,7 +192,7 @@ def test_new_fields_in_the_events_widen_the_table_and_a_wrong_type_is_dead_lette
 
 @pytest.mark.slow
 def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, broker):
-    """About a minute: eight kills 2 to 5 s apart and the drain, with upserts (see test_chaos_fifteen_random_kills)."""
+    """About a minute: eight kills 2 to 5 s apart and the drain, with upserts (see test_chaos_ten_random_kills)."""
     # by bucket index (the other keyed tests stage their rows for the coordinator): the three participants upsert their
     # own records as log files of the buckets' file groups. Events of one order arrive through different partitions
     # (keyed by customer), so through different participants, out of event-time order, repeated within one instant and
