@@ -27,7 +27,8 @@ class LetterDelivery:
 
     def __init__(self, config: SinkConfig, dead_letters: DeadLetters, delivered: Callable[[], None] = lambda: None):
         self.config, self.dead_letters, self.delivered = config, dead_letters, delivered
-        self.failed_keys: dict[str, str] = {}  # Hudi keys of records Hudi could not write → its reason (until a commit)
+        # Hudi keys of records Hudi could not write → its reason (until a commit)
+        self.failed_keys: dict[str, str] = {}
         self.refused_lettered: set = set()  # coordinates of those records whose letters were delivered (until a commit)
 
     def refused(self, failed: Iterable[FailedRecord]):
@@ -40,12 +41,12 @@ class LetterDelivery:
         self.refused_lettered.clear()
 
     def set_aside(
-        self, rows: pa.Table, records: list[RawRecord], dead: list[DeadLetter], config: SinkConfig
+        self, rows: pa.Table, records: list[RawRecord], dead: list[DeadLetter]
     ) -> tuple[pa.Table, list[DeadLetter]]:
-        "`rows` less the records Hudi refused, and `dead` with their letters."
+        "`rows` less the records Hudi refused (known by their record keys), and `dead` with their letters."
         if not self.failed_keys or not rows.num_rows:
             return rows, dead
-        rows, refused = set_aside_failed(rows, records, self.failed_keys, config)
+        rows, refused = set_aside_failed(rows, records, self.failed_keys, self.config)
         return rows, dead + refused
 
     def deliver(self, now: ParticipantInstant) -> str:

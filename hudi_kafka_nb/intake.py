@@ -118,7 +118,7 @@ class InstantReader:
             self.ahead = None
             return
         # records Hudi refused in an aborted instant: set aside
-        rows, dead = self.letters.set_aside(decoded.rows, records, decoded.dead, config)
+        rows, dead = self.letters.set_aside(decoded.rows, records, decoded.dead)
         if rows.num_rows:
             now.batches.extend(rows.to_batches())
             now.buffered += rows.num_rows
