@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient
 from hudi_kafka_nb.dev.servers import EmbeddedServer, free_port, logged_process, repository, write_tls_files
 from hudi_kafka_nb.kafka import BrokerView
 from hudi_kafka_nb.preflight import create_topic_if_missing
+from hudi_kafka_nb.progress import held_in_transactions, partition_status
 from hudi_kafka_nb.settings import load_config
 
 log = logging.getLogger(__name__)
@@ -325,23 +326,16 @@ def create_topic(bootstrap_servers: str, name: str, partitions: int):
 
 # %% ../../nbs/72_broker.ipynb #934cf51b
 def open_transactions(settings: dict) -> str:
-    """Partitions whose read-committed end is behind their high watermark, as the broker says now: what
-    read-committed readers wait for."""
+    """The partitions whose records wait in open Kafka transactions (`held_in_transactions`), as the broker of a sink
+    with these `settings` says now: what read-committed readers wait for."""
     try:
         view = BrokerView(load_config(settings))
-        partitions = view.partitions()
-        # highs first: see Coordinator.status
-        highs = view.high_watermarks(partitions)
-        ends = view.end_offsets(partitions)
+        partitions = partition_status(view, view.partitions(), {})
     except Exception as e:
         return f"(could not ask it: {e})"
-    held = {
-        f"{t}[{p}]": f"{ends[(t, p)]}<{highs[(t, p)]}"
-        for t, p in partitions
-        if (t, p) in ends and ends[(t, p)] < highs.get((t, p), 0)
-    }
+    if any(p["in_open_transactions"] is None for p in partitions.values()):
+        return "(it did not say where its partitions end)"
+    held = held_in_transactions(partitions)
     return (
-        f"records in open transactions (read-committed end<high watermark) {held}"
-        if held
-        else ("no partition has an open transaction")
+        f"records in open transactions (partition: records) {held}" if held else "no partition has an open transaction"
     )
