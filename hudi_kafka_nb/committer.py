@@ -6,13 +6,16 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hudi_kafka_nb.config import WriteMode
 from hudi_kafka_nb.hudi import HudiJava, coordinator_options, create_or_open_table, java_list
 from hudi_kafka_nb.messages import FailedRecord
 from hudi_kafka_nb.storage import aux_key, staging_key
 from hudi_kafka_nb.writer import delete_instant_files
+
+if TYPE_CHECKING:  # its module imports this one
+    from hudi_kafka_nb.meta_sync import MetaSync
 
 # %% auto #0
 __all__ = ["log", "metadata_table_services", "pending_writes", "java_reason", "HudiCommitter"]
@@ -56,10 +59,14 @@ class HudiCommitter:
     """The coordinator's Hudi write client: start, write staged records into, commit and roll back instants; table
     services inline."""
 
-    def __init__(self, hudi: HudiJava):
+    def __init__(self, hudi: HudiJava, meta_sync: MetaSync | None = None):
         self.hudi = hudi
         self.properties = create_or_open_table(hudi)
         self.client = self._new_client()
+        # the catalog's copy of the table (55_meta_sync): synced as the table opens, and after each commit
+        self.meta_sync = meta_sync
+        if meta_sync:
+            meta_sync.request()
         # starts instants while another commits (`start_instant`), made when first needed
         self.overlap_client: Any = None
         self.opened: str | None = None  # the instant started last
@@ -227,6 +234,8 @@ class HudiCommitter:
                     instant,
                     java_reason(e),
                 )
+        if committed and self.meta_sync:
+            self.meta_sync.request()
         return committed
 
     def metadata_table_services(self, opened: str | None = None) -> str:
@@ -296,6 +305,8 @@ class HudiCommitter:
         return self.hudi.is_completed(instant)
 
     def close(self):
+        if self.meta_sync:
+            self.meta_sync.close()
         self.client.close()
         if self.overlap_client is not None:
             self.overlap_client.close()

@@ -110,6 +110,15 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # debezium: also keep cdc_operation, cdc_source_ts_ms and cdc_transaction_id as columns
     cdc_metadata: bool = False
     database_name: str = "default"  # hoodie.database.name
+    # hoodie.meta.sync.enable: after each commit, Hudi's sync registers the table in a catalog and keeps it in step
+    # (55_meta_sync)
+    meta_sync_enable: bool = False
+    # hoodie.datasource.hive_sync.metastore.uris: the Hive Metastore's thrift://host:port
+    hive_sync_metastore_uris: str = ""
+    # hoodie.datasource.hive_sync.database: its database in the catalog ("": database_name); may hold {table_name}
+    hive_sync_database: str = ""
+    # hoodie.datasource.hive_sync.table: its name in the catalog ("": table_name); may hold {table_name}
+    hive_sync_table: str = ""
     control_topic: str = ""  # one partition, this table's only; "" means "hudi-control-<table_name>"
     dead_letter_topic: str = ""  # bad records go here; "" means "<table_name>-dead-letters"
     # a larger letter keeps the first bytes of its value (the record stays in its topic)

@@ -5,6 +5,7 @@
 # %% ../nbs/03_config_checks.ipynb #220c6f32
 from __future__ import annotations
 
+import os
 import re
 
 from hudi_kafka_nb.config import SinkConfig
@@ -260,6 +261,27 @@ def _check_storage(config: SinkConfig):
         )
 
 
+def _check_catalog(config: SinkConfig):
+    """The catalog sync: a metastore to go to. Without one, Hive's client would start a metastore of its own inside the
+    coordinator, on a database in its working folder, that no reader sees; Databricks' clusters configure theirs."""
+    for uri in filter(None, config.hive_sync_metastore_uris.split(",")):
+        need(
+            re.fullmatch(r"thrift://[^:/\s]+:\d+", uri.strip()),
+            "hive_sync_metastore_uris",
+            f"holds {uri.strip()!r}; give the metastore as thrift://host:port (several separated by commas)",
+        )
+    own_way = {"hoodie.datasource.hive_sync.mode", "hoodie.meta.sync.classes", "hoodie.datasource.hive_sync.jdbcurl"}
+    need(
+        not config.meta_sync_enable
+        or config.hive_sync_metastore_uris
+        or own_way & set(config.hudi_options)
+        or os.environ.get("DATABRICKS_RUNTIME_VERSION"),
+        "hive_sync_metastore_uris",
+        "is missing: meta_sync_enable registers the table in a Hive Metastore, thrift://host:port (or set Hudi's "
+        "hoodie.datasource.hive_sync.mode or hoodie.meta.sync.classes in hudi_options for another catalog)",
+    )
+
+
 # %% ../nbs/03_config_checks.ipynb #28bd8986
 def check_values(config: SinkConfig) -> SinkConfig:
     "Checks msgspec's types cannot express, in the order a user fixes them; raises `ConfigError` at the first."
@@ -271,6 +293,7 @@ def check_values(config: SinkConfig) -> SinkConfig:
         _check_timing,
         _check_secrets,
         _check_storage,
+        _check_catalog,
     ):
         check(config)
     return config

@@ -89,6 +89,12 @@ class SinkMetrics:
         self.participants = make(
             Gauge, "participants", "Participants the coordinator heard from lately: live or quarantined", "state"
         )
+        self.meta_syncs = make(
+            Counter, "meta_syncs", "Syncs of the table's catalog after commits, by outcome (synced, failed)", "outcome"
+        )
+        self.meta_sync_failures = make(
+            Gauge, "meta_sync_failures_in_a_row", "Catalog syncs failed since the last that succeeded"
+        )
         # the participants'
         self.records_written = make(
             Counter, "records_written", "Records a participant wrote into instants, rolled back or not"
@@ -153,6 +159,10 @@ class RoleMetrics:
 
     def _coordinator(self, state: str, fields: dict):
         m = self.metrics
+        if state in ("META_SYNCED", "META_SYNC_FAILED"):
+            self._of(m.meta_syncs, outcome="synced" if state == "META_SYNCED" else "failed").inc()
+            self._of(m.meta_sync_failures).set(fields.get("failures", 0))
+            return
         if state == "WRITING":
             self._of(m.instants_started).inc()
         elif state == "COLLECTING":

@@ -55,7 +55,14 @@ def table_name_for(template: str, topic: str) -> str:
 
 
 # %% ../nbs/08_routing.ipynb #dcc7ebfb
-PER_TABLE_NAMES = ("table_path", "control_topic", "dead_letter_topic", "consumer_group")  # may hold {table_name}
+PER_TABLE_NAMES = (
+    "table_path",
+    "control_topic",
+    "dead_letter_topic",
+    "consumer_group",
+    "hive_sync_database",
+    "hive_sync_table",
+)  # may hold {table_name}
 TOPIC_KEYS = ("topics", "topics_regex", "topics.regex")
 ROUTE = "{route}"  # in a name in `tables`: a family of tables, one for each value of its route_field
 

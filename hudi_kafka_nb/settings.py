@@ -42,6 +42,12 @@ HUDI_NAMES = {
     "hoodie.database.name": "database_name",
     "hoodie.base.path": "table_path",
     "hoodie.clustering.plan.strategy.sort.columns": "clustering_sort_columns",
+    "hoodie.meta.sync.enable": "meta_sync_enable",
+    "hoodie.datasource.meta.sync.enable": "meta_sync_enable",
+    "hoodie.datasource.hive_sync.enable": "meta_sync_enable",
+    "hoodie.datasource.hive_sync.metastore.uris": "hive_sync_metastore_uris",
+    "hoodie.datasource.hive_sync.database": "hive_sync_database",
+    "hoodie.datasource.hive_sync.table": "hive_sync_table",
 }
 CONNECT_NAMES = {"topics.regex": "topics_regex"}  # Kafka Connect's names for our settings
 # Confluent's names for the registry client's settings, as its serializers and Kafka Connect's converters take them:

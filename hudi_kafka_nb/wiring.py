@@ -25,6 +25,7 @@ from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.kafka import BrokerView, ControlChannel, KafkaSource, RouteValues
 from hudi_kafka_nb.leftovers import decision_in_flight, keyed_write_in_flight
+from hudi_kafka_nb.meta_sync import open_meta_sync
 from hudi_kafka_nb.metrics import SinkMetrics
 from hudi_kafka_nb.participant import Participant
 from hudi_kafka_nb.ports import CrashHook, no_crash
@@ -135,8 +136,10 @@ def open_coordinator(
     broker = BrokerView(config, admin)
     # a coordinator that writes no rows runs its code a few times a commit: the quick compiler (43_spark)
     spark = spark or spark_session(coordinator_id, table_path=storage, quick_compile=not config.coordinator_writes_rows)
-    table = FencedTable(storage, HudiCommitter(HudiJava(spark, config, storage)))
     observed = metrics.role("coordinator", config.table_name, coordinator_id) if metrics else None
+    hudi = HudiJava(spark, config, storage)
+    # the table in its catalog, if asked for: kept in step after each commit, outside it (55_meta_sync)
+    table = FencedTable(storage, HudiCommitter(hudi, open_meta_sync(hudi, observe=observed)))
     write_status = status_writer(storage, COORDINATOR_STATUS_KEY)
 
     def publish(status: dict):
