@@ -18,7 +18,7 @@ HUDI_FIXES := .jars/hudi-fixes/hudi-fixes.jar
 SINK_JAR := .jars/hudi-kafka-nb/hudi-kafka-nb.jar
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup demo-setup tools go wheel export lint demo demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables soak clean
+.PHONY: setup demo-setup tools go wheel export lint demo demo-catalog demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables soak clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -116,6 +116,11 @@ demo-cdc: demo-setup
 demo-avro:
 	@$(MAKE) --no-print-directory demo-setup EXTRA_PARTS=.jars/registry/.resolved
 	$(VENV)/bin/hudi-kafka-nb demo --avro --records 200000 --rate 20000 --workdir runs/demo-avro
+
+# Every table found by name: the demo's orders table registered in an embedded Hive Metastore (Hive's server from
+# pyspark's own jars) after each commit, then queried there by name from a Spark of its own.
+demo-catalog: demo-setup
+	$(VENV)/bin/hudi-kafka-nb demo --catalog --records 100000 --rate 20000 --workdir runs/demo-catalog
 
 # The same demo as machines that share no disk run it: the table on an embedded S3 server (MinIO), each role's Spark on a
 # local standalone cluster (master and two workers); about two minutes.

@@ -9,6 +9,7 @@ import pytest
 
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.metastore import EmbeddedMetastore
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 from hudi_kafka_nb.settings import load_config
 
@@ -83,6 +84,16 @@ def registry(tmp_path_factory):
     data."""
     with EmbeddedRegistry(tmp_path_factory.mktemp("registry")) as running:
         SESSION_BROKERS.append(running)  # a restart's new process is the session's, not the test's
+        yield running
+        SESSION_BROKERS.remove(running)
+
+
+@pytest.fixture(scope="session")
+def metastore(tmp_path_factory):
+    """One Hive Metastore (Derby on disk) per worker, started by the first test that asks: a test may kill and restart
+    it on the same port and catalog."""
+    with EmbeddedMetastore(tmp_path_factory.mktemp("metastore")) as running:
+        SESSION_BROKERS.append(running)  # as the registry's
         yield running
         SESSION_BROKERS.remove(running)
 

@@ -33,6 +33,50 @@ def wait_for(condition, timeout_s=60, what="condition", poll_s=0.1):
     raise TimeoutError(f"waited {timeout_s}s for {what}")
 
 
+def order_event(i, prefix="o", **extra):
+    "One order event of the demo's schema, plus `extra` fields."
+    return {
+        "order_id": f"{prefix}{i:03d}",
+        "customer_id": f"c{i % 7}",
+        "region": "eu",
+        "status": "paid",
+        "amount": 1.0,
+        "quantity": 1,
+        "event_time": f"2026-11-23T10:{i // 60 % 60:02d}:{i % 60:02d}",
+        **extra,
+    }
+
+
+CATALOG_QUERY = """
+import json, os, sys
+from hudi_kafka_nb.dev.metastore import catalog_session_conf
+os.environ["HUDI_KAFKA_NB_SPARK_CONF"] = ",".join(f"{k}={v}" for k, v in catalog_session_conf(sys.argv[1]).items())
+from hudi_kafka_nb.spark import spark_session
+spark = spark_session("catalog reader")
+answers = {name: [list(row) for row in spark.sql(query).collect()] for name, query in json.loads(sys.argv[2]).items()}
+print(json.dumps(answers, default=str))
+spark.stop()
+"""
+
+
+def catalog_query(uris: str, queries: dict[str, str], cwd) -> dict[str, list]:
+    """Each SQL query of `queries` answered by a Spark of its own whose catalog is the metastore at `uris`, as a user's
+    notebook would be: rows as lists, by query name."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", CATALOG_QUERY, uris, json.dumps(queries)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def log_of(stack, name):
     """The log of role `name` of a LocalStack so far."""
     return (stack.workdir / f"{name}.log").read_text(errors="replace")

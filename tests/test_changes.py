@@ -13,7 +13,7 @@ from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.reading import read_snapshot, snapshot_rows, spark_read
 from hudi_kafka_nb.timeline import commit_log, table_services_log
 
-from helpers import read_dead_letters
+from helpers import catalog_query, read_dead_letters
 
 
 def logs_since_base(table_path) -> dict[str, int]:
@@ -36,7 +36,14 @@ def logs_since_base(table_path) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spark, table_type):
+def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spark, metastore, table_type):
+    # the merge-on-read mirror is synced into a Hive Metastore, where Hudi registers it twice: <table>_ro (base files)
+    # and <table>_rt (the latest rows)
+    synced = (
+        {"meta_sync_enable": True, "hive_sync_metastore_uris": metastore.uris, "hive_sync_database": "cdc"}
+        if table_type == "MERGE_ON_READ"
+        else {}
+    )
     stack = LocalStack(
         tmp_path / "stack",
         participants=2,
@@ -45,6 +52,7 @@ def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spar
         cdc=True,
         table_type=table_type,
         cdc_metadata=table_type == "MERGE_ON_READ",
+        **synced,
     ).start()
     try:
         # each batch committed before the next: four delta commits or more, so that a merge-on-read table, compacted
@@ -68,6 +76,10 @@ def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spar
     by_hudi_rs = {tuple(r[c] for c in columns) for r in read_snapshot(stack.table_path, columns).to_pylist()}
     assert by_spark == by_hudi_rs == {tuple(row[c] for c in columns) for row in source.rows.values()}
     if table_type == "MERGE_ON_READ":
+        # found by name in the catalog, its snapshot table holds the source table's rows
+        name = f"cdc.{stack.params['table_name']}_rt"
+        by_name = catalog_query(metastore.uris, {"rows": f"SELECT {', '.join(columns)} FROM {name}"}, cwd=tmp_path)
+        assert {tuple(map(str, r)) for r in by_name["rows"]} == {tuple(map(str, r)) for r in by_spark}, name
         # compacted on schedule: no reader merges more log files than the three delta commits between compactions
         # (file groups this small are rewritten whole, with no log file: Hudi has nothing to compact then)
         assert len(commit_log(stack.table_path)) >= 4

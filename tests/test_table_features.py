@@ -14,21 +14,7 @@ from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.reading import coordinator_status, read_snapshot, spark_read, table_services_status
 from hudi_kafka_nb.timeline import commit_log, latest_checkpoint_of, table_services_log, timeline_sizes
 
-from helpers import read_dead_letters, wait_for
-
-
-def order_event(i, prefix="o", **extra):
-    "One order event of the demo's schema, plus `extra` fields."
-    return {
-        "order_id": f"{prefix}{i:03d}",
-        "customer_id": f"c{i % 7}",
-        "region": "eu",
-        "status": "paid",
-        "amount": 1.0,
-        "quantity": 1,
-        "event_time": f"2026-11-23T10:{i // 60 % 60:02d}:{i % 60:02d}",
-        **extra,
-    }
+from helpers import order_event, read_dead_letters, wait_for
 
 
 def services_ran(stack):

@@ -18,6 +18,7 @@ from hudi_kafka_nb.avro import demo_avro_schema
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.avro_producers import produce_avro_orders, register_schema
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.metastore import EmbeddedMetastore, print_catalog
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_changes, produce_orders
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
@@ -122,12 +123,14 @@ def run_demo(
     object_store: bool = False,
     cdc: bool = False,
     avro: bool = False,
+    catalog: bool = False,
 ) -> bool:
     """Run broker, coordinator and participants locally, stream `records` orders through (`orders`: updates of that
     many, upserted; `cdc`: the Debezium change events of a database of three tables (`SourceTable`s), each mirrored into
     a table of its own by one sink (`08_routing`); `avro`: Avro orders with their schemas in an embedded schema
     registry), print the summary. `object_store`: the table in the bucket of an embedded S3 server (MinIO), the roles'
-    Spark on a local standalone cluster (master and two workers), as on machines that share no disk."""
+    Spark on a local standalone cluster (master and two workers), as on machines that share no disk. `catalog`: every
+    table synced into an embedded Hive Metastore after each commit, then queried there by name."""
     workdir = Path(workdir).resolve()
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
@@ -176,6 +179,9 @@ def run_demo(
             # from it
             register_schema(registry.url, value_subject(topic), demo_avro_schema(1))
             print(f"embedded schema registry (Apicurio) at {registry.url}")
+        metastore = running.enter_context(EmbeddedMetastore(workdir / "metastore")) if catalog else None
+        if metastore:
+            print(f"embedded Hive Metastore at {metastore.uris}")
         params = {
             "bootstrap_servers": broker.bootstrap_servers,
             **where,
@@ -193,6 +199,11 @@ def run_demo(
             **(
                 {"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None}
                 if registry
+                else {}
+            ),
+            **(
+                {"meta_sync_enable": True, "hive_sync_metastore_uris": metastore.uris, "hive_sync_database": "shop"}
+                if metastore
                 else {}
             ),
         }
@@ -217,16 +228,20 @@ def run_demo(
         finally:
             for role in roles:
                 role.stop()  # the coordinator first: it closes the open instant
+        bad = records // bad_every if bad_every else 0  # read back while the S3 server still runs
         if database:
-            return all(
+            ok = all(
                 print_mirror_summary(table_at(name), source, workdir, seconds) for name, source in database.items()
             )
-        bad = records // bad_every if bad_every else 0  # read back while the S3 server still runs
-        if expected is not None:
-            return print_upsert_summary(table_path, records, bad, expected, workdir, seconds)
-        if avro:
-            print_avro_columns(table_path)
-        return print_summary(table_path, records, bad, workdir, seconds)
+        elif expected is not None:
+            ok = print_upsert_summary(table_path, records, bad, expected, workdir, seconds)
+        else:
+            if avro:
+                print_avro_columns(table_path)
+            ok = print_summary(table_path, records, bad, workdir, seconds)
+        if metastore:
+            print_catalog(metastore.uris, "shop")
+        return ok
 
 
 # %% ../../nbs/81_demo.ipynb #e0db800d
@@ -261,6 +276,11 @@ def add_demo_command(commands: argparse._SubParsersAction):
         action="store_true",
         help="the table on an embedded S3 server (MinIO) and the roles' Spark on a local standalone cluster",
     )
+    demo.add_argument(
+        "--catalog",
+        action="store_true",
+        help="every table registered in an embedded Hive Metastore after each commit, then queried there by name",
+    )
 
 
 def run_demo_command(args: argparse.Namespace) -> int:
@@ -276,5 +296,6 @@ def run_demo_command(args: argparse.Namespace) -> int:
         object_store=args.object_store,
         cdc=args.cdc,
         avro=args.avro,
+        catalog=args.catalog,
     )
     return 0 if ok else 1
