@@ -109,7 +109,7 @@ def root_reason(error: Exception) -> str:
 class MetaSync:
     """Keeps a catalog in step with one table: `request` after each commit; `sync` (Hudi's, `hudi_meta_sync`) runs on a
     thread of its own, requests folded, failures reported (`observe`: META_SYNCED, META_SYNC_FAILED) and tried again at
-    the next request."""
+    the next request or after `retry_s` (doubling up to `max_retry_s`), whichever comes first."""
 
     def __init__(
         self,
@@ -118,9 +118,12 @@ class MetaSync:
         observe: Observe | None = None,
         clock: Clock = time.monotonic,
         loud_after: int = 5,
+        retry_s: float = 5.0,
+        max_retry_s: float = 60.0,
         start: bool = True,
     ):
         self.sync, self.name, self.observe, self.clock, self.loud_after = sync, name, observe, clock, loud_after
+        self.retry_s, self.max_retry_s = retry_s, max_retry_s
         self.failures = 0  # in a row
         self.failing_since: float | None = None
         self._wanted = threading.Event()  # wakes the thread: a request, or closing
@@ -135,9 +138,15 @@ class MetaSync:
         self._requested = True
         self._wanted.set()
 
+    def retry_after_s(self) -> float | None:
+        "How long the thread waits before trying a failed sync again unasked (None: nothing failed)."
+        return min(self.retry_s * 2 ** (self.failures - 1), self.max_retry_s) if self.failures else None
+
     def _run(self):
         while True:
-            self._wanted.wait()
+            # a table that stops committing while its catalog lags catches up all the same
+            if not self._wanted.wait(self.retry_after_s()):
+                self._requested = True
             self._wanted.clear()
             if self._requested:
                 self._requested = False
@@ -186,7 +195,9 @@ class MetaSync:
             self.observe(state, fields)
 
     def close(self, timeout_s: float = 30.0):
-        "Stop the thread once the syncs asked for have run (waiting up to `timeout_s` for them)."
+        """Stop the thread once the syncs asked for have run, and one more if the last failed (waiting up to `timeout_s`
+        for them): a role that stops leaves the catalog in step if it can."""
+        self._requested = self._requested or self.failures > 0
         self._closing = True
         self._wanted.set()
         if self.thread.is_alive():
