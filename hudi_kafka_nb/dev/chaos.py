@@ -18,6 +18,7 @@ from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic, open_transactions
 from hudi_kafka_nb.dev.content import avro_values, json_values
 from hudi_kafka_nb.dev.feed import Feed, committed_events
+from hudi_kafka_nb.dev.metastore import EmbeddedMetastore
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_params, protocol_log_tail, python_stack_tail
@@ -52,6 +53,7 @@ class LocalStack:
         spark_cluster: LocalSparkCluster | None = None,
         cdc: bool = False,
         registry: EmbeddedRegistry | None = None,
+        metastore: EmbeddedMetastore | None = None,
         tables: int = 1,
         metrics: bool = False,
         bad_every: int = 0,
@@ -61,17 +63,20 @@ class LocalStack:
         `settings`). `cdc`: the events are the Debezium change events of a `SourceTable` (`self.source`), which the
         table mirrors (`CDC_SETTINGS`). `table_services`: a table-services job runs beside the sink (every role then
         runs with `table_services="separate"`). `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in
-        the stack's folder. `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one core
-        each. `registry`: the orders are Avro (`produce_avro_orders`, two schema versions), their schemas in this
-        registry. `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`08_routing`), the orders spread
-        over them. `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`).
-        `bad_every=N`: every N-th order is broken on purpose (not JSON or not Avro, or lacking its partition field)."""
+        the stack's folder. `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one
+        core each. `registry`: the orders are Avro (`produce_avro_orders`, two schema versions), their schemas in
+        this registry. `metastore`: the coordinator syncs the table into this Hive Metastore, database `stack`.
+        `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`08_routing`), the orders spread over them.
+        `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`). `bad_every=N`: every
+        N-th order is broken on purpose (not JSON or not Avro, or lacking its partition field)."""
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.orders = orders
         self.broker, self.own_broker = broker or EmbeddedBroker(self.workdir / "broker"), broker is None
         suffix = uuid.uuid4().hex[:8]
         self.s3, self.spark_cluster, self.registry = s3, spark_cluster, registry
+        # servers a chaos run may kill beside the broker, by name
+        self.servers = {name: s for name, s in (("registry", registry), ("metastore", metastore)) if s is not None}
         self.role_env = (
             {"HUDI_KAFKA_NB_SPARK_CONF": "spark.cores.max=1,spark.executor.memory=768m,spark.executor.cores=1"}
             if spark_cluster
@@ -106,6 +111,11 @@ class LocalStack:
             **(
                 {"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None}
                 if registry
+                else {}
+            ),
+            **(
+                {"meta_sync_enable": True, "hive_sync_metastore_uris": metastore.uris, "hive_sync_database": "stack"}
+                if metastore
                 else {}
             ),
             **settings,
@@ -175,8 +185,8 @@ class LocalStack:
         if name == "broker":
             self.broker.start()
             return None
-        if name == "registry":
-            self._registry().start()
+        if name in self.servers:
+            self.servers[name].start()
             return None
         role = next(r for prefix, r in ROLES if name.startswith(prefix))
         params = self.role_params()
@@ -197,17 +207,12 @@ class LocalStack:
             raise ValueError("this stack serves no metrics: give LocalStack(metrics=True)")
         return read_metrics(f"http://127.0.0.1:{self.metrics_ports[name]}/metrics")
 
-    def _registry(self) -> EmbeddedRegistry:
-        if self.registry is None:
-            raise ValueError("this stack has no schema registry: give LocalStack(registry=...)")
-        return self.registry
-
     def kill(self, name: str):
         "SIGKILL role `name` and everything it started, or the broker (`broker`)."
         if name == "broker":
             self.broker.kill()
-        elif name == "registry":
-            self._registry().kill()
+        elif name in self.servers:
+            self.servers[name].kill()
         else:
             self.roles[name].kill()
 
@@ -218,8 +223,9 @@ class LocalStack:
     def broker_alive(self) -> bool:
         return self.broker.running()
 
-    def registry_alive(self) -> bool:
-        return self.registry is not None and self.registry.running()
+    def servers_alive(self) -> list[str]:
+        "The servers beside the broker (the registry, the metastore) whose processes run."
+        return [name for name, server in self.servers.items() if server.running()]
 
     def produce(self, count: int, seed: int | None = None, transaction: str = ""):
         "Produce `count` events now (`Feed.produce`)."

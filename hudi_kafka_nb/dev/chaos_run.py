@@ -40,7 +40,8 @@ def run_chaos(
 ) -> dict:
     """Run the stack while killing random roles (and the broker); the verdict with kill counts and drain time.
     `orders=N`: keyed (upsert) mode; `cdc`: the table mirrors a `SourceTable` from its Debezium change events;
-    `registry=`: Avro orders, and the schema registry is killed too."""
+    `registry=`: Avro orders, and the schema registry is killed too; `metastore=`: the table synced into that Hive
+    Metastore, which is killed too."""
     rng, stack = (
         random.Random(seed),
         LocalStack(workdir, participants=participants, broker=broker, orders=orders, cdc=cdc, **settings),
@@ -74,9 +75,7 @@ def run_chaos(
                 counts["exited_by_itself"] += 1
                 stack.restart(name)
             victims = (
-                stack.alive()
-                + (["broker"] if broker_kills and stack.broker_alive() else [])
-                + (["registry"] if stack.registry_alive() else [])
+                stack.alive() + (["broker"] if broker_kills and stack.broker_alive() else []) + stack.servers_alive()
             )
             if not victims:
                 continue
