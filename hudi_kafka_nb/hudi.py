@@ -11,10 +11,11 @@ import msgspec
 import pyarrow as pa
 
 from hudi_kafka_nb.config import SinkConfig, WriteMode
-from hudi_kafka_nb.records import data_schema
+from hudi_kafka_nb.records import data_schema, in_table_order
 from hudi_kafka_nb.spark import hudi_version
 from hudi_kafka_nb.storage import TableStorage, hadoop_options, storage_of
 from hudi_kafka_nb.table_identity import check_table, check_table_folder, create_table_once
+from hudi_kafka_nb.timeline import latest_schema_columns
 
 # %% auto #0
 __all__ = [
@@ -199,9 +200,11 @@ class HudiJava:
         self._derive(config)
 
     def _derive(self, config: SinkConfig):
-        "Spark and Avro schemas of the rows `config` describes."
+        """Arrow, Spark and Avro schemas of the rows `config` describes, in the order of the table's columns, new fields
+        after them (`in_table_order`)."""
         self.config = config
-        self.struct = self.spark.createDataFrame([], _spark_schema(data_schema(config))).schema
+        self.schema = in_table_order(data_schema(config), latest_schema_columns(self.storage))
+        self.struct = self.spark.createDataFrame([], _spark_schema(self.schema)).schema
         self.avro_schema = self.H.HoodieSchemaConversionUtils.convertStructTypeToHoodieSchema(
             self.spark._jsparkSession.parseDataType(self.struct.json()),
             f"{config.table_name}_record",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -25,6 +25,7 @@ __all__ = [
     "Decode",
     "AVRO_NAME",
     "data_schema",
+    "in_table_order",
     "RawRecord",
     "DeadLetter",
     "value_schema",
@@ -55,6 +56,13 @@ def data_schema(config: SinkConfig) -> pa.Schema:
     if config.partition_time_field:
         fields.append(pa.field(config.partition_field, pa.string()))
     return pa.schema(fields + list(KAFKA_COLUMNS))
+
+
+def in_table_order(schema: pa.Schema, table_columns: Sequence[str] | None) -> pa.Schema:
+    """`schema` with the table's columns first, in the table's order (`table_columns`, those of its latest commit;
+    None before the first), then the fields the table lacks."""
+    known = [name for name in table_columns or () if name in schema.names]
+    return pa.schema([schema.field(name) for name in known + [n for n in schema.names if n not in known]])
 
 
 # %% ../nbs/06_records.ipynb #c1021291

@@ -28,7 +28,9 @@ __all__ = [
     "rust_table",
     "completed_commits",
     "latest_checkpoint_of",
+    "newest_schema_columns",
     "latest_schema_fields",
+    "latest_schema_columns",
     "write_stats",
     "timeline_instants",
     "pending_instants",
@@ -136,9 +138,10 @@ def latest_checkpoint_of(table_path: Table):
     return latest_checkpoint(completed_commits(table_path))
 
 
-def latest_schema_fields(table_path: Table) -> set[str] | None:
-    """Field names in the schemas of the newest completed commit, delta commit or replace commit by instant time and by
-    completion time (Hudi's writers take the table's schema from there): the names both have; None before any."""
+def newest_schema_columns(table_path: Table) -> list[list[str]] | None:
+    """The columns, in order, of the schemas of the newest completed commit, delta commit or replace commit by
+    completion time and by instant time (Hudi's writers take the table's schema from there; one list when both are
+    the same instant); None before any."""
     if (properties := table_properties(table_path)) is None:
         return None
     timeline = rust_table(table_path, properties).get_timeline()
@@ -150,15 +153,30 @@ def latest_schema_fields(table_path: Table) -> set[str] | None:
     if not instants:
         return None
     completed = completion_times(table_path, properties)
-    fields = []
     newest = {
         i.timestamp: i
-        for i in (max(instants, key=lambda i: i.timestamp), max(instants, key=lambda i: completed.get(i.timestamp, "")))
+        for i in (max(instants, key=lambda i: completed.get(i.timestamp, "")), max(instants, key=lambda i: i.timestamp))
     }
+    columns = []
     for instant in newest.values():
         schema = (json.loads(timeline.get_instant_metadata_in_json(instant)).get("extraMetadata") or {}).get("schema")
-        fields.append({f["name"] for f in json.loads(schema)["fields"]} if schema else set())
-    return set.intersection(*fields)
+        columns.append([f["name"] for f in json.loads(schema)["fields"]] if schema else [])
+    return columns
+
+
+def latest_schema_fields(table_path: Table) -> set[str] | None:
+    "Field names both newest schemas have (`newest_schema_columns`); None before any write."
+    columns = newest_schema_columns(table_path)
+    return None if columns is None else set.intersection(*map(set, columns))
+
+
+def latest_schema_columns(table_path: Table) -> list[str] | None:
+    """The table's columns in order, as its newest completed write recorded them, Hudi's meta columns left out; None
+    before any write. New fields are written after them (`in_table_order`)."""
+    columns = newest_schema_columns(table_path)
+    if not columns:
+        return None
+    return [name for name in columns[0] if not name.startswith("_hoodie")] or None
 
 
 def write_stats(metadata: dict) -> list[dict]:

@@ -102,7 +102,8 @@ class HudiWriter:
             return WrittenFiles(b"", [], rows.num_rows, 0, staged=[stage_rows(rows, self.hudi.storage, instant)])
         # this thread's jobs from now on
         self.hudi.spark.sparkContext.setJobGroup(self.job_group, f"instant {instant}")
-        frame = arrow_frame(self.hudi.spark, rows, self.hudi.struct)
+        # the table's column order (rows come decoded in `data_schema`'s)
+        frame = arrow_frame(self.hudi.spark, rows.select(self.hudi.schema.names), self.hudi.struct)
         return (
             self.upsert_frame(frame, instant) if self.bucket_context is not None else self.write_frame(frame, instant)
         )

@@ -54,10 +54,13 @@ def test_the_table_is_found_by_name_and_kept_in_step_while_the_metastore_is_kill
             "rows": "SELECT count(*) FROM shop.orders",
             "coupons": "SELECT count(coupon) FROM shop.orders WHERE region = 'moon'",
             "partitions": "SHOW PARTITIONS shop.orders",
+            "columns": "SHOW COLUMNS IN shop.orders",
         },
         cwd=tmp_path,
     )
     assert answers["rows"] == [[report["in_table"]]], (answers, report["in_table"])
     assert answers["coupons"] == [[40]], answers
     assert ["region=moon"] in answers["partitions"], answers
+    columns = [row[0] for row in answers["columns"]]
+    assert columns.index("coupon") > columns.index("kafka_key"), f"a new column moved the others: {columns}"
     assert not (tmp_path / "stack" / "metastore_db").exists(), "the coordinator's Hive client started no metastore"
