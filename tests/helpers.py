@@ -138,6 +138,11 @@ def connections_to(port: int, processes) -> int:
 # tests/test_object_store.py on S3): each starts from the state the last one left, the producer running throughout.
 
 
+def commit_epochs_in_completion_order(table_path):
+    """The epoch of each commit of ours, in the order Hudi completed them (commit_log orders them by epoch)."""
+    return [c["epoch"] for c in sorted(commit_log(table_path), key=lambda c: c["completed"])]
+
+
 def two_coordinators_at_once(stack, timeout_s=120):
     """`coordinator` and `coordinator-b` were started together: the later epoch claim wins, the other steps down
     whatever it was doing, and the winner commits on. The winner's name and epoch."""

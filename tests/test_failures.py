@@ -25,17 +25,9 @@ from hudi_kafka_nb.messages import (
 )
 from hudi_kafka_nb.reading import coordinator_status
 from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.timeline import commit_log, timeline_sizes
+from hudi_kafka_nb.timeline import timeline_sizes
 
-from helpers import (
-    finish,
-    log_of,
-    participant_lost_and_back,
-    state_line,
-    two_coordinators_at_once,
-    wait_for,
-    zombie_replaced,
-)
+from helpers import finish, log_of, state_line, wait_for
 
 
 @pytest.fixture
@@ -59,11 +51,6 @@ def committed_once(stack):
     return bool((coordinator_status(stack.table_path) or {}).get("last_committed_instant"))
 
 
-def commit_epochs_in_completion_order(table_path):
-    """The epoch of each commit of ours, in the order Hudi completed them (commit_log orders them by epoch)."""
-    return [c["epoch"] for c in sorted(commit_log(table_path), key=lambda c: c["completed"])]
-
-
 def test_coordinator_crash_at_each_protocol_step_resumes_exactly_once(stack):
     """One stack lives through a crash at each step in turn, as a table in production would: the coordinator is killed,
     then restarted to crash at the first step; each successor recovers what its predecessor left (rolls its instant
@@ -84,27 +71,6 @@ def test_coordinator_crash_at_each_protocol_step_resumes_exactly_once(stack):
     s.produce(2_000)
     report = finish(s)
     assert report["in_table"] == 3_000 + 3_000 * len(CRASH_POINTS) + 2_000
-
-
-def test_two_coordinators_at_once_then_a_zombie_then_a_lost_participant_commit_exactly_once(stack):
-    """One stack lives through three failures in turn, each from the state the last one left (a stack's start and cold
-    first commit cost more than a phase): two coordinators started at once, as after a rebalance (the later epoch
-    claim wins, the other steps down whatever it was doing); the winner paused inside an instant while a new coordinator
-    takes over, then resumed (a zombie: it steps down and never commits again); a participant killed (its partitions
-    move to the other) and restarted (they come back). `tests/test_object_store.py` runs the same phases on S3."""
-    s = stack(participants=2, write_timeout_s=10.0, participant_timeout_s=2.0)
-    s.names.insert(1, "coordinator-b")  # a duplicate coordinator, started with the first
-    s.start()
-    s.start_producing(2_000)
-    winner, winner_epoch = two_coordinators_at_once(s)
-    epoch_c = zombie_replaced(s, winner, winner_epoch)
-    participant_lost_and_back(s, "coordinator-c")
-    s.stop_producing()
-    finish(s)
-    epochs = commit_epochs_in_completion_order(s.table_path)
-    assert epochs == sorted(epochs) and epochs[-1] == epoch_c, (
-        f"an older coordinator committed after a newer one: {epochs}"
-    )
 
 
 def test_late_write_status_for_an_aborted_instant_is_ignored(stack):

@@ -19,9 +19,9 @@ from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
 from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.storage import StorageError, TableStorage, resolved_storage_options
 from hudi_kafka_nb.table_identity import check_table_folder
-from hudi_kafka_nb.timeline import commit_log
 
 from helpers import (
+    commit_epochs_in_completion_order,
     connections_to,
     finish,
     log_of,
@@ -143,7 +143,8 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
     once, a paused coordinator replaced and resumed, a participant killed, the broker and then the S3 server SIGKILLed
     mid-transaction and restarted, the S3 server hung for 30 s), each asserted from the roles' own log lines, then the
     exactly-once verdict read from S3. One stack for all of them: each starts from the state the last one left, as in
-    production, and a stack costs ~30 s to start."""
+    production, and a stack costs ~30 s to start. The suites' only run of the first three phases end to end (the fence
+    exclusive creation on a local disk and the zombie: `40_storage`, `27_fencing`)."""
     with EmbeddedBroker(tmp_path / "broker") as broker:
         s = LocalStack(
             tmp_path / "stack",
@@ -190,7 +191,7 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
             finish(s, 240)
         finally:
             s.stop()
-    epochs = [c["epoch"] for c in sorted(commit_log(s.table_path), key=lambda c: c["completed"])]
+    epochs = commit_epochs_in_completion_order(s.table_path)
     assert epochs == sorted(epochs) and epochs[-1] == epoch_c, (
         f"a fenced coordinator committed after a newer one: {epochs}"
     )
