@@ -19,9 +19,8 @@ def test_the_table_is_found_by_name_and_kept_in_step_while_the_metastore_is_kill
         partitions=2,
         broker=broker,
         hive_style_partitioning=True,
-        meta_sync_enable=True,
-        hive_sync_metastore_uris=metastore.uris,
-        hive_sync_database="shop",
+        metastore=metastore,
+        hive_sync_database="shop",  # the chaos test syncs its own orders into "stack"
     ).start()
     try:
         stack.produce(500)

@@ -37,13 +37,6 @@ def logs_since_base(table_path) -> dict[str, int]:
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spark, metastore, table_type):
-    # the merge-on-read mirror is synced into a Hive Metastore, where Hudi registers it twice: <table>_ro (base files)
-    # and <table>_rt (the latest rows)
-    synced = (
-        {"meta_sync_enable": True, "hive_sync_metastore_uris": metastore.uris, "hive_sync_database": "cdc"}
-        if table_type == "MERGE_ON_READ"
-        else {}
-    )
     stack = LocalStack(
         tmp_path / "stack",
         participants=2,
@@ -52,7 +45,9 @@ def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spar
         cdc=True,
         table_type=table_type,
         cdc_metadata=table_type == "MERGE_ON_READ",
-        **synced,
+        # the merge-on-read mirror is synced into a Hive Metastore, where Hudi registers it twice: <table>_ro (base
+        # files) and <table>_rt (the latest rows)
+        **({"metastore": metastore, "hive_sync_database": "cdc"} if table_type == "MERGE_ON_READ" else {}),
     ).start()
     try:
         # each batch committed before the next: four delta commits or more, so that a merge-on-read table, compacted

@@ -81,17 +81,13 @@ class EmbeddedMetastore(EmbeddedServer):
     def start(self, timeout_s: float = 90, attempts: int = 3) -> EmbeddedMetastore:
         self.workdir.mkdir(parents=True, exist_ok=True)
         log_path = self.workdir / "metastore.log"
-        for attempt in range(1, attempts + 1):
-            self.process = logged_process(self._command(), log_path=log_path, cwd=self.workdir)
-            if answers_tcp(self.process, self.port, timeout_s, f"the embedded metastore (see {log_path})"):
-                break
-            # as for the broker: a port chosen free may be taken by another process before the metastore binds it
-            if self.has_run or attempt == attempts:
-                raise RuntimeError(f"the embedded metastore did not start on {self.uris}; see {log_path}")
-            log.warning("embedded metastore exited before it served; trying another port")
-            self.port = free_port()
-        self.has_run = True
-        return self
+        what = f"the embedded metastore (see {log_path})"
+        return self._start_on_a_free_port(
+            lambda: logged_process(self._command(), log_path=log_path, cwd=self.workdir),
+            lambda: answers_tcp(self.running_process, self.port, timeout_s, what),
+            what,
+            attempts,
+        )
 
 
 # %% ../../nbs/75_metastore.ipynb #a8d9ad2f

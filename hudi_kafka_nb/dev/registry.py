@@ -69,22 +69,12 @@ class EmbeddedRegistry(EmbeddedServer):
             **os.environ,
             "REGISTRY_DATASOURCE_URL": f"jdbc:h2:file:{self.workdir / 'data' / 'registry'};WRITE_DELAY=0",
         }
-        for attempt in range(1, attempts + 1):
-            self.process = logged_process(
-                self._command(),
-                env=env,
-                log_path=log_path,
-                cwd=self.workdir,
-            )
-            if self._wait_ready(timeout_s):
-                break
-            # as for the broker: a port chosen free may be taken by another process before the registry binds it
-            if self.has_run or attempt == attempts:
-                raise RuntimeError(f"the embedded registry did not start on {self.url}; see {log_path}")
-            log.warning("embedded registry exited before it served; trying another port")
-            self.port = free_port()
-        self.has_run = True
-        return self
+        return self._start_on_a_free_port(
+            lambda: logged_process(self._command(), env=env, log_path=log_path, cwd=self.workdir),
+            lambda: self._wait_ready(timeout_s),
+            f"the embedded registry (see {log_path})",
+            attempts,
+        )
 
     def _wait_ready(self, timeout_s: float) -> bool:
         return answers_http(

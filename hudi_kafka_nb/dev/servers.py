@@ -5,13 +5,16 @@
 # %% ../../nbs/71_servers.ipynb #2b24bceb
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Self
 
 # %% auto #0
 __all__ = [
@@ -78,6 +81,8 @@ class EmbeddedServer:
     on the same data."""
 
     process: subprocess.Popen | None = None
+    port: int = 0
+    has_run = False  # whether it has served on its port (clients know it then)
 
     @property
     def running_process(self) -> subprocess.Popen:
@@ -89,6 +94,23 @@ class EmbeddedServer:
     def running(self) -> bool:
         "Whether the server's process runs now (started and neither killed nor exited)."
         return self.process is not None and self.process.poll() is None
+
+    def _start_on_a_free_port(
+        self, launch: Callable[[], subprocess.Popen], serves: Callable[[], bool], what: str, attempts: int = 3
+    ) -> Self:
+        """Launch the server's process until `serves()` says it answers (False: the process exited first). A port is
+        chosen free by binding and releasing it, and another process may bind it before the server does: a server that
+        never served tries another port; one that has keeps its port, which its clients know."""
+        for attempt in itertools.count(1):
+            self.process = launch()
+            if serves():
+                break
+            if self.has_run or attempt >= attempts:
+                raise RuntimeError(f"{what} did not start on port {self.port}")
+            log.warning("%s exited before it served; trying another port", what)
+            self.port = free_port()
+        self.has_run = True
+        return self
 
     def kill(self):
         "SIGKILL the server, as a crash would; `start()` brings it back on the same data."
