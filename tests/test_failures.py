@@ -233,11 +233,11 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
 
 @pytest.mark.slow
 def test_chaos_ten_random_kills(tmp_path, broker, registry, metastore):
-    """About two minutes: ten kills 2 to 5 s apart, each role (and the broker, the schema registry and the Hive
-    Metastore the table is synced into) restarted 0.5 to 3 s later, then the drain. The test is the sequence: roles
-    coming back into a protocol that other failures have left mid-way, which a shorter run cannot show. The orders are
-    Avro of two schema versions written side by side (the table gains the second's column under the kills); the other
-    chaos runs (keyed, change data) stream JSON."""
+    """About two and a half minutes (six under four busy workers): ten kills 2 to 5 s apart, each role (and the
+    broker, the schema registry and the Hive Metastore the table is synced into) restarted 0.5 to 3 s later, then the
+    drain. The test is the sequence: roles coming back into a protocol that other failures have left mid-way, which a
+    shorter run cannot show. The orders are Avro of two schema versions written side by side (the table gains the
+    second's column under the kills); the other chaos runs (keyed, change data) stream JSON."""
     from hudi_kafka_nb.dev.chaos_run import run_chaos
 
     report = run_chaos(
