@@ -34,10 +34,13 @@ from hudi_kafka_nb.settings import client_settings, consumer_settings
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ["log", "ControlChannel", "BrokerView", "KafkaSource", "RouteValues"]
-
+__all__ = ["log", "CONTROL_FETCH_WAIT_MS", "ControlChannel", "BrokerView", "KafkaSource", "RouteValues"]
 
 # %% ../nbs/50_kafka.ipynb #5781c831
+# how long the broker holds a control consumer's fetch that finds no event: Kafka's default
+CONTROL_FETCH_WAIT_MS = 500
+
+
 class ControlChannel:
     "Send and receive control events on the one-partition control topic."
 
@@ -52,7 +55,11 @@ class ControlChannel:
                 config, **{"linger.ms": 0, "acks": "all", "message.timeout.ms": 10_000, "request.timeout.ms": 5_000}
             )
         )
-        self.consumer = Consumer(consumer_settings(config, f"{config.group_id}-control"))
+        # its one partition is assigned once, so a long wait delays nothing: an event ends it at once
+        wait_ms = max(config.fetch_wait_max_ms, CONTROL_FETCH_WAIT_MS)
+        self.consumer = Consumer(
+            consumer_settings(config, f"{config.group_id}-control", **{"fetch.wait.max.ms": wait_ms})
+        )
         self.consumer.assign([TopicPartition(self.topic, 0, OFFSET_END)])
         self._wait_for_position()
 
@@ -85,9 +92,15 @@ class ControlChannel:
             warn_unless_unauthorised(error, f"control event {type(event).__name__} not delivered to {self.topic}")
 
     def receive(self, timeout_s: float = 0.1, max_events: int = 500) -> list[ControlEvent]:
-        "Events that arrived since the last call (malformed ones logged and skipped)."
+        """Events that arrived since the last call (malformed ones logged and skipped), waiting up to `timeout_s` for
+        the first: the wait ends when an event arrives."""
         events, self.backlog = self.backlog, []
-        for message in self.consumer.consume(max_events, timeout=timeout_s):
+        # a batch read (`consume`) waits out its whole timeout unless the batch fills; `poll` returns at the first event
+        first = None if events else self.consumer.poll(timeout_s)
+        messages = [first] if first is not None else []
+        if events or messages:  # and whatever else has come
+            messages += self.consumer.consume(max_events - 1, timeout=0)
+        for message in messages:
             if (error := message.error()) is not None:
                 warn_unless_unauthorised(error, f"control topic {self.topic}")
                 continue
