@@ -37,13 +37,15 @@ from hudi_kafka_nb.recovery import resume_point
 from hudi_kafka_nb.roster import Roster
 
 # %% auto #0
-__all__ = ["log", "WRITE_FAILURES_BEFORE_STOP", "Coordinator"]
+__all__ = ["log", "WRITE_FAILURES_BEFORE_STOP", "LISTEN_S", "Coordinator"]
 
 # %% ../nbs/26_coordinator.ipynb #ffc472dc
 log = logging.getLogger(__name__)
 
 # %% ../nbs/26_coordinator.ipynb #8ab2db7d
 WRITE_FAILURES_BEFORE_STOP = 3
+# the longest a step listens for events while nothing is due: a participant's silence is noticed this much later at most
+LISTEN_S = 0.5
 
 
 class Coordinator:
@@ -110,7 +112,7 @@ class Coordinator:
     def step(self):
         try:
             instant = self.instant
-            for event in self.channel.receive(timeout_s=0.05):
+            for event in self.channel.receive(timeout_s=self._listen_s(self.clock())):
                 if self.state is not CoordinatorState.STOPPED:
                     self.on_event(event)
             if self.state is CoordinatorState.STOPPED:
@@ -122,6 +124,17 @@ class Coordinator:
             self._act(self.clock())
         except Fenced as e:
             self.step_down(str(e))
+
+    def _listen_s(self, now: float) -> float:
+        """How long a step listens for events (an event ends the wait): until the clock makes something due in the open
+        instant, at most `LISTEN_S`; briefly while waiting to open one."""
+        if self.open and self.state is CoordinatorState.WRITING:
+            due = self.open.end_at
+        elif self.open and self.state is CoordinatorState.COLLECTING:
+            due = self.open.collect_until
+        else:
+            return 0.05
+        return min(LISTEN_S, max(0.05, due - now))
 
     def _act(self, now: float):
         "Whatever the clock says is due in the current state."

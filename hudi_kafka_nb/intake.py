@@ -26,10 +26,16 @@ from hudi_kafka_nb.ports import DataSource
 from hudi_kafka_nb.records import Decode, Decoded, RawRecord, ServiceUnavailable, wider_type
 
 # %% auto #0
-__all__ = ["log", "InstantReader"]
+__all__ = ["log", "READ_WAIT_S", "IDLE_READ_WAIT_S", "InstantReader"]
 
 # %% ../nbs/18_intake.ipynb #c340c48c
 log = logging.getLogger(__name__)
+
+
+# how long a read waits for records: a batch read returns when its wait is over, not at the first record
+READ_WAIT_S = 0.1
+# after reads that found nothing, up to this long: what a change to a quiet table waits at most to be read
+IDLE_READ_WAIT_S = 0.5
 
 
 class InstantReader:
@@ -52,15 +58,22 @@ class InstantReader:
         self.ahead: ParticipantInstant | None = None  # records read for the next instant while this one is committed
         self.ignored_fields: set[str] = set()  # fields that cannot become columns, warned about once
         self.stopped_partitions: dict[tuple[str, int], str] = {}  # stopped at records the table cannot take, and why
+        self.wait_s = READ_WAIT_S  # how long the next read waits for records (longer after reads that found none)
 
     def read(self, now: ParticipantInstant, config: SinkConfig):
         "One batch into the open instant `now`, written with `config`'s fields."
-        read = self.source.read(config.max_batch_records, timeout_s=0.1)
+        read = self._read(config)
         records = fresh_records(read, now.progress)
         if records:
             self._take(records, now, config)
         skip_to(now.progress, self.source.positions(list(now.progress)))
         self._pace(now, bool(read), config)
+
+    def _read(self, config: SinkConfig) -> list[RawRecord]:
+        "A batch from the source; one that finds nothing doubles the next one's wait, up to `IDLE_READ_WAIT_S`."
+        read = self.source.read(config.max_batch_records, timeout_s=self.wait_s)
+        self.wait_s = READ_WAIT_S if read else min(IDLE_READ_WAIT_S, 2 * self.wait_s)
+        return read
 
     def start_ahead(self, done: ParticipantInstant):
         """Read the next instant's records from where `done` ended, unless a partition is held (the next instant writes
@@ -82,7 +95,7 @@ class InstantReader:
         ahead = self.ahead
         if ahead is None or is_full(ahead, config, reading_ahead=True):
             return
-        read = self.source.read(config.max_batch_records, timeout_s=0.1)
+        read = self._read(config)
         records = fresh_records(read, ahead.progress)
         if records:
             self._take(records, ahead, config)
