@@ -18,7 +18,7 @@ HUDI_FIXES := .jars/hudi-fixes/hudi-fixes.jar
 SINK_JAR := .jars/hudi-kafka-nb/hudi-kafka-nb.jar
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup demo-setup tools go wheel export lint demo demo-catalog demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables chaos chaos-tables soak clean
+.PHONY: setup demo-setup tools go wheel export lint demo demo-catalog demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables benchmark-commit chaos chaos-tables soak clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -206,9 +206,15 @@ benchmark-failures: setup .jars/spark-kafka/.resolved
 benchmark-ingest: setup .jars/spark-kafka/.resolved
 	$(PYTHON) benchmarks/ingest_paths.py $(ARGS)
 
-# One sink of 1, 5 and 20 tables against separate sinks of 1 and 5 (time to commit, commit cycle, memory of each role).
+# One sink of 1, 5 and 20 tables against separate sinks of 1 and 5 (time to commit, commit cycle, memory of each role);
+# with ARGS="--stream", a database of 100 tables changing at 1,000 changes a second for 10 minutes through one sink
+# (each table's produce → commit latency, idle and streaming CPU, memory: about 25 minutes on 2 cores).
 benchmark-tables: setup
 	$(PYTHON) benchmarks/many_tables.py $(ARGS)
+
+# What one small commit of one table costs the coordinator, step by step (about 3 minutes on 2 cores).
+benchmark-commit: setup
+	$(PYTHON) benchmarks/commit_cost.py $(ARGS)
 
 # The long chaos run (pytest runs a 10-kill one): about 6 minutes on 2 cores.
 chaos: setup

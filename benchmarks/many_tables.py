@@ -7,9 +7,21 @@ instant (start-up) and until every table has committed everything, the committed
 cycle (END_COMMIT → commit, each table's instants, from the coordinator's log) and the peak memory of each role's
 process trees together. The same topics then run through separate sinks, a coordinator and a participant per table,
 where this machine holds them (1 and 5 tables; 20 is projected from 5). Compared within the run, as ratios.
+
+`--stream` measures a database instead: `--tables` tables, each a Debezium topic of a source table (copy-on-write and
+merge-on-read alternating, upserts by key), changed at `--rate` changes a second for `--minutes`, `--hot-share` of the
+changes on the `--hot` first tables and the rest spread over the others, through one sink of a coordinator and two
+participants. For every table it prints the produce → commit latency (from a change's Kafka timestamp to the completion
+of the first commit that holds its offset) at p50 and p99, hot and quiet tables apart, against the targets (p50 under
+15 s, p99 under 60 s for every table); the commits made and what each cost the coordinator; whether each table ended
+equal to its source; where the coordinator's cycles went (from its protocol log); the CPU of the roles and the broker
+while every table sits idle (committed, nothing produced) and while the changes stream; and peak memory.
 """
 
 import argparse
+import contextlib
+import json
+import random
 import re
 import statistics
 import tempfile
@@ -20,11 +32,15 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
+import psutil
+from confluent_kafka import Producer
+
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.producers import produce_orders
-from hudi_kafka_nb.dev.roles import RoleProcess
-from hudi_kafka_nb.timeline import has_committed, timeline_instants
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
+from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
+from hudi_kafka_nb.timeline import commit_log, has_committed, timeline_instants
 
 COMMON = {
     "partition_field": "region",
@@ -116,13 +132,338 @@ def line(label: str, r: dict) -> str:
     )
 
 
+def instant_time(value: str) -> float:
+    "A Hudi instant or completion time (yyyyMMddHHmmssSSS, the JVM's local time) as seconds since the epoch."
+    return datetime.strptime(value[:14], "%Y%m%d%H%M%S").timestamp() + int(value[14:17] or 0) / 1000
+
+
+class ChangeFeed:
+    """Changes of the source tables at `rate` a second, `hot_share` of them on the `hot` first tables, as Debezium's
+    events on each table's topic; each delivered event's produce time by (topic, partition, offset)."""
+
+    def __init__(self, bootstrap_servers: str, topics: dict[str, str], hot: int, hot_share: float, rate: float):
+        self.topics, self.rate = topics, rate
+        self.sources = {name: SourceTable(seed=i, table=name) for i, name in enumerate(topics)}
+        names = list(topics)
+        self.hot, self.quiet = names[:hot], names[hot:] or names[:hot]
+        self.hot_share = hot_share if self.quiet is not self.hot else 1.0
+        self.producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20})
+        self.produced: dict[tuple[str, int, int], float] = {}
+        self.failures: list = []
+        self.rng = random.Random(11)
+
+    def _delivered(self, err, msg):
+        if err:
+            self.failures.append(err)
+        else:
+            self.produced[(msg.topic(), msg.partition(), msg.offset())] = msg.timestamp()[1] / 1000
+
+    def _send(self, name: str, events):
+        for key, value in events:
+            while True:
+                try:
+                    self.producer.produce(self.topics[name], value, key, on_delivery=self._delivered)
+                    break
+                except BufferError:
+                    self.producer.poll(0.05)
+
+    def snapshot(self, rows: int):
+        "Each table's first `rows` rows, as Debezium's snapshot reads them."
+        for name, source in self.sources.items():
+            self._send(name, source.snapshot(rows))
+        self.producer.flush(60)
+
+    def run(self, seconds: float, tick_s: float = 0.1):
+        "Changes at the rate for `seconds`, then everything delivered."
+        started, due = time.monotonic(), 0.0
+        while (now := time.monotonic() - started) < seconds:
+            due += self.rate * tick_s
+            while due >= 1:
+                due -= 1
+                tables = self.hot if self.rng.random() < self.hot_share else self.quiet
+                name = self.rng.choice(tables)
+                self._send(name, self.sources[name].changes(1))
+            self.producer.poll(0)
+            time.sleep(max(0.0, tick_s - (time.monotonic() - started - now)))
+        self.producer.flush(120)
+        if len(self.producer) or self.failures:
+            raise RuntimeError(f"{len(self.producer)} undelivered, {len(self.failures)} failed: {self.failures[:1]}")
+
+    def ends(self, name: str) -> dict[tuple[str, int], int]:
+        topic = self.topics[name]
+        return {(topic, 0): max((o for t, _, o in self.produced if t == topic), default=-1) + 1}
+
+
+def latencies(table_path: Path, produced: dict[tuple[str, int, int], float], topic: str) -> tuple[list[float], int]:
+    """Produce → commit seconds of each change on `topic`: to the completion of the first commit holding its offset;
+    and the number of commits."""
+    commits = sorted(
+        (instant_time(c["completed"]), c["offsets"].get(f"{topic}[0]", (0, 0))[1])
+        for c in commit_log(table_path)
+        if c["completed"]
+    )
+    times, reach, seen = [], [], 0
+    for completed, next_offset in commits:
+        seen = max(seen, next_offset)
+        times.append(completed)
+        reach.append(seen)
+    out = []
+    for (t, _, offset), at in produced.items():
+        if t != topic:
+            continue
+        first = next((i for i, r in enumerate(reach) if r > offset), None)
+        if first is not None:
+            out.append(times[first] - at)
+    return out, len(commits)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def cycle_breakdown(log_path: Path) -> dict[str, list[float]]:
+    """From the coordinator's protocol log, per instant: seconds WRITING (START_COMMIT → END_COMMIT), and COLLECTING →
+    committed (the participants' writes and reports, then the coordinator's write and Hudi's commit)."""
+    phases: dict[str, list[float]] = {"writing_s": [], "collecting_to_commit_s": []}
+    state: dict[str, tuple[str, float]] = {}
+    for line in Path(log_path).read_text().splitlines():
+        who = re.search(r" id=(\S+)", line)
+        if not who or "hudi_kafka_nb.coordinator" not in line:
+            continue
+        at = log_time(line)
+        if "state=WRITING" in line:
+            state[who[1]] = ("writing", at)
+        elif "state=COLLECTING" in line and who[1] in state:
+            phases["writing_s"].append(at - state[who[1]][1])
+            state[who[1]] = ("collecting", at)
+        elif " committed=" in line and state.get(who[1], ("",))[0] == "collecting":
+            phases["collecting_to_commit_s"].append(at - state[who[1]][1])
+    return phases
+
+
+def cpu_per_process(before: dict, after: dict, seconds: float) -> dict[str, float]:
+    "Cores used between two readings of each process's CPU seconds, by role and process name (pids summed)."
+    used: dict[str, float] = defaultdict(float)
+    for (role, process, pid), total in after.items():
+        used[f"{role} {process}"] += (total - before.get((role, process, pid), 0.0)) / seconds
+    return {k: v for k, v in sorted(used.items()) if v >= 0.005}
+
+
+def commits_between(log_path: Path, start: float, end: float) -> int:
+    "How many commits the coordinator's protocol log shows between `start` and `end` (seconds since the epoch)."
+    return sum(
+        1
+        for line in Path(log_path).read_text().splitlines()
+        if "hudi_kafka_nb.coordinator" in line and " committed=" in line and start <= log_time(line) <= end
+    )
+
+
+def stream_database(
+    broker: EmbeddedBroker,
+    root: Path,
+    tables: int,
+    hot: int,
+    hot_share: float,
+    rate: float,
+    minutes: float,
+    idle_s: float = 60.0,
+    settings: dict | None = None,
+) -> dict:
+    """One sink (a coordinator, two participants) mirroring `tables` source tables that change at `rate` a second for
+    `minutes`; each table's latencies and content, the coordinator's cycles, the roles' (and the broker's) CPU and
+    memory, and their CPU for `idle_s` before the changes begin, every table committed and nothing produced."""
+    bootstrap_servers = broker.bootstrap_servers
+    prefix = f"db{uuid.uuid4().hex[:6]}"
+    names = [f"t{i:03d}" for i in range(tables)]
+    topics = {name: f"{prefix}.public.{name}" for name in names}
+    for topic in topics.values():
+        create_topic(bootstrap_servers, topic, 1)
+    feed = ChangeFeed(bootstrap_servers, topics, hot, hot_share, rate)
+    feed.snapshot(20)
+    cdc = {k: v for k, v in CDC_SETTINGS.items() if k != "hudi_options"}
+    params = {
+        "bootstrap_servers": bootstrap_servers,
+        **cdc,
+        "topics_regex": re.escape(prefix) + r"\.public\..*",
+        "table_name": "{table}",
+        "table_path": str(root / "{table_name}"),
+        "control_topic": f"control-{prefix}-{{table_name}}",
+        "commit_interval_s": 5.0,
+        "write_timeout_s": 300.0,
+        "min_participants": 2,
+        # copy-on-write every other table
+        "tables": {name: {"table_type": "COPY_ON_WRITE"} for name in names[1::2]},
+        **(settings or {}),
+    }
+    roles = [RoleProcess("coordinator", params, root, name="coordinator", direct=True)] + [
+        RoleProcess("participant", participant_params(params, 2), root, name=f"participant-{i}", direct=True)
+        for i in range(2)
+    ]
+    peak, cpu, stop = {r.name: 0 for r in roles}, {}, threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            with contextlib.suppress(Exception):
+                times = psutil.Process(broker.process.pid).cpu_times()
+                cpu[("broker", "java", broker.process.pid)] = times.user + times.system
+            for r in roles:
+                peak[r.name] = max(peak[r.name], r.memory_bytes())
+                for proc in r.tree():
+                    try:
+                        times = proc.cpu_times()
+                        cpu[(r.name, proc.name(), proc.pid)] = times.user + times.system
+                    except Exception:
+                        pass
+            time.sleep(2.0)
+
+    def wait(condition, timeout_s, what):
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            if dead := [r.name for r in roles if not r.running()]:
+                raise RuntimeError(f"{dead} exited; logs in {root}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{what} not within {timeout_s}s; logs in {root}")
+            time.sleep(1.0)
+
+    paths = {name: root / name for name in names}
+    launched = time.monotonic()
+    try:
+        for r in roles:
+            r.start()
+        threading.Thread(target=sample, daemon=True).start()
+        snapshot_ends = {name: feed.ends(name) for name in names}
+        wait(lambda: all(has_committed(paths[n], snapshot_ends[n]) for n in names), 1800, "the snapshot committed")
+        startup = time.monotonic() - launched
+        # nothing produced: what the tables cost while they wait (the sampler's reading two seconds apart)
+        time.sleep(idle_s / 4)
+        idle_from, idle_start = dict(cpu), time.monotonic()
+        time.sleep(idle_s)
+        idle = cpu_per_process(idle_from, dict(cpu), time.monotonic() - idle_start)
+        cpu_before = dict(cpu)
+        streaming, streaming_at = time.monotonic(), time.time()
+        feed.run(minutes * 60)
+        stopped = time.monotonic()
+        wait(lambda: all(has_committed(paths[n], feed.ends(n)) for n in names), 1800, "every change committed")
+        drained, drained_at = time.monotonic(), time.time()
+        cpu_streaming = cpu_per_process(cpu_before, dict(cpu), drained - streaming)
+    finally:
+        stop.set()
+        for r in roles:
+            r.stop()
+    per_table = {}
+    for name in names:
+        waits, commits = latencies(paths[name], feed.produced, topics[name])
+        per_table[name] = {
+            "p50": percentile(waits, 0.5),
+            "p99": percentile(waits, 0.99),
+            "changes": len(waits),
+            "commits": commits,
+            "equal": mirror_ok(compare_mirror(paths[name], feed.sources[name].rows)),
+        }
+    return {
+        "tables": per_table,
+        "hot": feed.hot,
+        "startup_s": startup,
+        "streamed_s": stopped - streaming,
+        "drain_s": drained - stopped,
+        "changes": len(feed.produced),
+        "cpu_cores": cpu_streaming,
+        "idle_cores": idle,
+        "cycles": cycle_breakdown(root / "coordinator.log"),
+        "commits": commits_between(root / "coordinator.log", streaming_at, drained_at),
+        "peak_mib": {k: v / 2**20 for k, v in peak.items()},
+    }
+
+
+def stream_report(r: dict) -> list[str]:
+    tables = r["tables"]
+    hot = [t for n, t in tables.items() if n in r["hot"]]
+    quiet = [t for n, t in tables.items() if n not in r["hot"]]
+    lines = [
+        f"{len(tables)} tables, {r['changes']:,} events over {r['streamed_s']:.0f} s; every snapshot committed "
+        f"{r['startup_s']:.0f} s after launch, every change {r['drain_s']:.0f} s after the last was produced; "
+        f"roles' CPU {sum(r['cpu_cores'].values()):.2f} cores ("
+        + ", ".join(f"{k} {v:.2f}" for k, v in r["cpu_cores"].items())
+        + "); peak memory "
+        + ", ".join(f"{k} {v:,.0f} MiB" for k, v in r["peak_mib"].items())
+        + f" ({sum(r['peak_mib'].values()):,.0f} MiB)",
+    ]
+    for label, group in (("hot", hot), ("quiet", quiet)):
+        if not group:
+            continue
+        p50s, p99s = [t["p50"] for t in group], [t["p99"] for t in group]
+        lines.append(
+            f"  {label} tables ({len(group)}): produce → commit p50 median {statistics.median(p50s):.1f} s, worst "
+            f"{max(p50s):.1f} s; p99 median {statistics.median(p99s):.1f} s, worst {max(p99s):.1f} s; commits per "
+            f"table median {statistics.median(t['commits'] for t in group):.0f}"
+        )
+    lines.append(
+        f"  idle (every table committed, nothing produced): {sum(r['idle_cores'].values()):.2f} cores ("
+        + ", ".join(f"{k} {v:.2f}" for k, v in r["idle_cores"].items())
+        + ")"
+    )
+    seconds = r["streamed_s"] + r["drain_s"]
+    coordinator = sum(v for k, v in r["cpu_cores"].items() if k.startswith("coordinator")) * seconds
+    lines.append(
+        f"  {r['commits']} commits while streaming and draining ({r['commits'] / seconds * 60:.0f} a minute), "
+        f"{coordinator / max(1, r['commits']):.2f} CPU-seconds of the coordinator each"
+    )
+    for phase, values in r["cycles"].items():
+        if values:
+            lines.append(
+                f"  coordinator {phase}: median {statistics.median(values):.1f} s, p90 {percentile(values, 0.9):.1f} s "
+                f"over {len(values)} instants"
+            )
+    worst_p50, worst_p99 = max(t["p50"] for t in tables.values()), max(t["p99"] for t in tables.values())
+    met = worst_p50 < 15 and worst_p99 < 60
+    lines.append(
+        f"  targets (every table p50 under 15 s, p99 under 60 s): {'met' if met else 'NOT met'}: worst p50 "
+        f"{worst_p50:.1f} s, worst p99 {worst_p99:.1f} s"
+    )
+    unequal = [n for n, t in tables.items() if not t["equal"]]
+    lines.append(f"  content: {'every table equal to its source' if not unequal else f'NOT equal: {unequal}'}")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=20_000, help="order events per table")
-    parser.add_argument("--tables", default="1,5,20", help="table counts through one sink")
+    parser.add_argument("--tables", help="table counts through one sink (1,5,20; with --stream, 100)")
     parser.add_argument("--separate", default="1,5", help="table counts also run as separate sinks")
+    parser.add_argument("--stream", action="store_true", help="a database's changes streaming instead (see above)")
+    parser.add_argument("--hot", type=int, default=5, help="--stream: the tables most changes go to")
+    parser.add_argument("--hot-share", type=float, default=0.9, help="--stream: their share of the changes")
+    parser.add_argument("--rate", type=float, default=1000, help="--stream: changes a second")
+    parser.add_argument("--minutes", type=float, default=10, help="--stream: how long the changes stream")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="--stream: a sink setting, e.g. commit_interval_s=10",
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-tables-"))
+    args.tables = args.tables or ("100" if args.stream else "1,5,20")
+    if args.stream:
+        with EmbeddedBroker(root / "broker") as broker:
+            for n in [int(x) for x in args.tables.split(",")]:
+                settings = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)}
+                r = stream_database(
+                    broker,
+                    root / f"stream-{n}",
+                    n,
+                    args.hot,
+                    args.hot_share,
+                    args.rate,
+                    args.minutes,
+                    settings=settings,
+                )
+                print("\n".join(stream_report(r)), flush=True)
+        return
     results: dict = defaultdict(dict)
     with EmbeddedBroker(root / "broker") as broker:
         for n in [int(x) for x in args.tables.split(",")]:
