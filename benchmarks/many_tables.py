@@ -71,6 +71,17 @@ def commit_cycles(log_paths) -> list[float]:
     return cycles
 
 
+def wait_for(condition, roles: list[RoleProcess], timeout_s: float, what: str, workdir: Path):
+    "Until `condition()`; an error if a role exits first, or after `timeout_s`."
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if dead := [r.name for r in roles if not r.running()]:
+            raise RuntimeError(f"{dead} exited; logs in {workdir}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} not within {timeout_s}s; logs in {workdir}")
+        time.sleep(0.5)
+
+
 def run_sinks(sinks: list[dict], tables: dict[Path, dict], workdir: Path) -> dict:
     """Run `sinks` (each a coordinator and a participant) until every table committed its `ends`; timings and peak
     memory."""
@@ -87,23 +98,16 @@ def run_sinks(sinks: list[dict], tables: dict[Path, dict], workdir: Path) -> dic
                 peak[kind] = max(peak[kind], sum(r.memory_bytes() for r in roles if r.role == kind and r.running()))
             time.sleep(1.0)
 
-    def wait(condition, timeout_s):
-        deadline = time.monotonic() + timeout_s
-        while not condition():
-            if dead := [r.name for r in roles if not r.running()]:
-                raise RuntimeError(f"{dead} exited; logs in {workdir}")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"not within {timeout_s}s; logs in {workdir}")
-            time.sleep(0.5)
-
     launched = time.perf_counter()
     try:
         for r in roles:
             r.start()
         threading.Thread(target=sample, daemon=True).start()
-        wait(lambda: all(timeline_instants(path) for path in tables), 900)
+        wait_for(lambda: all(timeline_instants(path) for path in tables), roles, 900, "every first instant", workdir)
         ingesting = time.perf_counter()
-        wait(lambda: all(has_committed(path, ends) for path, ends in tables.items()), 3600)
+        wait_for(
+            lambda: all(has_committed(p, ends) for p, ends in tables.items()), roles, 3600, "every commit", workdir
+        )
         done = time.perf_counter()
     finally:
         stop.set()
@@ -319,23 +323,14 @@ def stream_database(
                         pass
             time.sleep(2.0)
 
-    def wait(condition, timeout_s, what):
-        deadline = time.monotonic() + timeout_s
-        while not condition():
-            if dead := [r.name for r in roles if not r.running()]:
-                raise RuntimeError(f"{dead} exited; logs in {root}")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{what} not within {timeout_s}s; logs in {root}")
-            time.sleep(1.0)
-
     paths = {name: root / name for name in names}
     launched = time.monotonic()
     try:
         for r in roles:
             r.start()
         threading.Thread(target=sample, daemon=True).start()
-        snapshot_ends = {name: feed.ends(name) for name in names}
-        wait(lambda: all(has_committed(paths[n], snapshot_ends[n]) for n in names), 1800, "the snapshot committed")
+        ends = {name: feed.ends(name) for name in names}
+        wait_for(lambda: all(has_committed(paths[n], ends[n]) for n in names), roles, 1800, "every snapshot", root)
         startup = time.monotonic() - launched
         # nothing produced: what the tables cost while they wait (the sampler's reading two seconds apart)
         time.sleep(idle_s / 4)
@@ -346,7 +341,7 @@ def stream_database(
         streaming, streaming_at = time.monotonic(), time.time()
         feed.run(minutes * 60)
         stopped = time.monotonic()
-        wait(lambda: all(has_committed(paths[n], feed.ends(n)) for n in names), 1800, "every change committed")
+        wait_for(lambda: all(has_committed(paths[n], feed.ends(n)) for n in names), roles, 1800, "every change", root)
         drained, drained_at = time.monotonic(), time.time()
         cpu_streaming = cpu_per_process(cpu_before, dict(cpu), drained - streaming)
     finally:
