@@ -20,12 +20,13 @@ from pathlib import Path
 
 import psutil
 
+from hudi_kafka_nb.changes import decode_changes
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable
 from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
-from hudi_kafka_nb.records import RawRecord, decode_records
+from hudi_kafka_nb.records import RawRecord
 from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.writer import HudiWriter
@@ -92,7 +93,9 @@ def commit_cost(spark, root: Path, table_type: str, commits: int, changes: int, 
         instant = meter.measure("start an instant", table.start_instant)
         events = events if n == 0 else source.changes(changes)
         records = [RawRecord(config.topics[0], 0, offset + i, 0, k, v) for i, (k, v) in enumerate(events)]
-        rows, _ = decode_records(records, config)
+        rows = decode_changes(records, config).rows
+        if not rows.num_rows:
+            raise RuntimeError(f"none of the {len(events)} changes decoded: nothing to commit")
         staged = writer.write(rows, instant)  # a participant's part: Parquet in the table's store
         progress = [PartitionProgress(config.topics[0], 0, offset, offset + len(events), len(events))]
         offset += len(events)
