@@ -19,7 +19,9 @@ while every table sits idle (committed, nothing produced) and while the changes 
 """
 
 import argparse
+import bisect
 import contextlib
+import itertools
 import json
 import random
 import re
@@ -29,7 +31,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
@@ -56,19 +58,35 @@ def log_time(line: str) -> float:
     return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
 
 
-def commit_cycles(log_paths) -> list[float]:
-    "Seconds from each instant's END_COMMIT (state COLLECTING) to its commit, per coordinator id (one per table)."
-    cycles, collecting = [], {}
+STEP_MARKS = (("writing", "state=WRITING"), ("collecting", "state=COLLECTING"), ("committed", " committed="))
+
+
+def coordinator_steps(log_paths):
+    """(coordinator id, time, step) of each coordinator's protocol lines: "writing" (START_COMMIT), "collecting"
+    (END_COMMIT) or "committed"; one coordinator id per table."""
     for path in log_paths:
         for line in Path(path).read_text().splitlines():
             who = re.search(r" id=(\S+)", line)
             if not who or "hudi_kafka_nb.coordinator" not in line:
                 continue
-            if "state=COLLECTING" in line:
-                collecting[who[1]] = log_time(line)
-            elif " committed=" in line and who[1] in collecting:
-                cycles.append(log_time(line) - collecting.pop(who[1]))
-    return cycles
+            step = next((s for s, mark in STEP_MARKS if mark in line), None)
+            if step:
+                yield who[1], log_time(line), step
+
+
+def cycle_phases(log_paths) -> dict[str, list[float]]:
+    """Per instant: seconds WRITING (START_COMMIT → END_COMMIT), and COLLECTING → committed (the participants' writes
+    and reports, then the coordinator's write and Hudi's commit)."""
+    phases: dict[str, list[float]] = {"writing_s": [], "collecting_to_commit_s": []}
+    last: dict[str, tuple[str, float]] = {}  # coordinator id → its last step, and when
+    for who, at, step in coordinator_steps(log_paths):
+        before, since = last.get(who, ("", 0.0))
+        if step == "collecting" and before == "writing":
+            phases["writing_s"].append(at - since)
+        elif step == "committed" and before == "collecting":
+            phases["collecting_to_commit_s"].append(at - since)
+        last[who] = (step, at)
+    return phases
 
 
 def wait_for(condition, roles: list[RoleProcess], timeout_s: float, what: str, workdir: Path):
@@ -80,6 +98,17 @@ def wait_for(condition, roles: list[RoleProcess], timeout_s: float, what: str, w
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what} not within {timeout_s}s; logs in {workdir}")
         time.sleep(0.5)
+
+
+def all_committed(paths: dict[str, Path], ends: dict[str, dict[tuple[str, int], int]]):
+    "A condition: every table has committed its `ends`; a table seen to have is not read again."
+    pending = set(paths)
+
+    def check() -> bool:
+        pending.difference_update([n for n in pending if has_committed(paths[n], ends[n])])
+        return not pending
+
+    return check
 
 
 def run_sinks(sinks: list[dict], tables: dict[Path, dict], workdir: Path) -> dict:
@@ -118,7 +147,7 @@ def run_sinks(sinks: list[dict], tables: dict[Path, dict], workdir: Path) -> dic
         "startup_s": ingesting - launched,
         "total_s": done - launched,
         "rate": records / (done - launched),
-        "cycles": commit_cycles([r.log_path for r in roles if r.role == "coordinator"]),
+        "cycles": cycle_phases([r.log_path for r in roles if r.role == "coordinator"])["collecting_to_commit_s"],
         **{f"{k}_mib": v / 2**20 for k, v in peak.items()},
     }
 
@@ -137,8 +166,8 @@ def line(label: str, r: dict) -> str:
 
 
 def instant_time(value: str) -> float:
-    "A Hudi instant or completion time (yyyyMMddHHmmssSSS, the JVM's local time) as seconds since the epoch."
-    return datetime.strptime(value[:14], "%Y%m%d%H%M%S").timestamp() + int(value[14:17] or 0) / 1000
+    "A Hudi completion time (yyyyMMddHHmmssSSS, UTC as `reading.commit_history` reads it) as seconds since the epoch."
+    return datetime.strptime(value[:17], "%Y%m%d%H%M%S%f").replace(tzinfo=UTC).timestamp()
 
 
 class ChangeFeed:
@@ -152,7 +181,7 @@ class ChangeFeed:
         self.hot, self.quiet = names[:hot], names[hot:] or names[:hot]
         self.hot_share = hot_share if self.quiet is not self.hot else 1.0
         self.producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20})
-        self.produced: dict[tuple[str, int, int], float] = {}
+        self.produced: dict[str, dict[int, float]] = defaultdict(dict)  # topic → offset → produce time (one partition)
         self.failures: list = []
         self.rng = random.Random(11)
 
@@ -160,7 +189,7 @@ class ChangeFeed:
         if err:
             self.failures.append(err)
         else:
-            self.produced[(msg.topic(), msg.partition(), msg.offset())] = msg.timestamp()[1] / 1000
+            self.produced[msg.topic()][msg.offset()] = msg.timestamp()[1] / 1000
 
     def _send(self, name: str, events):
         for key, value in events:
@@ -195,30 +224,25 @@ class ChangeFeed:
 
     def ends(self, name: str) -> dict[tuple[str, int], int]:
         topic = self.topics[name]
-        return {(topic, 0): max((o for t, _, o in self.produced if t == topic), default=-1) + 1}
+        return {(topic, 0): max(self.produced[topic], default=-1) + 1}
 
 
-def latencies(table_path: Path, produced: dict[tuple[str, int, int], float], topic: str) -> tuple[list[float], int]:
-    """Produce → commit seconds of each change on `topic`: to the completion of the first commit holding its offset;
-    and the number of commits."""
+def latencies(table_path: Path, produced: dict[int, float], topic: str) -> tuple[list[float], int]:
+    """Produce → commit seconds of each change on `topic` (`produced`: offset → produce time): to the completion of the
+    first commit holding its offset; and the number of commits."""
     commits = sorted(
         (instant_time(c["completed"]), c["offsets"].get(f"{topic}[0]", (0, 0))[1])
         for c in commit_log(table_path)
         if c["completed"]
     )
-    times, reach, seen = [], [], 0
-    for completed, next_offset in commits:
-        seen = max(seen, next_offset)
-        times.append(completed)
-        reach.append(seen)
-    out = []
-    for (t, _, offset), at in produced.items():
-        if t != topic:
-            continue
-        first = next((i for i, r in enumerate(reach) if r > offset), None)
-        if first is not None:
-            out.append(times[first] - at)
-    return out, len(commits)
+    # by completion: how far the table had committed the topic (its offsets only grow along the chain)
+    reach = list(itertools.accumulate((next_offset for _, next_offset in commits), max))
+    waits = []
+    for offset, at in produced.items():
+        first = bisect.bisect_right(reach, offset)
+        if first < len(reach):
+            waits.append(commits[first][0] - at)
+    return waits, len(commits)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -226,26 +250,6 @@ def percentile(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def cycle_breakdown(log_path: Path) -> dict[str, list[float]]:
-    """From the coordinator's protocol log, per instant: seconds WRITING (START_COMMIT → END_COMMIT), and COLLECTING →
-    committed (the participants' writes and reports, then the coordinator's write and Hudi's commit)."""
-    phases: dict[str, list[float]] = {"writing_s": [], "collecting_to_commit_s": []}
-    state: dict[str, tuple[str, float]] = {}
-    for line in Path(log_path).read_text().splitlines():
-        who = re.search(r" id=(\S+)", line)
-        if not who or "hudi_kafka_nb.coordinator" not in line:
-            continue
-        at = log_time(line)
-        if "state=WRITING" in line:
-            state[who[1]] = ("writing", at)
-        elif "state=COLLECTING" in line and who[1] in state:
-            phases["writing_s"].append(at - state[who[1]][1])
-            state[who[1]] = ("collecting", at)
-        elif " committed=" in line and state.get(who[1], ("",))[0] == "collecting":
-            phases["collecting_to_commit_s"].append(at - state[who[1]][1])
-    return phases
 
 
 def cpu_per_process(before: dict, after: dict, seconds: float) -> dict[str, float]:
@@ -258,11 +262,7 @@ def cpu_per_process(before: dict, after: dict, seconds: float) -> dict[str, floa
 
 def commits_between(log_path: Path, start: float, end: float) -> int:
     "How many commits the coordinator's protocol log shows between `start` and `end` (seconds since the epoch)."
-    return sum(
-        1
-        for line in Path(log_path).read_text().splitlines()
-        if "hudi_kafka_nb.coordinator" in line and " committed=" in line and start <= log_time(line) <= end
-    )
+    return sum(1 for _, at, step in coordinator_steps([log_path]) if step == "committed" and start <= at <= end)
 
 
 def stream_database(
@@ -330,7 +330,7 @@ def stream_database(
             r.start()
         threading.Thread(target=sample, daemon=True).start()
         ends = {name: feed.ends(name) for name in names}
-        wait_for(lambda: all(has_committed(paths[n], ends[n]) for n in names), roles, 1800, "every snapshot", root)
+        wait_for(all_committed(paths, ends), roles, 1800, "every snapshot", root)
         startup = time.monotonic() - launched
         # nothing produced: what the tables cost while they wait (the sampler's reading two seconds apart)
         time.sleep(idle_s / 4)
@@ -341,7 +341,7 @@ def stream_database(
         streaming, streaming_at = time.monotonic(), time.time()
         feed.run(minutes * 60)
         stopped = time.monotonic()
-        wait_for(lambda: all(has_committed(paths[n], feed.ends(n)) for n in names), roles, 1800, "every change", root)
+        wait_for(all_committed(paths, {n: feed.ends(n) for n in names}), roles, 1800, "every change", root)
         drained, drained_at = time.monotonic(), time.time()
         cpu_streaming = cpu_per_process(cpu_before, dict(cpu), drained - streaming)
     finally:
@@ -350,7 +350,7 @@ def stream_database(
             r.stop()
     per_table = {}
     for name in names:
-        waits, commits = latencies(paths[name], feed.produced, topics[name])
+        waits, commits = latencies(paths[name], feed.produced[topics[name]], topics[name])
         per_table[name] = {
             "p50": percentile(waits, 0.5),
             "p99": percentile(waits, 0.99),
@@ -364,10 +364,10 @@ def stream_database(
         "startup_s": startup,
         "streamed_s": stopped - streaming,
         "drain_s": drained - stopped,
-        "changes": len(feed.produced),
+        "changes": sum(len(offsets) for offsets in feed.produced.values()),
         "cpu_cores": cpu_streaming,
         "idle_cores": idle,
-        "cycles": cycle_breakdown(root / "coordinator.log"),
+        "cycles": cycle_phases([root / "coordinator.log"]),
         "commits": commits_between(root / "coordinator.log", streaming_at, drained_at),
         "peak_mib": {k: v / 2**20 for k, v in peak.items()},
     }
