@@ -4,6 +4,7 @@ participants, each one process for every table, on the real broker."""
 import re
 import time
 import uuid
+from datetime import datetime
 
 import msgspec
 
@@ -13,7 +14,22 @@ from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, produce_orders, send_ev
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot
-from hudi_kafka_nb.timeline import has_committed
+from hudi_kafka_nb.timeline import commit_log, has_committed
+
+HOT_BATCH, HOT_FIRST, QUIET_FIRST = 50, 1_000_000, 2_000_000  # order numbers apart from the first phases'
+
+
+def hudi_time() -> str:
+    "Now as Hudi's timeline writes its times (local time, to the millisecond), to compare with completion times."
+    return datetime.now().strftime("%Y%m%d%H%M%S%f")[:17]
+
+
+def committed_at(table, ends: dict[tuple[str, int], int]) -> str:
+    "When the first commit of `table` that holds every partition up to `ends` completed."
+    for commit in commit_log(table):
+        if all(commit["offsets"].get(f"{t}[{p}]", (0, 0))[1] >= end for (t, p), end in ends.items()):
+            return commit["completed"]
+    raise AssertionError(f"{table}: no commit holds {ends}")
 
 
 def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_through_kills(broker, tmp_path):
@@ -23,8 +39,10 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
     shapes (hive-style partitions, unpartitioned, keyed merge-on-read and copy-on-write). The coordinator dies as the
     first of its tables decides a commit (the others before or after theirs), then a participant and the broker are
     killed mid-stream, and the source database gains a table (its topic created while the sink runs), which the sink
-    mirrors too. Each table is judged on its own. About a minute and a half: twelve tables' first instants on one stack
-    (one test for every shape, not a stack each)."""
+    mirrors too. Then two tables stream while two quiet ones of their kinds get a change now and then, and each quiet
+    change must be committed before its streaming peer runs three whole instants: quiet tables are not starved. Each
+    table is judged on its own. About two minutes: twelve tables' first instants on one stack (one test for every
+    shape, not a stack each)."""
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker)
     prefix, suffix, root = f"shop{uuid.uuid4().hex[:6]}", uuid.uuid4().hex[:6], stack.workdir / "tables"
     stack.params.update(
@@ -118,6 +136,8 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
             )
             time.sleep(0.5)
 
+    hot, quiet, hot_orders, quiet_changes = ["orders", "keyed"], ["s0", "s4"], 0, []
+    peer_of = {"s0": "orders", "s4": "keyed"}  # appended and partitioned; upserted into copy-on-write
     first_topics = ["orders", "keyed", "customers", "web", "events", *small]
     for name in first_topics:
         create_topic(broker.bootstrap_servers, topic[name], partitions[name])
@@ -145,6 +165,20 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
         stack.restart("participant-0")
         produce("customers", 400)
         wait_all([*source_of])
+        # then hot tables stream while quiet ones get a change now and then, each waited for while the hot ones go on
+        for change in range(2):
+            produced_at = hudi_time()
+            for j, name in enumerate(quiet):
+                produce(name, 1, first=QUIET_FIRST + 10 * change + j)
+            quiet_changes.extend((name, produced_at, ends_of(name)) for name in quiet)
+            deadline = time.monotonic() + 120
+            while not all(has_committed(root / name, ends_of(name)) for name in quiet):
+                assert time.monotonic() < deadline, f"a quiet table's change never committed while {hot} streamed"
+                for name in hot:
+                    produce(name, HOT_BATCH, first=HOT_FIRST + hot_orders)
+                hot_orders += HOT_BATCH
+                time.sleep(0.5)
+        wait_all(hot)
     finally:
         stack.stop()
     # every table of orders: exactly once, each row as produced (the keyed ones each order's latest), no letter
@@ -153,7 +187,16 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
         report = verify_stream(broker.bootstrap_servers, root / name, ends_of(name), f"dead-{suffix}-{name}", **keyed)
         assert verdict_ok(report) and report["rows_compared"] == report["in_table"], f"table {name}: {verdict(report)}"
     # every order once: each was produced once
-    assert read_snapshot(root / "keyed", ["order_id"]).num_rows == 1_000
+    assert read_snapshot(root / "keyed", ["order_id"]).num_rows == 1_000 + hot_orders
+    # never starved: while a quiet change waited, its streaming peer (a table of its kind) ran at most two whole
+    # instants, opened after the change was produced and committed before it
+    for name, produced_at, change_ends in quiet_changes:
+        landed = committed_at(root / name, change_ends)
+        peer = commit_log(root / peer_of[name])
+        within = [
+            (c["instant"], c["completed"]) for c in peer if produced_at < c["instant"] and c["completed"] < landed
+        ]
+        assert len(within) <= 2, f"{name}'s change of {produced_at} committed at {landed}, after {within}"
     for name, source in sources.items():
         check = compare_mirror(root / name, source.rows)
         assert mirror_ok(check), f"table {name}: {check}"
