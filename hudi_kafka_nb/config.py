@@ -149,7 +149,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     clustering_sort_columns: str = ""
     commit_interval_s: float = 10.0  # an END_COMMIT this long after the last one (or after START_COMMIT)
     write_timeout_s: float = 60.0  # END_COMMIT → all WRITE_STATUS, else the instant is aborted
-    heartbeat_interval_s: float = 1.0  # participants announce themselves this often
+    heartbeat_interval_s: float = 3.0  # participants announce themselves this often (Kafka's consumers: 3 s of 10)
     participant_timeout_s: float = 10.0  # silent this long → partitions move to live participants
     participant_quarantine_s: float = 300.0  # a participant that fails two instants in a row sits out this long
     min_participants: int = 1  # the coordinator waits for this many before the first instant
@@ -163,8 +163,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # fetch.max.bytes of the participants' consumers (large batches: see 06_records)
     fetch_max_bytes: int = 52_428_800
     max_partition_fetch_bytes: int = 10_485_760  # max.partition.fetch.bytes of the participants' consumers
-    # fetch.wait.max.ms of the data topics' consumers (the control topics': at least 500)
-    fetch_wait_max_ms: int = 100
+    # fetch.wait.max.ms of the data topics' consumers, Kafka's default (the control topics': at least 500)
+    fetch_wait_max_ms: int = 500
     broker_wait_s: float = 60.0  # a role starting while no broker answers waits this long, then refuses
 
     @property
