@@ -202,7 +202,8 @@ def _check_timing(config: SinkConfig):
     need(
         config.participant_timeout_s > config.heartbeat_interval_s,
         "participant_timeout_s",
-        "must be longer than heartbeat_interval_s",
+        f"({config.participant_timeout_s}) must be longer than heartbeat_interval_s ({config.heartbeat_interval_s}): "
+        "set heartbeat_interval_s to a third of it or less, so that no participant is lost for two unheard heartbeats",
     )
     need(config.min_participants >= 1, "min_participants", "must be at least 1")
     need(
