@@ -163,8 +163,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # fetch.max.bytes of the participants' consumers (large batches: see 06_records)
     fetch_max_bytes: int = 52_428_800
     max_partition_fetch_bytes: int = 10_485_760  # max.partition.fetch.bytes of the participants' consumers
-    # fetch.wait.max.ms of the data topics' consumers, Kafka's default (the control topics': at least 500)
-    fetch_wait_max_ms: int = 500
+    # fetch.wait.max.ms of the data topics' consumers (the control topics': at least 500)
+    fetch_wait_max_ms: int = 100
     broker_wait_s: float = 60.0  # a role starting while no broker answers waits this long, then refuses
 
     @property

@@ -5,6 +5,8 @@ import os
 import random
 import re
 import signal
+import time
+import uuid
 
 import msgspec
 import pytest
@@ -21,6 +23,7 @@ from hudi_kafka_nb.messages import (
     PartitionStart,
     StartCommit,
     WriteStatus,
+    decode_event,
     encode_event,
 )
 from hudi_kafka_nb.reading import coordinator_status
@@ -262,6 +265,26 @@ def test_chaos_ten_random_kills(tmp_path, broker, registry, metastore):
     assert not syncs or syncs[-1] == "caught up", syncs[-5:]
 
 
+def control_events(bootstrap_servers: str, control: str) -> list:
+    "Every event on the control topic so far, read to its end."
+    reader = Consumer(
+        {"bootstrap.servers": bootstrap_servers, "group.id": f"peek-{uuid.uuid4().hex}", "enable.auto.commit": False}
+    )
+    try:
+        _, end = reader.get_watermark_offsets(TopicPartition(control, 0), timeout=10)
+        reader.assign([TopicPartition(control, 0, 0)])
+        events, position, deadline = [], 0, time.monotonic() + 60
+        while position < end:
+            assert time.monotonic() < deadline, f"{control} not read to its end ({end}) in 60 s"
+            for m in reader.consume(1000, timeout=1.0):
+                if m.error() is None:
+                    position = m.offset() + 1
+                    events.append(decode_event(m.value()))
+        return events
+    finally:
+        reader.close()
+
+
 def test_rebalance_while_a_transaction_is_open(stack):
     # participant_timeout_s: the coordinator is paused below; back, it must not take the pause for participant-0's
     # silence
@@ -272,13 +295,24 @@ def test_rebalance_while_a_transaction_is_open(stack):
     s.wait_committed()
     s.start_producing(2_000)
     mark = len(log_of(s, "coordinator"))
-    instant = state_line(s, "coordinator", r"state=WRITING instant=(\d+)", after=mark)[1]
-    # hold the coordinator inside the open instant until the new participant heartbeats: it joins mid-transaction for
-    # sure, not in the moment between two instants (the heartbeat precedes, on the control topic, every WRITE_STATUS
-    # of the instant, so the coordinator reads the join before it can commit)
+    # hold the coordinator inside an open instant, before its END_COMMIT, until the new participant heartbeats: it
+    # joins mid-transaction for sure, not in the moment between two instants (the heartbeat precedes, on the control
+    # topic, every WRITE_STATUS of the instant, so the coordinator reads the join before it can commit). An instant
+    # opened early ends as soon as it is WRITING if the last commit took its whole interval: then the next one
     coordinator = s.roles["coordinator"].process.pid
-    os.kill(coordinator, signal.SIGSTOP)
     try:
+        for _ in range(10):
+            writing = state_line(s, "coordinator", r"state=WRITING instant=(\d+)", after=mark)
+            instant = writing[1]
+            os.kill(coordinator, signal.SIGSTOP)
+            time.sleep(0.5)  # what it sent before it stopped reaches the broker
+            events = control_events(s.broker.bootstrap_servers, s.params["control_topic"])
+            if not any(isinstance(e, EndCommit) and e.instant == instant for e in events):
+                break
+            os.kill(coordinator, signal.SIGCONT)
+            mark += writing.end()
+        else:
+            raise AssertionError("the coordinator never stopped before an instant's END_COMMIT in ten tries")
         observer = ControlChannel(load_config(s.role_params()), "observer")
         s.restart("participant-1")
         wait_for(
