@@ -12,11 +12,12 @@ from hudi_kafka_nb.messages import Heartbeat
 from hudi_kafka_nb.ports import Channel, Clock
 
 # %% auto #0
-__all__ = ["log", "SERVICE_RETRY_S", "Heartbeats"]
+__all__ = ["log", "SERVICE_RETRY_S", "WAITING_LOG_S", "Heartbeats"]
 
 # %% ../nbs/16_heartbeats.ipynb #428fc7a8
 log = logging.getLogger(__name__)
 SERVICE_RETRY_S = 2.0  # a service the decoder needs (the schema registry) is asked again this often while away
+WAITING_LOG_S = 30.0  # a wait for a service is said in the log this often
 
 
 class Heartbeats:
@@ -27,6 +28,7 @@ class Heartbeats:
         self.participant_id, self.channel, self.interval_s, self.clock = participant_id, channel, interval_s, clock
         self.waiting_for = ""  # the service away and why, while it is: said in every heartbeat
         self.waiting_since: float | None = None
+        self.logged_at = -1e9  # when the wait was last said in the log
         self.last_sent = -1e9
         self._stop: threading.Event | None = None  # the heartbeat thread's stop flag, once it runs
 
@@ -58,12 +60,14 @@ class Heartbeats:
 
     def away(self, why: str, held: str):
         "A service is away: said in every heartbeat from now on, and in the log every 30 s (`held`: what waits for it)."
-        first = self.waiting_since is None
-        since = self.waiting_since = self.clock() if self.waiting_since is None else self.waiting_since
+        now, first = self.clock(), self.waiting_since is None
+        since = self.waiting_since = now if first else self.waiting_since
         self.waiting_for = why
-        waited = self.clock() - since
-        if first or int(waited) // 30 != int(waited - SERVICE_RETRY_S) // 30:  # every 30 s, not every retry
-            log.warning("participant %s: waiting %.0fs so far, %s: %s", self.participant_id, waited, held, why)
+        # every 30 s, not every retry: retries stop while an instant waits for its commit, so no retry may fall on
+        # a multiple of 30 s
+        if first or now - self.logged_at >= WAITING_LOG_S:
+            self.logged_at = now
+            log.warning("participant %s: waiting %.0fs so far, %s: %s", self.participant_id, now - since, held, why)
 
     def back(self):
         "What it waited for is back (nothing if it waited for nothing)."
