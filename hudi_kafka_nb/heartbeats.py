@@ -61,8 +61,9 @@ class Heartbeats:
     def away(self, why: str, held: str):
         "A service is away: said in every heartbeat from now on, and in the log every 30 s (`held`: what waits for it)."
         now, first = self.clock(), self.waiting_since is None
-        since = self.waiting_since = now if first else self.waiting_since
-        self.waiting_for = why
+        if self.waiting_since is None:
+            self.waiting_since = now
+        since, self.waiting_for = self.waiting_since, why
         # every 30 s, not every retry: retries stop while an instant waits for its commit, so no retry may fall on
         # a multiple of 30 s
         if first or now - self.logged_at >= WAITING_LOG_S:
