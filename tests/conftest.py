@@ -66,6 +66,10 @@ def no_process_outlives_its_test(request):
     os.environ[MARK] = mark
     yield
     os.environ[MARK] = SESSION
+    # a test that killed a session server and failed before starting it again: back for the tests after it
+    for server in SESSION_BROKERS:
+        if not server.running():
+            server.start()
     survivors = marked_processes(mark)
     assert not survivors, f"{request.node.nodeid} left processes running (now killed): {kill_and_describe(survivors)}"
 
