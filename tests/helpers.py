@@ -7,6 +7,7 @@ import signal
 import time
 
 from hudi_kafka_nb.dead_letters import read_dead_letters  # noqa: F401 (the suites import it from here)
+from hudi_kafka_nb.dev.servers import patient
 from hudi_kafka_nb.reading import produced_coordinates  # noqa: F401 (the same)
 from hudi_kafka_nb.timeline import commit_log
 
@@ -24,7 +25,9 @@ def assert_offsets_continue(table_path):
 
 
 def wait_for(condition, timeout_s=60, what="condition", poll_s=0.1):
-    """Poll `condition` until it is true; TimeoutError naming `what` was awaited if `timeout_s` passes first."""
+    """Poll `condition` until it is true; TimeoutError naming `what` was awaited if `timeout_s` (stretched by `patient`
+    on a loaded machine) passes first."""
+    timeout_s = patient(timeout_s)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if condition():

@@ -11,6 +11,7 @@ import msgspec
 from hudi_kafka_nb.dev.broker import create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack, protocol_log_tail
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, produce_orders, send_events
+from hudi_kafka_nb.dev.servers import patient
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot
@@ -128,7 +129,7 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
         return {tp: end for tp, end in ends.items() if tp[0] == topic[source_of.get(name, name)]}
 
     def wait_all(names, timeout_s=180):
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + patient(timeout_s)
         while not all(has_committed(root / name, ends_of(name)) for name in names):
             assert time.monotonic() < deadline, (
                 f"not all of {names} committed; the coordinator's last "
@@ -149,7 +150,7 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
     try:
         for i, name in enumerate(first_topics):
             produce(name, 150 if name in small or name == "events" else 500, first=i * 100_000)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + patient(120)
         while stack.roles["coordinator"].running():
             assert time.monotonic() < deadline, "the coordinator never reached its crash point"
             time.sleep(0.2)
@@ -173,7 +174,7 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
             for j, name in enumerate(quiet):
                 produce(name, 1, first=QUIET_FIRST + 10 * change + j)
             quiet_changes.extend((name, produced_at, ends_of(name)) for name in quiet)
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + patient(120)
             while not all(has_committed(root / name, ends_of(name)) for name in quiet):
                 assert time.monotonic() < deadline, f"a quiet table's change never committed while {hot} streamed"
                 for name in hot:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+from hudi_kafka_nb.dev.servers import patient
+
 ROOT = Path(__file__).resolve().parents[1]
 
 BLOCKED_HARNESS = """
@@ -71,7 +73,7 @@ print("the sink runs without its harness")
 
 def test_the_sink_imports_and_runs_its_roles_without_the_harness():
     done = subprocess.run(
-        [sys.executable, "-c", BLOCKED_HARNESS + ROLES_IN_MEMORY], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", BLOCKED_HARNESS + ROLES_IN_MEMORY], capture_output=True, text=True, timeout=patient(120)
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "the sink runs without its harness" in done.stdout
@@ -129,7 +131,7 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
     assert "hudi-kafka-nb = hudi_kafka_nb.supervisor:main" in entry_points
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=patient(120))
     installed = subprocess.run(
         [str(venv / "bin" / "pip"), "install", "-q", "--no-compile", f"{wheel}[local]"],
         capture_output=True,
@@ -160,7 +162,7 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
             env={**os.environ, **jars},
         )
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + patient(180)
         while "state=WAITING" not in (tmp_path / "coordinator.log").read_text(errors="replace"):
             assert role.poll() is None and time.monotonic() < deadline, (tmp_path / "coordinator.log").read_text(
                 errors="replace"

@@ -328,8 +328,11 @@ def create_topic(bootstrap_servers: str, name: str, partitions: int):
 def open_transactions(settings: dict) -> str:
     """The partitions whose records wait in open Kafka transactions (`held_in_transactions`), as the broker of a sink
     with these `settings` says now: what read-committed readers wait for."""
+    # a stack's role parameters may hold job controls (`spark_master`, …) the sink's settings do not
+    from hudi_kafka_nb.runtime import JOB_CONTROLS
+
     try:
-        view = BrokerView(load_config(settings))
+        view = BrokerView(load_config({k: v for k, v in settings.items() if k not in JOB_CONTROLS}))
         partitions = partition_status(view, view.partitions(), {})
     except Exception as e:
         return f"(could not ask it: {e})"

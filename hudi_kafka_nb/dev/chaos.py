@@ -23,7 +23,7 @@ from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_params, protocol_log_tail, python_stack_tail
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
-from hudi_kafka_nb.dev.servers import free_port
+from hudi_kafka_nb.dev.servers import free_port, patient
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, mirror_of
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
 from hudi_kafka_nb.dev.verdict import combined, verify_stream
@@ -256,7 +256,8 @@ class LocalStack:
         """Wait until the table (every table) has committed everything produced so far; seconds waited. A transaction
         the broker's kills left hanging stops every read-committed reader, the sink too: after a minute it is aborted,
         as an operator would (`EmbeddedBroker.abort_hanging_transactions`), and `expected_mirror` then goes by what
-        Kafka kept."""
+        Kafka kept. `timeout_s` is stretched by `patient` on a loaded machine."""
+        timeout_s = patient(timeout_s)
         started = time.monotonic()
         look_for_hanging_at = started + 60
         while time.monotonic() - started < timeout_s:

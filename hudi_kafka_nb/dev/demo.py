@@ -23,6 +23,7 @@ from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
+from hudi_kafka_nb.dev.servers import patient
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
 from hudi_kafka_nb.dev.summary import print_avro_columns, print_mirror_summary, print_summary, print_upsert_summary
@@ -46,7 +47,8 @@ __all__ = [
 def wait_until_committed(
     table_path: Table, ends: dict[tuple[str, int], int], roles: list[RoleProcess], timeout_s: float
 ) -> float:
-    "Wait until the table's committed offsets reach `ends`; seconds waited."
+    "Wait until the table's committed offsets reach `ends`; seconds waited (`timeout_s` stretched by `patient`)."
+    timeout_s = patient(timeout_s)
     started = time.monotonic()
     while time.monotonic() - started < timeout_s:
         dead = [r.name for r in roles if not r.running()]

@@ -25,6 +25,7 @@ __all__ = [
     "answers_http",
     "EmbeddedServer",
     "owner_only",
+    "patient",
     "logged_process",
     "write_tls_files",
 ]
@@ -139,6 +140,12 @@ def owner_only(path: Path) -> Path:
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     os.chmod(path, 0o600)
     return path
+
+
+# %% ../../nbs/71_servers.ipynb #d1950e5f
+def patient(timeout_s: float) -> float:
+    "`timeout_s` stretched for this machine's load: times `HUDI_KAFKA_NB_PATIENCE` (1 unless set)."
+    return timeout_s * float(os.environ.get("HUDI_KAFKA_NB_PATIENCE") or 1)
 
 
 # %% ../../nbs/71_servers.ipynb #24509aed
