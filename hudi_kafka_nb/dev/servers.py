@@ -142,7 +142,7 @@ def owner_only(path: Path) -> Path:
     return path
 
 
-# %% ../../nbs/71_servers.ipynb #d1950e5f
+# %% ../../nbs/71_servers.ipynb #27755b30
 def patient(timeout_s: float) -> float:
     "`timeout_s` stretched for this machine's load: times `HUDI_KAFKA_NB_PATIENCE` (1 unless set)."
     return timeout_s * float(os.environ.get("HUDI_KAFKA_NB_PATIENCE") or 1)
