@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hudi_kafka_nb.dev.servers import free_port, logged_process, stop_process
+from hudi_kafka_nb.dev.servers import free_port, logged_process, patient, stop_process
 
 # %% auto #0
 __all__ = ["spark_home", "LocalSparkCluster"]
@@ -47,6 +47,10 @@ class LocalSparkCluster:
         "The scratch folder of the master or a worker (`worker-<i>`) and of the executors that worker starts."
         return self.workdir / "local" / name
 
+    def work(self, name: str) -> Path:
+        "The work folder of a worker (`worker-<i>`): its executors' folders, with their copies of the jars and logs."
+        return self.workdir / "work" / name
+
     def _spawn(self, name: str, *args) -> subprocess.Popen:
         env = {
             **os.environ,
@@ -54,7 +58,7 @@ class LocalSparkCluster:
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_NO_DAEMONIZE": "1",
             "SPARK_DAEMON_MEMORY": "256m",
-            "SPARK_WORKER_DIR": str(self.workdir / "work"),
+            "SPARK_WORKER_DIR": str(self.work(name)),
             # executors keep their scratch in their worker's folder of the cluster's, not in /tmp: see kill_worker
             "SPARK_LOCAL_DIRS": str(self.scratch(name)),
             # finished applications' work folders (each executor's copy of the jars) go a minute after they end
@@ -75,9 +79,13 @@ class LocalSparkCluster:
             "--webui-port",
             str(self.ui_port),
         )
-        for i in range(len(self.workers)):
-            self.start_worker(i, wait=False)
-        self.wait_for_workers(len(self.workers), timeout_s)
+        try:
+            for i in range(len(self.workers)):
+                self.start_worker(i, wait=False)
+            self.wait_for_workers(len(self.workers), timeout_s)
+        except BaseException:  # a `with` block never entered never stops it: stop what was started here
+            self.stop()
+            raise
         return self
 
     def start_worker(self, index: int, wait: bool = True, timeout_s: float = 60):
@@ -94,7 +102,7 @@ class LocalSparkCluster:
             "--webui-port",
             "0",
             "--work-dir",
-            str(self.workdir / "work"),
+            str(self.work(f"worker-{index}")),
             self.master_url,
         )
         if wait:
@@ -112,6 +120,8 @@ class LocalSparkCluster:
             return 0
 
     def wait_for_workers(self, count: int, timeout_s: float = 60):
+        "Wait until the master counts `count` workers alive; `timeout_s` is stretched by `patient` on a loaded machine."
+        timeout_s = patient(timeout_s)
         deadline = time.monotonic() + timeout_s
         while self.alive_workers() < count:
             if self.master is None or self.master.poll() is not None:
