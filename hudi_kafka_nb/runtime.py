@@ -27,7 +27,7 @@ from hudi_kafka_nb.wiring import open_coordinator, open_participant, open_table_
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ["log", "JOB_CONTROLS", "NOTEBOOK_NAMES", "JobControls", "job_parameters", "run_job"]
+__all__ = ["log", "JOB_CONTROLS", "NOTEBOOK_NAMES", "JobControls", "job_parameters", "split_job_parameters", "run_job"]
 
 
 # %% ../nbs/62_runtime.ipynb #40cfac9d
@@ -72,6 +72,13 @@ def job_parameters(namespace: dict) -> dict:
     return params
 
 
+def split_job_parameters(params: dict) -> tuple[JobControls, dict]:
+    """A job's parameters as its controls (checked: a wrong one is refused) and the rest, the sink's settings for
+    `load_config`: how the role jobs, the supervisor and the stacks of tests read one parameters file."""
+    controls = msgspec.convert({k: v for k, v in params.items() if k in JOB_CONTROLS}, JobControls, strict=False)
+    return controls, {k: v for k, v in params.items() if k not in JOB_CONTROLS}
+
+
 # %% ../nbs/62_runtime.ipynb #da2972ec
 def _stop_condition(stop_file: str, max_runtime_s: float):
     started = time.monotonic()
@@ -88,7 +95,7 @@ def run_job(role: str, params: dict, crash: CrashHook = no_crash) -> dict:
     """Run the `coordinator`, `participant` or `table_services` role with job parameters; a summary when it stops.
     `crash`: the coordinator's crash hook (tests)."""
     params = {k: v for k, v in params.items() if v not in ("", None)}  # empty parameters mean "use the default"
-    controls = msgspec.convert({k: params.pop(k) for k in JOB_CONTROLS if k in params}, JobControls, strict=False)
+    controls, params = split_job_parameters(params)
     logging.basicConfig(
         level=controls.log_level, stream=sys.stdout, force=True, format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )

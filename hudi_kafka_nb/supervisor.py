@@ -101,12 +101,11 @@ class Supervisor:
         self.settings_file, self.workdir = Path(settings_file).resolve(), Path(workdir)
         settings = yaml.safe_load(self.settings_file.read_text()) or {}
         # the roles' runtime (Kafka's client, Hudi's wiring) takes a second to import: loaded once the supervisor runs
-        from hudi_kafka_nb.runtime import JOB_CONTROLS, JobControls
+        from hudi_kafka_nb.runtime import split_job_parameters
 
         # the file may hold job controls too (spark_master, log_level, …): checked as such, the rest as the sink's
         # settings; a wrong one is refused here, once, not by every role in a loop
-        msgspec.convert({k: settings.pop(k) for k in list(settings) if k in JOB_CONTROLS}, JobControls, strict=False)
-        config = load_config(settings)
+        config = load_config(split_job_parameters(settings)[1])
         check_one_machine(config)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.policy, self.clock, self.metrics_port = policy, clock, metrics_port

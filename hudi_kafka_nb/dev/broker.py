@@ -329,10 +329,10 @@ def open_transactions(settings: dict) -> str:
     """The partitions whose records wait in open Kafka transactions (`held_in_transactions`), as the broker of a sink
     with these `settings` says now: what read-committed readers wait for."""
     # a stack's role parameters may hold job controls (`spark_master`, …) the sink's settings do not
-    from hudi_kafka_nb.runtime import JOB_CONTROLS
+    from hudi_kafka_nb.runtime import split_job_parameters
 
     try:
-        view = BrokerView(load_config({k: v for k, v in settings.items() if k not in JOB_CONTROLS}))
+        view = BrokerView(load_config(split_job_parameters(settings)[1]))
         partitions = partition_status(view, view.partitions(), {})
     except Exception as e:
         return f"(could not ask it: {e})"
