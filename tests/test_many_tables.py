@@ -17,6 +17,8 @@ from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
 from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot
 from hudi_kafka_nb.timeline import commit_log, has_committed
 
+from helpers import wait_for
+
 HOT_BATCH, HOT_FIRST, QUIET_FIRST = 50, 1_000_000, 2_000_000  # order numbers apart from the first phases'
 
 
@@ -150,10 +152,7 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
     try:
         for i, name in enumerate(first_topics):
             produce(name, 150 if name in small or name == "events" else 500, first=i * 100_000)
-        deadline = time.monotonic() + patient(120)
-        while stack.roles["coordinator"].running():
-            assert time.monotonic() < deadline, "the coordinator never reached its crash point"
-            time.sleep(0.2)
+        wait_for(lambda: not stack.roles["coordinator"].running(), 120, "the coordinator to reach its crash point", 0.2)
         for i, name in enumerate(first_topics):
             produce(name, 150 if name in small or name == "events" else 500, first=i * 100_000 + 500)
         stack.kill("participant-0")
