@@ -252,6 +252,8 @@ def test_chaos_ten_random_kills(tmp_path, broker, registry, metastore):
         registry=registry,
         metastore=metastore,
         bad_every=5_000,
+        # a drain takes tens of seconds: one that stalls says where within pytest's 900 s, not cut off silently by it
+        drain_timeout_s=100,
     )
     assert report["ok"], str(report)
     assert sum(v for k, v in report["kills"].items() if k.endswith("_killed")) >= 10

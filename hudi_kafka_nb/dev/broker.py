@@ -13,7 +13,7 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from hudi_kafka_nb.dev.servers import EmbeddedServer, free_port, logged_process, repository, write_tls_files
+from hudi_kafka_nb.dev.servers import EmbeddedServer, free_port, logged_process, patient, repository, write_tls_files
 from hudi_kafka_nb.kafka import BrokerView
 from hudi_kafka_nb.preflight import create_topic_if_missing
 from hudi_kafka_nb.progress import held_in_transactions, partition_status
@@ -297,6 +297,8 @@ class EmbeddedBroker(EmbeddedServer):
     def _wait_ready(self, timeout_s: float):
         from confluent_kafka.admin import AdminClient
 
+        # a broker restarted after a SIGKILL recovers its logs first: on a loaded machine, longer (`patient`)
+        timeout_s = patient(timeout_s)
         admin, deadline = (
             AdminClient({"bootstrap.servers": self.bootstrap_servers, "log_level": 0}),
             time.monotonic() + timeout_s,

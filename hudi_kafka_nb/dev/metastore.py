@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hudi_kafka_nb.dev.servers import EmbeddedServer, free_port, logged_process
+from hudi_kafka_nb.dev.servers import EmbeddedServer, free_port, logged_process, patient
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,9 @@ def pyspark_jars() -> Path:
 
 
 def answers_tcp(process, port: int, timeout_s: float, what: str) -> bool:
-    "Wait until something accepts connections on 127.0.0.1:`port`, while `process` runs; whether it does."
+    """Wait until something accepts connections on 127.0.0.1:`port`, while `process` runs; whether it does.
+    `timeout_s` is stretched by `patient`."""
+    timeout_s = patient(timeout_s)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -60,9 +60,10 @@ def free_port() -> int:
 
 def answers_http(process: subprocess.Popen, url: str, timeout_s: float, what: str) -> bool:
     """Wait until `url` answers 200: True; False if `process` (the server) exited first; `TimeoutError` naming `what`
-    after `timeout_s`."""
+    after `timeout_s` (stretched by `patient`)."""
     import urllib.request
 
+    timeout_s = patient(timeout_s)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
