@@ -299,18 +299,21 @@ class LocalStack:
             self.broker.stop()
 
     def stop_roles(self):
-        "Stop producing, then every role: the coordinators first, the others then all at once."
-        self.stop_producing()
-        # every role this stack ever started (a test may add a second coordinator): the coordinators first, so that none
-        # sees its participants leave mid-instant; then the others told together, since each stops on its own
-        coordinators = [role for name, role in self.roles.items() if name.startswith("coordinator") and role.running()]
-        for role in coordinators:
-            role.stop(timeout_s=30)
-        others = [role for name, role in self.roles.items() if not name.startswith("coordinator") and role.running()]
-        for role in others:
-            role.stop_file.touch()
-        for role in others:
-            role.stop(timeout_s=30)
+        """Stop producing, then every role: the coordinators first, the others then all at once. A producer that had
+        stopped early is raised once the roles are stopped."""
+        try:
+            self.stop_producing()
+        finally:
+            # every role this stack ever started (a test may add a second coordinator): the coordinators first, so that
+            # none sees its participants leave mid-instant; then the others told together, since each stops on its own
+            coordinators = [r for name, r in self.roles.items() if name.startswith("coordinator") and r.running()]
+            for role in coordinators:
+                role.stop(timeout_s=30)
+            others = [r for name, r in self.roles.items() if not name.startswith("coordinator") and r.running()]
+            for role in others:
+                role.stop_file.touch()
+            for role in others:
+                role.stop(timeout_s=30)
 
     def dead_letter_topic(self, table: Table) -> str:
         "The dead-letter topic of `table` (a sink of several tables has one per table, from the template)."

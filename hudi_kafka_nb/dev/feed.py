@@ -66,6 +66,7 @@ class Feed:
         self._producing = threading.Event()
         self._lock = threading.Lock()
         self._producer_thread: threading.Thread | None = None
+        self._producer_failure: BaseException | None = None  # what stopped the background producing, if anything
         # one key's changes reach Kafka in the order they happened, as Debezium keeps them
         self._changing = threading.Lock()
 
@@ -158,21 +159,29 @@ class Feed:
 
         def loop():
             began = time.monotonic()
-            for n in itertools.count():
-                if not self._producing.is_set():
-                    return
-                started = time.monotonic()
-                self.produce(chunk, transaction="commit" if self.source is not None and n % 3 == 2 else "")
-                due = began + (n + 1) * chunk / per_second if catch_up else started + chunk / per_second
-                time.sleep(max(0.0, due - time.monotonic()))
+            try:
+                for n in itertools.count():
+                    if not self._producing.is_set():
+                        return
+                    started = time.monotonic()
+                    self.produce(chunk, transaction="commit" if self.source is not None and n % 3 == 2 else "")
+                    due = began + (n + 1) * chunk / per_second if catch_up else started + chunk / per_second
+                    time.sleep(max(0.0, due - time.monotonic()))
+            except BaseException as e:  # raised again by stop_producing: a run that produced less must not pass
+                self._producer_failure = e
 
         self._producer_thread = threading.Thread(target=loop, daemon=True)
         self._producer_thread.start()
 
     def stop_producing(self):
+        "Stop the background producing; what made it stop early, if anything, is raised here."
         self._producing.clear()
         if self._producer_thread:
             self._producer_thread.join()
+            self._producer_thread = None
+        if self._producer_failure is not None:
+            failure, self._producer_failure = self._producer_failure, None
+            raise RuntimeError(f"the background producer stopped early: {failure!r}") from failure
 
     def ends_by_table(self) -> dict[Table, dict[tuple[str, int], int]]:
         """What each table must hold, as ends of partitions. A stack's one table takes every topic produced to (one a

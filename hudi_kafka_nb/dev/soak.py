@@ -244,14 +244,16 @@ class Soak:
 
     def stop(self):
         "Stop the producer, the supervisor (if still running) and the servers."
-        if hasattr(self, "stack"):
-            self.stack.stop_producing()
-        self._stopping.set()
-        if hasattr(self, "_supervising"):
-            self._supervising.join(120)
-        self.cluster.stop()
-        self.s3.stop()
-        self.broker.stop()
+        try:
+            if hasattr(self, "stack"):
+                self.stack.stop_producing()
+        finally:
+            self._stopping.set()
+            if hasattr(self, "_supervising"):
+                self._supervising.join(120)
+            self.cluster.stop()
+            self.s3.stop()
+            self.broker.stop()
 
 
 # %% ../../nbs/88_soak.ipynb #3fa5a942
