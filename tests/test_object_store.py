@@ -136,6 +136,9 @@ def test_the_fence_and_the_status_file_wait_out_a_store_restarting(s3):
 
 
 @pytest.mark.slow
+# the suite's longest test, its phases in turn on one stack: 800 s and more under four busy workers on two cores, so
+# pytest's 900 s cut one off as its verdict was read (its own waits catch a hang, each with a message)
+@pytest.mark.timeout(1500)
 def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant_and_broker_and_store_crashes(
     tmp_path, s3
 ):

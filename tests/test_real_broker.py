@@ -253,6 +253,8 @@ def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stabl
             120,
             "the table to reach the last stable offsets, past the markers",
         )
+        # an instant that ended while the first transaction was still open was empty, and rolled back: not churn
+        rolled_back_before = rollbacks()
 
         still_open = producer(**{"transactional.id": f"open-{uuid.uuid4().hex[:8]}"})
         still_open.init_transactions(30)
@@ -293,7 +295,8 @@ def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stabl
             "lag 0 and nothing in open transactions in the status file",
         )
         time.sleep(5)  # a window to see churn in: it rolled back an empty instant every ~1.5 s
-        assert rollbacks() == [], f"empty instants rolled back: {rollbacks()}"
+        churn = sorted(set(rollbacks()) - set(rolled_back_before))
+        assert churn == [], f"empty instants rolled back: {churn}"
     finally:
         stack.stop()
     assert coordinates(stack.table_path) == {(stack.topic, p, o) for p, o in expected}
