@@ -81,6 +81,9 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     tables: dict[str, dict] = msgspec.field(default_factory=dict)
     # a sink of several tables looks for new data topics, and so new tables, this often
     topic_refresh_s: float = 10.0
+    # a sink of several tables parks a table whose topics had nothing new this long (its roles close until a record
+    # arrives: 60_table_host); 0: never
+    park_idle_table_s: float = 300.0
     # Iceberg's route-field: with route_regex, a table keeps only the records whose value of this field matches
     route_field: str = ""
     # a table's records by route_field: the whole value matches this pattern (RE2); "" keeps every record

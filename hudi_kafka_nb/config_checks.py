@@ -199,6 +199,7 @@ def _check_timing(config: SinkConfig):
     "The protocol's clocks and budgets, and the sink's own topics."
     need(config.commit_interval_s > 0, "commit_interval_s", "must be positive")
     need(config.write_timeout_s > 0, "write_timeout_s", "must be positive")
+    need(config.park_idle_table_s >= 0, "park_idle_table_s", "must be 0 (never) or positive")
     need(
         config.participant_timeout_s > config.heartbeat_interval_s,
         "participant_timeout_s",

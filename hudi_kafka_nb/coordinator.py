@@ -16,7 +16,7 @@ import msgspec
 from hudi_kafka_nb.closing import InstantCloser
 from hudi_kafka_nb.commit_state import CoordinatorState, OpenInstant, Outcome, Verdict, verdict
 from hudi_kafka_nb.config import SinkConfig
-from hudi_kafka_nb.messages import Checkpoint, ControlEvent, Heartbeat, StartCommit, WriteStatus, transition_line
+from hudi_kafka_nb.messages import Checkpoint, ControlEvent, Heartbeat, Park, StartCommit, WriteStatus, transition_line
 from hudi_kafka_nb.opening import InstantOpener
 from hudi_kafka_nb.ports import (
     Broker,
@@ -62,8 +62,12 @@ class Coordinator:
         publish_status: Callable[[dict], None] | None = None,
         crash: CrashHook = no_crash,
         observe: Observe | None = None,
+        park_after_s: float = 0.0,
     ):
         self.config, self.channel, self.table, self.broker = config, channel, table, broker
+        # a table host's: park the table after this long with nothing new (0: never, as a sink of one table)
+        self.park_after_s = park_after_s
+        self.parked: dict[tuple[str, int], int] | None = None  # once parked: where each partition goes on
         self.clock, self.crash, self.publish_status = clock, crash, publish_status
         self.observe = observe  # each transition as data (state, fields): the role's metrics
         self.id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
@@ -152,6 +156,8 @@ class Coordinator:
         elif self.state is CoordinatorState.WRITING and now >= self.opened.end_at:
             if worth_ending(self.opened, self.opener.partitions, self.roster.live(), self.broker):
                 self.end_instant()
+            elif self.park_after_s and now - self.idle.opened_at >= self.park_after_s:
+                self.park(now)
             else:
                 self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
                 if self.idle.due(now):
@@ -205,6 +211,21 @@ class Coordinator:
         if self.roster.health.failed(participant, reason):
             why, seconds = reason.replace(" ", "_")[:300], self.config.participant_quarantine_s
             self._say("PARTICIPANT_QUARANTINED", logging.WARNING, participant=participant, seconds=seconds, reason=why)
+
+    def park(self, now: float):
+        """Nothing new for `park_after_s`: roll the empty open instant back, tell the participants where each partition
+        goes on (PARK), and stop. The table host starts the table again once a record arrives beyond (`60_table_host`);
+        records that came in between are found there, as they are not read here."""
+        opened = self.opened
+        starts = sorted(
+            (s for owned in opened.assignment.values() for s in owned), key=lambda s: (s.topic, s.partition)
+        )
+        self.closer.roll_back([opened.instant], self.epoch, reason="parked: nothing new")
+        self.channel.send(Park(epoch=self.epoch, offsets=starts))
+        self.parked = {(s.topic, s.partition): s.offset for s in starts}
+        self._say("PARKED", instant=opened.instant, idle_s=round(now - self.idle.opened_at), partitions=len(starts))
+        self.open = None
+        self._transition(CoordinatorState.STOPPED, reason="parked")
 
     def step_down(self, reason: str):
         "Stop coordinating: a newer coordinator has taken over and will roll back whatever we left open."
@@ -365,7 +386,7 @@ class Coordinator:
         "The coordinator's state for observers: state, last commit, committed and end offsets, lag, counters."
         return {
             "coordinator": self.id,
-            "state": self.state.value,
+            "state": "PARKED" if self.parked is not None else self.state.value,
             "epoch": self.epoch,
             "instant": self.instant,
             "last_committed_instant": self.last_committed_instant,

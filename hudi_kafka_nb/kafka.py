@@ -26,7 +26,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.messages import ControlEvent, Hello, PartitionStart, decode_event, encode_event
 from hudi_kafka_nb.ports import ForeignEvents
-from hudi_kafka_nb.preflight import admin_client, data_partitions
+from hudi_kafka_nb.preflight import admin_client, data_partitions, data_topics
 from hudi_kafka_nb.records import RawRecord
 from hudi_kafka_nb.rights import warn_unless_unauthorised
 from hudi_kafka_nb.settings import client_settings, consumer_settings
@@ -34,7 +34,16 @@ from hudi_kafka_nb.settings import client_settings, consumer_settings
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ["log", "CONTROL_FETCH_WAIT_MS", "ControlChannel", "BrokerView", "KafkaSource", "RouteValues"]
+__all__ = [
+    "log",
+    "CONTROL_FETCH_WAIT_MS",
+    "ControlChannel",
+    "list_offsets",
+    "BrokerView",
+    "end_offsets_by_table",
+    "KafkaSource",
+    "RouteValues",
+]
 
 # %% ../nbs/50_kafka.ipynb #5781c831
 # how long the broker holds a control consumer's fetch that finds no event: Kafka's default
@@ -115,6 +124,31 @@ class ControlChannel:
 
 
 # %% ../nbs/50_kafka.ipynb #257bf38c
+def list_offsets(admin: AdminClient, partitions, spec: OffsetSpec, isolation: IsolationLevel) -> dict:
+    "Each partition's offset for `spec`, or the exception that its look-up raised."
+    request_timeout_s = 5
+    try:
+        futures = admin.list_offsets(
+            {TopicPartition(t, p): spec for t, p in partitions},
+            request_timeout=request_timeout_s,
+            isolation_level=isolation,
+        )
+    except Exception as e:
+        return dict.fromkeys(partitions, e)
+    answers = {}
+    for tp, future in futures.items():
+        # bounded although the request is: a look-up that never answered would stop the coordinator's loop
+        try:
+            offset = future.result(timeout=request_timeout_s + 5).offset
+        except Exception as e:
+            answers[(tp.topic, tp.partition)] = e
+            continue
+        answers[(tp.topic, tp.partition)] = (
+            offset if offset >= 0 else RuntimeError(f"the broker gave no offset ({offset})")
+        )
+    return answers
+
+
 class BrokerView:
     "Partitions and watermarks of the data topics, from the broker."
 
@@ -133,28 +167,7 @@ class BrokerView:
         return self._partitions
 
     def _list_offsets(self, partitions, spec: OffsetSpec, isolation: IsolationLevel) -> dict:
-        "Each partition's offset for `spec`, or the exception that its look-up raised."
-        request_timeout_s = 5
-        try:
-            futures = self.admin.list_offsets(
-                {TopicPartition(t, p): spec for t, p in partitions},
-                request_timeout=request_timeout_s,
-                isolation_level=isolation,
-            )
-        except Exception as e:
-            return dict.fromkeys(partitions, e)
-        answers = {}
-        for tp, future in futures.items():
-            # bounded although the request is: a look-up that never answered would stop the coordinator's loop
-            try:
-                offset = future.result(timeout=request_timeout_s + 5).offset
-            except Exception as e:
-                answers[(tp.topic, tp.partition)] = e
-                continue
-            answers[(tp.topic, tp.partition)] = (
-                offset if offset >= 0 else RuntimeError(f"the broker gave no offset ({offset})")
-            )
-        return answers
+        return list_offsets(self.admin, partitions, spec, isolation)
 
     def _watermarks(
         self, partitions, spec: OffsetSpec, cache: dict, isolation: IsolationLevel = IsolationLevel.READ_COMMITTED
@@ -188,6 +201,26 @@ class BrokerView:
 
     def high_watermarks(self, partitions) -> dict[tuple[str, int], int]:
         return self._watermarks(partitions, OffsetSpec.latest(), self._highs, IsolationLevel.READ_UNCOMMITTED)
+
+
+# %% ../nbs/50_kafka.ipynb #6a214c63
+def end_offsets_by_table(tables: dict[str, SinkConfig], admin: AdminClient) -> dict[str, dict[tuple[str, int], int]]:
+    "Each table's data partitions now and their end offsets, in two requests whatever the number of tables."
+    if not tables:
+        return {}
+    topics = admin.list_topics(timeout=5).topics
+    partitions = {
+        name: sorted((t, p) for t in data_topics(config, topics) if t in topics for p in topics[t].partitions)
+        for name, config in tables.items()
+        if all(t in topics and topics[t].error is None for t in config.topics)
+    }
+    wanted = sorted({tp for owned in partitions.values() for tp in owned})
+    answers = list_offsets(admin, wanted, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED) if wanted else {}
+    return {
+        name: {tp: answers[tp] for tp in owned}
+        for name, owned in partitions.items()
+        if all(isinstance(answers.get(tp), int) for tp in owned)
+    }
 
 
 # %% ../nbs/50_kafka.ipynb #5df6e144

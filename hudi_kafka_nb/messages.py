@@ -25,6 +25,7 @@ __all__ = [
     "WriteStatus",
     "AckCommit",
     "AbortCommit",
+    "Park",
     "Hello",
     "encode_event",
     "decode_event",
@@ -138,13 +139,21 @@ class AbortCommit(ControlEvent, tag="ABORT_COMMIT", frozen=True):
     failed_records: list[FailedRecord] = []
 
 
+class Park(ControlEvent, tag="PARK", frozen=True):
+    """The table had nothing new for a while: its coordinator rolled back the empty open instant and stops, and so does
+    every participant of its epoch, until a record arrives beyond `offsets` (each partition's next offset to read)."""
+
+    epoch: int
+    offsets: list[PartitionStart]
+
+
 class Hello(ControlEvent, tag="HELLO", frozen=True):
     "A role's first message, read back by itself to know where it reads from; every role ignores others' hellos."
 
     nonce: str
 
 
-ANY_EVENT = Heartbeat | StartCommit | EndCommit | WriteStatus | AckCommit | AbortCommit | Hello
+ANY_EVENT = Heartbeat | StartCommit | EndCommit | WriteStatus | AckCommit | AbortCommit | Park | Hello
 
 # %% ../nbs/05_messages.ipynb #d37602e1
 _encoder = msgspec.msgpack.Encoder()

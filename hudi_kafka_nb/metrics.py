@@ -126,7 +126,7 @@ class SinkMetrics:
 
 
 # %% ../nbs/53_metrics.ipynb #ecc3ef20
-COORDINATOR_STATES = ("WAITING", "WRITING", "COLLECTING", "STOPPED")
+COORDINATOR_STATES = ("WAITING", "WRITING", "COLLECTING", "STOPPED", "PARKED")  # PARKED: 60_table_host
 
 
 class RoleMetrics:

@@ -27,6 +27,7 @@ from hudi_kafka_nb.messages import (
     ControlEvent,
     EndCommit,
     Heartbeat,
+    Park,
     StartCommit,
     transition_line,
 )
@@ -83,6 +84,7 @@ class Participant:
         # the instant before it, while its commit runs (the next opened early)
         self.committing: ParticipantInstant | None = None
         self.stats = {"records_written": 0, "records_dead_lettered": 0, "instants_acked": 0}
+        self.parked: dict[tuple[str, int], int] | None = None  # PARK's offsets, once its coordinator parked the table
         self._transition(ParticipantState.IDLE)
 
     @property
@@ -112,6 +114,8 @@ class Participant:
         # a move that waits waits here, for a control event, as long as the move says: the loop never sleeps
         for event in self.channel.receive(timeout_s=self._next_move().pause_s):
             self.on_event(event)
+        if self.parked is not None:
+            return
         # failed, or rolled back
         if self.state in (ParticipantState.WRITING, ParticipantState.ENDED) and not self._collect_writes():
             return
@@ -132,15 +136,15 @@ class Participant:
         return next_move(situation(self.state, self.current, self.reader.ahead, self.config))
 
     def run(self, should_stop: Callable[[], bool]):
-        "Take part in transactions until `should_stop()` is true."
+        "Take part in transactions until `should_stop()` is true, or the table is parked."
         try:
-            while not should_stop():
+            while not should_stop() and self.parked is None:
                 self.step()
         finally:
             self.close()
 
     def on_event(self, event: ControlEvent):
-        if not isinstance(event, (StartCommit, EndCommit, AckCommit, AbortCommit)):
+        if not isinstance(event, (StartCommit, EndCommit, AckCommit, AbortCommit, Park)):
             return  # heartbeats and WRITE_STATUS are for the coordinator
         if event.epoch < self.epoch:  # a zombie coordinator's: worth a WARNING when it tries to start an instant
             level, name = logging.WARNING if isinstance(event, StartCommit) else logging.INFO, type(event).__name__
@@ -149,7 +153,7 @@ class Participant:
                 "participant %s ignored %s %s of old epoch %d < %d",
                 self.id,
                 name,
-                event.instant,
+                getattr(event, "instant", ""),
                 event.epoch,
                 self.epoch,
             )
@@ -160,8 +164,10 @@ class Participant:
             self.on_end_commit(event)
         elif isinstance(event, AckCommit):
             self.on_ack_commit(event)
-        else:
+        elif isinstance(event, AbortCommit):
             self.on_abort_commit(event)
+        else:
+            self.on_park(event)
 
     def on_start_commit(self, event: StartCommit):
         if self.instant is not None and event.instant <= self.instant and event.epoch == self.epoch:
@@ -326,6 +332,15 @@ class Participant:
         if self.state is ParticipantState.IDLE:
             return
         self._give_up(aborted=event.instant, reason=event.reason.replace(" ", "_"))
+
+    def on_park(self, event: Park):
+        """The coordinator parked the table (`26_coordinator`), after rolling back its empty instant: this participant
+        stops too, and its table host starts it again once a record arrives beyond PARK's offsets. Anything read
+        meanwhile is dropped; it is read again then."""
+        if self.state is ParticipantState.WRITING:
+            self._give_up(reason="parked")
+        self.parked = {(s.topic, s.partition): s.offset for s in event.offsets}
+        self._say("PARKED", epoch=event.epoch, partitions=len(self.parked))
 
     def _commit_offsets(self, done: ParticipantInstant):
         """Count the committed instant's records, and commit its offsets to the consumer group for lag tools (the table

@@ -17,7 +17,7 @@ from hudi_kafka_nb.routing import table_configs
 from hudi_kafka_nb.setting_values import ConfigError
 
 # %% auto #0
-__all__ = ["log", "OpenRole", "TableRun", "TableHost"]
+__all__ = ["log", "OpenRole", "EndOffsets", "WAKE_CHECK_S", "TableRun", "TableHost"]
 
 # %% ../nbs/60_table_host.ipynb #2b3ec717
 log = logging.getLogger(__name__)
@@ -32,6 +32,14 @@ class TableRun:
     def __init__(self, config: SinkConfig):
         self.config, self.running, self.failures, self.failure, self.retry_at = config, False, 0, "", 0.0
         self.thread: threading.Thread | None = None
+        self.parked: dict[tuple[str, int], int] | None = None  # parked: where each partition goes on
+
+
+# each parked table (by name, with its settings) → its partitions now and their end offsets (read_committed); a table
+# the broker did not answer for is left out
+EndOffsets = Callable[[dict[str, SinkConfig]], dict[str, dict[tuple[str, int], int]]]
+# how often a host looks at its parked tables' end offsets: a record arriving waits this long at most to wake them
+WAKE_CHECK_S = 1.0
 
 
 # %% ../nbs/60_table_host.ipynb #feb6eeb6
@@ -52,6 +60,7 @@ class TableHost:
         route_values: Callable[[], Mapping[str, Iterable[str]]] = lambda: {},
         cleanup: Callable[[], None] = lambda: None,
         report: Callable[[SinkConfig, dict], None] = lambda config, status: None,
+        end_offsets: EndOffsets = lambda tables: {},
     ):
         self.role, self.config, self.open_role, self.topic_names, self.role_id = (
             role,
@@ -64,6 +73,7 @@ class TableHost:
         self.route_values, self.cleanup = route_values, cleanup
         # where a table's failure is published (its status file)
         self.report = report
+        self.end_offsets, self.next_wake_check = end_offsets, 0.0  # parked tables' topics, looked at every WAKE_CHECK_S
         self.spark, self.clock, self.retry_s, self.max_retry_s = spark, clock, retry_s, max_retry_s
         self.tables: dict[str, TableRun] = {}
         self.stopping = threading.Event()
@@ -103,11 +113,19 @@ class TableHost:
         try:
             role = self.open_role(run.config, f"{self.role_id}-{name}", self.spark(run.config))
             role.run(self.stopping.is_set)
-            failure = getattr(role, "failure", None) or ("" if self.stopping.is_set() else "stopped by itself")
+            parked = getattr(role, "parked", None)
+            failure = getattr(role, "failure", None) or (
+                "" if self.stopping.is_set() or parked is not None else "stopped by itself"
+            )
         except Exception as e:
-            failure = error_summary(e)
+            parked, failure = None, error_summary(e)
+        if parked is not None and not failure:
+            log.info(
+                "%s of table %s parked: nothing new to read; it starts again when a record arrives", self.role, name
+            )
+            run.parked, run.failures, run.failure = parked, 0, ""
         run.running = False
-        if self.stopping.is_set():
+        if self.stopping.is_set() or run.parked is not None:
             run.failures, run.failure = 0, ""
             return
         # a long run in between starts the count anew
@@ -140,11 +158,32 @@ class TableHost:
             log.warning("%s: the failure of table %s not published: %s", self.role, name, error_summary(e))
 
     def step(self):
-        "Look for new tables when due; start again the tables whose wait after a failure is over."
+        """Look for new tables when due; start again the tables whose wait after a failure is over, and the parked
+        tables that have something new to read."""
         if self.clock() >= self.next_refresh:
             self.refresh()
         for name, run in self.tables.items():
             if not run.running and run.failure and self.clock() >= run.retry_at:
+                self._start(name)
+        if self.clock() >= self.next_wake_check:
+            self.next_wake_check = self.clock() + WAKE_CHECK_S
+            self.wake()
+
+    def wake(self):
+        "Start again each parked table whose partitions changed, or hold a record beyond where it was parked."
+        parked = {name: run for name, run in self.tables.items() if run.parked is not None and not run.running}
+        if not parked:
+            return
+        try:
+            ends = self.end_offsets({name: run.config for name, run in parked.items()})
+        except Exception as e:  # the broker away: they wake when it answers again
+            log.warning("%s: could not look at the parked tables' topics: %s", self.role, error_summary(e))
+            return
+        for name, run in parked.items():
+            now, then = ends.get(name), run.parked or {}
+            if now is not None and now != then:
+                log.info("%s of table %s: something new to read; starting again", self.role, name)
+                run.parked = None
                 self._start(name)
 
     def run(self, should_stop: Callable[[], bool], poll_s: float = 0.5):
@@ -166,10 +205,13 @@ class TableHost:
         self.cleanup()
 
     def status(self) -> dict:
-        "Each table's state: running, or waiting to start again after a failure (which, and how often in a row)."
+        """Each table's state: running, parked until a record arrives, or waiting to start again after a failure
+        (which, and how often in a row)."""
         return {
             name: {
-                "state": "RUNNING" if run.running else ("WAITING_AFTER_FAILURE" if run.failure else "STOPPED"),
+                "state": "RUNNING"
+                if run.running
+                else ("WAITING_AFTER_FAILURE" if run.failure else "PARKED" if run.parked is not None else "STOPPED"),
                 **(
                     {"failures_in_a_row": run.failures, "failure": run.failure}
                     if run.failure and not run.running

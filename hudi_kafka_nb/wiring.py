@@ -23,7 +23,7 @@ from hudi_kafka_nb.coordinator import Coordinator
 from hudi_kafka_nb.dead_letters import DeadLetterQueue
 from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
-from hudi_kafka_nb.kafka import BrokerView, ControlChannel, KafkaSource, RouteValues
+from hudi_kafka_nb.kafka import BrokerView, ControlChannel, KafkaSource, RouteValues, end_offsets_by_table
 from hudi_kafka_nb.leftovers import decision_in_flight, keyed_write_in_flight
 from hudi_kafka_nb.meta_sync import open_meta_sync
 from hudi_kafka_nb.metrics import SinkMetrics
@@ -122,9 +122,10 @@ def open_coordinator(
     spark=None,
     crash: CrashHook = no_crash,
     metrics: SinkMetrics | None = None,
+    park_after_s: float = 0.0,
 ) -> Coordinator:
     """A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing;
-    `metrics`: it reports there."""
+    `metrics`: it reports there; `park_after_s`: a table host's, which starts a parked table again."""
     coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
     admin = preflight(config, "coordinator")  # credentials, topics, rights: refused before anything starts
     # an Avro sink's fields: the registry's schemas of its topics
@@ -156,6 +157,7 @@ def open_coordinator(
         publish_status=publish,
         crash=crash,
         observe=observed,
+        park_after_s=park_after_s,
     )
 
 
@@ -243,8 +245,15 @@ def open_table_host(
 ) -> TableHost:
     """`role` for every table of a sink of several tables, in this process and one Spark; `crash`: every coordinator's
     crash hook (tests)."""
+
+    def open_parking_coordinator(table: SinkConfig, coordinator_id: str, spark=None) -> Coordinator:
+        "A table's coordinator that parks it when idle (`26_coordinator`): the host starts it again."
+        return open_coordinator(
+            table, coordinator_id, spark=spark, crash=crash, metrics=metrics, park_after_s=table.park_idle_table_s
+        )
+
     openers: dict[str, Callable[..., Any]] = {
-        "coordinator": functools.partial(open_coordinator, crash=crash, metrics=metrics),
+        "coordinator": open_parking_coordinator,
         "participant": functools.partial(open_participant, metrics=metrics),
         "table_services": functools.partial(open_table_services, metrics=metrics),
     }
@@ -289,6 +298,7 @@ def open_table_host(
         role_id,
         spark=spark,
         route_values=lambda: {family: scan() for family, scan in scans.items()},
+        end_offsets=lambda tables: end_offsets_by_table(tables, admin),
         cleanup=close_scans,
         # a table whose coordinator failed says so where its status is read (reading.coordinator_status)
         report=lambda table, status: (

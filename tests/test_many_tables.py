@@ -19,7 +19,7 @@ from hudi_kafka_nb.timeline import commit_log, has_committed
 
 from helpers import wait_for
 
-HOT_BATCH, HOT_FIRST, QUIET_FIRST = 50, 1_000_000, 2_000_000  # order numbers apart from the first phases'
+HOT_BATCH, HOT_FIRST, QUIET_FIRST, RESTING_FIRST = 50, 1_000_000, 2_000_000, 3_000_000  # apart from the first phases'
 
 
 def hudi_time() -> str:
@@ -68,8 +68,9 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
             # and small tables of every other shape: unpartitioned, hive-style, keyed merge-on-read
             # and copy-on-write
             "s0": {"hive_style_partitioning": True},
-            "s1": {"partition_field": ""},
-            "s3": UPSERT_SETTINGS,
+            # these two park when idle for 5 s (their roles stop), and wake for their next records
+            "s1": {"partition_field": "", "park_idle_table_s": 5},
+            "s3": {**UPSERT_SETTINGS, "park_idle_table_s": 5},
             "s4": {**UPSERT_SETTINGS, "table_type": "COPY_ON_WRITE", "hudi_options": {}, "partition_field": ""},
             # and a family: a table for each value of a field, made as the values appear
             "events_{route}": {
@@ -139,7 +140,7 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
             )
             time.sleep(0.5)
 
-    hot, quiet, hot_orders, quiet_changes = ["orders", "keyed"], ["s0", "s4"], 0, []
+    hot, quiet, resting, hot_orders, quiet_changes = ["orders", "keyed"], ["s0", "s4"], ["s1", "s3"], 0, []
     peer_of = {"s0": "orders", "s4": "keyed"}  # appended and partitioned; upserted into copy-on-write
     first_topics = ["orders", "keyed", "customers", "web", "events", *small]
     for name in first_topics:
@@ -181,6 +182,19 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
                 hot_orders += HOT_BATCH
                 time.sleep(0.5)
         wait_all(hot)
+
+        # the tables idle since the first phases are parked, in the coordinator and the participant never restarted
+        # (a participant started after its table parked keeps running: nobody tells it), and wake for new records
+        def parked(name):
+            return all(
+                re.search(rf"id=\S+-{name} state=PARKED", (stack.workdir / f"{role}.log").read_text())
+                for role in ("coordinator", "participant-1")
+            )
+
+        wait_for(lambda: parked("s1") and parked("s3"), 120, "the idle tables s1 and s3 to park", poll_s=1)
+        for name in resting:
+            produce(name, 20, first=RESTING_FIRST)
+        wait_all(resting, timeout_s=120)
     finally:
         stack.stop()
     # every table of orders: exactly once, each row as produced (the keyed ones each order's latest), no letter
