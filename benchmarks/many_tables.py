@@ -260,6 +260,15 @@ def cpu_per_process(before: dict, after: dict, seconds: float) -> dict[str, floa
     return {k: v for k, v in sorted(used.items()) if v >= 0.005}
 
 
+def parked_tables(log_path: Path) -> int:
+    "How many tables' coordinators the protocol log shows parked (`park_idle_table_s`) and not started again since."
+    last: dict[str, str] = {}
+    for line in log_path.read_text().splitlines():
+        if "hudi_kafka_nb.coordinator" in line and (who := re.search(r" id=(\S+) state=(\S+)", line)):
+            last[who[1]] = who[2]
+    return sum(1 for state in last.values() if state in ("PARKED", "STOPPED"))
+
+
 def commits_between(log_path: Path, start: float, end: float) -> int:
     "How many commits the coordinator's protocol log shows between `start` and `end` (seconds since the epoch)."
     return sum(1 for _, at, step in coordinator_steps([log_path]) if step == "committed" and start <= at <= end)
@@ -275,10 +284,13 @@ def stream_database(
     minutes: float,
     idle_s: float = 60.0,
     settings: dict | None = None,
+    wake: int = 0,
 ) -> dict:
     """One sink (a coordinator, two participants) mirroring `tables` source tables that change at `rate` a second for
     `minutes`; each table's latencies and content, the coordinator's cycles, the roles' (and the broker's) CPU and
-    memory, and their CPU for `idle_s` before the changes begin, every table committed and nothing produced."""
+    memory, and their CPU for `idle_s` before the changes begin, every table committed and nothing produced. With
+    `park_idle_table_s` in `settings`, the same again once every table has parked; and after the changes, `wake` quiet
+    tables get a change each, and the time each takes to be committed from a parked table."""
     bootstrap_servers = broker.bootstrap_servers
     prefix = f"db{uuid.uuid4().hex[:6]}"
     names = [f"t{i:03d}" for i in range(tables)]
@@ -337,6 +349,19 @@ def stream_database(
         idle_from, idle_start = dict(cpu), time.monotonic()
         time.sleep(idle_s)
         idle = cpu_per_process(idle_from, dict(cpu), time.monotonic() - idle_start)
+        memory_open = {r.name: r.memory_bytes() / 2**20 for r in roles}
+        parked: dict = {}
+        if park_s := float((settings or {}).get("park_idle_table_s", 0)):
+            # every table parked: what the sink holds when no table changes (memory now, not the peak)
+            log_path = root / "coordinator.log"
+            wait_for(lambda: parked_tables(log_path) >= tables, roles, park_s + 600, "every table parked", root)
+            time.sleep(idle_s / 4)
+            parked_from, parked_start = dict(cpu), time.monotonic()
+            time.sleep(idle_s)
+            parked = {
+                "cores": cpu_per_process(parked_from, dict(cpu), time.monotonic() - parked_start),
+                "mib": {r.name: r.memory_bytes() / 2**20 for r in roles},
+            }
         cpu_before = dict(cpu)
         streaming, streaming_at = time.monotonic(), time.time()
         feed.run(minutes * 60)
@@ -344,6 +369,7 @@ def stream_database(
         wait_for(all_committed(paths, {n: feed.ends(n) for n in names}), roles, 1800, "every change", root)
         drained, drained_at = time.monotonic(), time.time()
         cpu_streaming = cpu_per_process(cpu_before, dict(cpu), drained - streaming)
+        woken = wake_parked(feed, paths, roles, root, wake, park_s) if wake and park_s else []
     finally:
         stop.set()
         for r in roles:
@@ -370,7 +396,25 @@ def stream_database(
         "cycles": cycle_phases([root / "coordinator.log"]),
         "commits": commits_between(root / "coordinator.log", streaming_at, drained_at),
         "peak_mib": {k: v / 2**20 for k, v in peak.items()},
+        "open_mib": memory_open,
+        "parked": parked,
+        "woken_s": woken,
     }
+
+
+def wake_parked(feed, paths: dict[str, Path], roles, root: Path, count: int, park_s: float) -> list[float]:
+    """Once the quiet tables have parked again, a change to `count` of them (one at a time, a few seconds apart): each
+    one's produce → commit seconds."""
+    wait_for(lambda: parked_tables(root / "coordinator.log") >= len(feed.quiet), roles, park_s + 600, "parked", root)
+    waits = []
+    for name in feed.quiet[:count]:
+        topic = feed.topics[name]
+        feed._send(name, feed.sources[name].changes(1))
+        feed.producer.flush(60)
+        offset = max(feed.produced[topic])
+        wait_for(all_committed({name: paths[name]}, {name: feed.ends(name)}), roles, 300, f"{name} woken", root)
+        waits.extend(latencies(paths[name], {offset: feed.produced[topic][offset]}, topic)[0])
+    return waits
 
 
 def stream_report(r: dict) -> list[str]:
@@ -398,8 +442,22 @@ def stream_report(r: dict) -> list[str]:
     lines.append(
         f"  idle (every table committed, nothing produced): {sum(r['idle_cores'].values()):.2f} cores ("
         + ", ".join(f"{k} {v:.2f}" for k, v in r["idle_cores"].items())
-        + ")"
+        + f"); memory now {sum(r['open_mib'].values()):,.0f} MiB"
     )
+    if parked := r["parked"]:
+        idle, now = sum(r["idle_cores"].values()), sum(parked["cores"].values())
+        held, open_ = sum(parked["mib"].values()), sum(r["open_mib"].values())
+        lines.append(
+            f"  every table parked: {now:.2f} cores ("
+            + ", ".join(f"{k} {v:.2f}" for k, v in parked["cores"].items())
+            + f"), {now / idle:.2f}x of idle and open; memory now {held:,.0f} MiB ({held / open_:.2f}x): "
+            + ", ".join(f"{k} {v:,.0f} MiB" for k, v in parked["mib"].items())
+        )
+    if r["woken_s"]:
+        lines.append(
+            f"  a change to a parked table, committed after: median {statistics.median(r['woken_s']):.1f} s, worst "
+            f"{max(r['woken_s']):.1f} s over {len(r['woken_s'])} tables"
+        )
     seconds = r["streamed_s"] + r["drain_s"]
     coordinator = sum(v for k, v in r["cpu_cores"].items() if k.startswith("coordinator")) * seconds
     lines.append(
@@ -433,6 +491,7 @@ def main():
     parser.add_argument("--hot-share", type=float, default=0.9, help="--stream: their share of the changes")
     parser.add_argument("--rate", type=float, default=1000, help="--stream: changes a second")
     parser.add_argument("--minutes", type=float, default=10, help="--stream: how long the changes stream")
+    parser.add_argument("--wake", type=int, default=0, help="--stream: parked quiet tables then changed, one by one")
     parser.add_argument(
         "--set",
         action="append",
@@ -456,6 +515,7 @@ def main():
                     args.rate,
                     args.minutes,
                     settings=settings,
+                    wake=args.wake,
                 )
                 print("\n".join(stream_report(r)), flush=True)
         return
