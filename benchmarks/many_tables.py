@@ -15,7 +15,10 @@ participants. For every table it prints the produce → commit latency (from a c
 of the first commit that holds its offset) at p50 and p99, hot and quiet tables apart, against the targets (p50 under
 15 s, p99 under 60 s for every table); the commits made and what each cost the coordinator; whether each table ended
 equal to its source; where the coordinator's cycles went (from its protocol log); the CPU of the roles and the broker
-while every table sits idle (committed, nothing produced) and while the changes stream; and peak memory.
+while every table sits idle (committed, nothing produced) and while the changes stream; and peak memory. With
+`--set park_idle_table_s=S` it measures the idle sink's CPU and memory again once every table has parked, as ratios of
+the open tables' in the same run, and `--wake N` then changes N parked quiet tables one at a time: produce → commit of
+a change that has to start its table's roles first.
 """
 
 import argparse

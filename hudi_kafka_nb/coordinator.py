@@ -14,9 +14,18 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from hudi_kafka_nb.closing import InstantCloser
-from hudi_kafka_nb.commit_state import CoordinatorState, OpenInstant, Outcome, Verdict, verdict
+from hudi_kafka_nb.commit_state import CoordinatorState, OpenInstant, Outcome, Verdict, start_offsets, verdict
 from hudi_kafka_nb.config import SinkConfig
-from hudi_kafka_nb.messages import Checkpoint, ControlEvent, Heartbeat, Park, StartCommit, WriteStatus, transition_line
+from hudi_kafka_nb.messages import (
+    Checkpoint,
+    ControlEvent,
+    Heartbeat,
+    Park,
+    PartitionStart,
+    StartCommit,
+    WriteStatus,
+    transition_line,
+)
 from hudi_kafka_nb.opening import InstantOpener
 from hudi_kafka_nb.ports import (
     Broker,
@@ -44,6 +53,12 @@ log = logging.getLogger(__name__)
 
 # %% ../nbs/26_coordinator.ipynb #8ab2db7d
 WRITE_FAILURES_BEFORE_STOP = 3
+
+
+def _partition(start: PartitionStart) -> tuple[str, int]:
+    return start.topic, start.partition
+
+
 # the longest a step listens for events while nothing is due: a participant's silence is noticed this much later at most
 LISTEN_S = 0.5
 
@@ -107,6 +122,8 @@ class Coordinator:
         log.log(level, transition_line("coordinator", self.id, event, **fields))
 
     def _transition(self, state: CoordinatorState, **fields):
+        if state is not getattr(self, "state", None):
+            self.state_since = self.clock()  # when the coordinator came into this state
         self.state = state
         self._say(state.value, instant=self.instant, epoch=self.epoch, **fields)
         if self.observe:
@@ -148,6 +165,8 @@ class Coordinator:
             # commit, whoever is alive carries on
             if self.roster.live() and (self.roster.joined() >= self.config.min_participants or self.counts["commits"]):
                 self.start_instant()
+            elif self.park_after_s and not self.roster.live() and now - self.state_since >= self.park_after_s:
+                self.park_waiting(now)
         elif self.open and (lost := self.roster.lost(self.opened.missing())):
             reason = f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s"
             self.abort(reason, cause="participant_lost")
@@ -156,8 +175,8 @@ class Coordinator:
         elif self.state is CoordinatorState.WRITING and now >= self.opened.end_at:
             if worth_ending(self.opened, self.opener.partitions, self.roster.live(), self.broker):
                 self.end_instant()
-            elif self.park_after_s and now - self.idle.opened_at >= self.park_after_s:
-                self.park(now)
+            elif self.park_after_s and now - self.state_since >= self.park_after_s:
+                self.park(now, sorted((s for owned in self.opened.assignment.values() for s in owned), key=_partition))
             else:
                 self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
                 if self.idle.due(now):
@@ -212,20 +231,28 @@ class Coordinator:
             why, seconds = reason.replace(" ", "_")[:300], self.config.participant_quarantine_s
             self._say("PARTICIPANT_QUARANTINED", logging.WARNING, participant=participant, seconds=seconds, reason=why)
 
-    def park(self, now: float):
-        """Nothing new for `park_after_s`: roll the empty open instant back, tell the participants where each partition
-        goes on (PARK), and stop. The table host starts the table again once a record arrives beyond (`60_table_host`);
-        records that came in between are found there, as they are not read here."""
-        opened = self.opened
-        starts = sorted(
-            (s for owned in opened.assignment.values() for s in owned), key=lambda s: (s.topic, s.partition)
-        )
-        self.closer.roll_back([opened.instant], self.epoch, reason="parked: nothing new")
+    def park(self, now: float, starts: list[PartitionStart]):
+        """Nothing new for `park_after_s`: roll the empty open instant back (if one is open), tell the participants
+        where each partition goes on (`starts`, in PARK), and stop. The table host starts the table again once a record
+        arrives beyond (`60_table_host`); records that came in between are found there, as they are not read here."""
+        if self.open:
+            self.closer.roll_back([self.open.instant], self.epoch, reason="parked: nothing new")
         self.channel.send(Park(epoch=self.epoch, offsets=starts))
         self.parked = {(s.topic, s.partition): s.offset for s in starts}
-        self._say("PARKED", instant=opened.instant, idle_s=round(now - self.idle.opened_at), partitions=len(starts))
+        self._say("PARKED", instant=self.instant, idle_s=round(now - self.state_since), partitions=len(starts))
         self.open = None
         self._transition(CoordinatorState.STOPPED, reason="parked")
+
+    def park_waiting(self, now: float):
+        """No participant for `park_after_s` (they were parked, and this coordinator started since): park, if every
+        partition ends where the next instant would start; if not, wait on for participants as long again."""
+        partitions = self.broker.partitions()
+        starts = start_offsets(partitions, self.committed, self.broker.earliest_offsets(partitions))
+        ends = self.broker.end_offsets(partitions)
+        if any(ends.get(tp, start + 1) > start for tp, start in starts.items()):
+            self.state_since = now
+            return
+        self.park(now, [PartitionStart(t, p, start) for (t, p), start in sorted(starts.items())])
 
     def step_down(self, reason: str):
         "Stop coordinating: a newer coordinator has taken over and will roll back whatever we left open."

@@ -61,6 +61,7 @@ class TableHost:
         cleanup: Callable[[], None] = lambda: None,
         report: Callable[[SinkConfig, dict], None] = lambda config, status: None,
         end_offsets: EndOffsets = lambda tables: {},
+        at_rest: EndOffsets = lambda tables: {},
     ):
         self.role, self.config, self.open_role, self.topic_names, self.role_id = (
             role,
@@ -74,6 +75,8 @@ class TableHost:
         # where a table's failure is published (its status file)
         self.report = report
         self.end_offsets, self.next_wake_check = end_offsets, 0.0  # parked tables' topics, looked at every WAKE_CHECK_S
+        # of some tables, those whose latest commit holds every record of their topics: they start parked
+        self.at_rest = at_rest
         self.spark, self.clock, self.retry_s, self.max_retry_s = spark, clock, retry_s, max_retry_s
         self.tables: dict[str, TableRun] = {}
         self.stopping = threading.Event()
@@ -93,13 +96,24 @@ class TableHost:
             return
         finally:
             self.next_refresh = self.clock() + self.config.topic_refresh_s
-        for name, config in wanted.items():
-            if name not in self.tables:
-                log.info(
-                    "%s %s: table %s (topics %s)", self.role, self.role_id, name, config.topics or config.topics_regex
-                )
-                self.tables[name] = TableRun(config)
+        new = {name: config for name, config in wanted.items() if name not in self.tables}
+        resting = self._resting(new)
+        for name, config in new.items():
+            log.info("%s %s: table %s (topics %s)", self.role, self.role_id, name, config.topics or config.topics_regex)
+            self.tables[name] = TableRun(config)
+            if name in resting:
+                log.info("%s of table %s starts parked: its latest commit holds all its topics hold", self.role, name)
+                self.tables[name].parked = resting[name]
+            else:
                 self._start(name)
+
+    def _resting(self, tables: dict[str, SinkConfig]) -> dict[str, dict[tuple[str, int], int]]:
+        "Those of `tables` that may start parked, and where each partition goes on; none if that cannot be told."
+        try:
+            return self.at_rest(tables) if tables else {}
+        except Exception as e:
+            log.warning("%s: starting every new table: could not tell which have nothing new: %s", self.role, e)
+            return {}
 
     def _start(self, name: str):
         run = self.tables[name]

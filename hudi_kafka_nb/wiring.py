@@ -48,6 +48,7 @@ from hudi_kafka_nb.storage import (
 from hudi_kafka_nb.table_host import TableHost
 from hudi_kafka_nb.table_identity import TableError, check_table, check_table_folder, table_properties
 from hudi_kafka_nb.table_services import TableServices
+from hudi_kafka_nb.timeline import committed_offsets, pending_instants
 from hudi_kafka_nb.writer import HudiWriter
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ __all__ = [
     "open_participant",
     "wait_for_table",
     "open_table_services",
+    "tables_at_rest",
     "open_table_host",
 ]
 
@@ -239,6 +241,21 @@ def open_table_services(
     )
 
 
+# %% ../nbs/61_wiring.ipynb #9e8a7d27
+def tables_at_rest(tables: dict[str, SinkConfig], admin) -> dict[str, dict[tuple[str, int], int]]:
+    "Those of `tables` that may start parked, with each partition's next offset."
+    parking = {name: table for name, table in tables.items() if table.park_idle_table_s}
+    ends = end_offsets_by_table(parking, admin) if parking else {}
+    resting = {}
+    for name, table in parking.items():
+        storage = storage_of(table)
+        if name not in ends or table_properties(storage) is None or pending_instants(storage):
+            continue
+        if committed_offsets(storage) == ends[name]:
+            resting[name] = ends[name]
+    return resting
+
+
 # %% ../nbs/61_wiring.ipynb #e954d7f3
 def open_table_host(
     role: str, config: SinkConfig, role_id: str, crash: CrashHook = no_crash, metrics: SinkMetrics | None = None
@@ -299,6 +316,8 @@ def open_table_host(
         spark=spark,
         route_values=lambda: {family: scan() for family, scan in scans.items()},
         end_offsets=lambda tables: end_offsets_by_table(tables, admin),
+        # table services run on: only the roles of the protocol park
+        at_rest=(lambda tables: tables_at_rest(tables, admin)) if role != "table_services" else lambda tables: {},
         cleanup=close_scans,
         # a table whose coordinator failed says so where its status is read (reading.coordinator_status)
         report=lambda table, status: (

@@ -43,9 +43,11 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
     first of its tables decides a commit (the others before or after theirs), then a participant and the broker are
     killed mid-stream, and the source database gains a table (its topic created while the sink runs), which the sink
     mirrors too. Then two tables stream while two quiet ones of their kinds get a change now and then, and each quiet
-    change must be committed before its streaming peer runs three whole instants: quiet tables are not starved. Each
-    table is judged on its own. About two minutes here, six on a loaded CI machine (the quiet tables' phase a quarter of
-    a minute and a minute): twelve tables' first instants on one stack (one test for every shape, not a stack each)."""
+    change must be committed before its streaming peer runs three whole instants: quiet tables are not starved. Two
+    tables idle since then park (their roles stop), start parked in a participant restarted meanwhile, and wake for
+    their next records. Each table is judged on its own. About two minutes here, six on a loaded CI machine (the quiet
+    tables' phase a quarter of a minute and a minute): twelve tables' first instants on one stack (one test for every
+    shape, not a stack each)."""
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker)
     prefix, suffix, root = f"shop{uuid.uuid4().hex[:6]}", uuid.uuid4().hex[:6], stack.workdir / "tables"
     stack.params.update(
@@ -192,6 +194,16 @@ def test_one_sink_mirrors_a_database_and_more_a_table_per_topic_exactly_once_thr
             )
 
         wait_for(lambda: parked("s1") and parked("s3"), 120, "the idle tables s1 and s3 to park", poll_s=1)
+        # a participant started meanwhile opens neither: their latest commits hold all their topics hold
+        stack.roles["participant-1"].stop()
+        stack.restart("participant-1")
+        log_1 = stack.workdir / "participant-1.log"
+        wait_for(
+            lambda: all(f"table {name} starts parked" in log_1.read_text() for name in resting),
+            120,
+            "participant-1 to start s1 and s3 parked",
+            poll_s=1,
+        )
         for name in resting:
             produce(name, 20, first=RESTING_FIRST)
         wait_all(resting, timeout_s=120)
