@@ -16,7 +16,9 @@ from pathlib import Path
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.setting_values import ConfigError
 from hudi_kafka_nb.storage import (
+    COORDINATOR_STATUS_KEY,
     TABLE_CREATION_KEY,
+    TABLE_SERVICES_STATUS_KEY,
     StorageError,
     Table,
     TableStorage,
@@ -31,6 +33,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "log",
     "PROBE_PREFIX",
+    "STATUS_KEYS",
     "CREATION_SETTLE_S",
     "check_conditional_writes",
     "TableError",
@@ -146,10 +149,17 @@ def check_table(config: SinkConfig, props: dict[str, str]):
 
 
 # %% ../nbs/41_table_identity.ipynb #520ab0f0
+# the sink's own files that may come before its table: a coordinator that failed before it created the table (a sink
+# of several tables whose broker did not answer) says why in its status (60_table_host)
+STATUS_KEYS = (COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY)
+
+
 def creation_never_finished(table_path: Table) -> bool:
     """Whether the table's folder holds only a `.hoodie` folder with folders in it and no file (Hudi creates the folders
-    first)."""
-    return table_folder_names(table_path) == [".hoodie"] and not table_storage(table_path).list(".hoodie")
+    first) but the sink's status files."""
+    return table_folder_names(table_path) == [".hoodie"] and all(
+        key in STATUS_KEYS for key in table_storage(table_path).list(".hoodie")
+    )
 
 
 def table_folder_names(table_path: Table) -> list[str]:
