@@ -17,7 +17,7 @@ from hudi_kafka_nb.routing import table_configs
 from hudi_kafka_nb.setting_values import ConfigError
 
 # %% auto #0
-__all__ = ["log", "OpenRole", "EndOffsets", "WAKE_CHECK_S", "TableRun", "TableHost"]
+__all__ = ["log", "OpenRole", "EndOffsets", "WAKE_CHECK_S", "OPENING_AT_ONCE", "TableRun", "TableHost"]
 
 # %% ../nbs/60_table_host.ipynb #2b3ec717
 log = logging.getLogger(__name__)
@@ -40,6 +40,9 @@ class TableRun:
 EndOffsets = Callable[[dict[str, SinkConfig]], dict[str, dict[tuple[str, int], int]]]
 # how often a host looks at its parked tables' end offsets: a record arriving waits this long at most to wake them
 WAKE_CHECK_S = 1.0
+# tables whose roles open at once in one host: 500 opening together (Kafka clients, topic look-ups, table creation)
+# kept the broker from answering any of them within a minute
+OPENING_AT_ONCE = 8
 
 
 # %% ../nbs/60_table_host.ipynb #feb6eeb6
@@ -79,6 +82,7 @@ class TableHost:
         self.at_rest = at_rest
         self.spark, self.clock, self.retry_s, self.max_retry_s = spark, clock, retry_s, max_retry_s
         self.tables: dict[str, TableRun] = {}
+        self.opening = threading.Semaphore(OPENING_AT_ONCE)
         self.stopping = threading.Event()
         self.refused: dict[str, str] = {}  # a refresh's refusal, logged once
         self.next_refresh = 0.0
@@ -125,7 +129,8 @@ class TableHost:
         "The table's role until the host stops, or it fails (then its retry is due later)."
         run, failure, started = self.tables[name], "", self.clock()
         try:
-            role = self.open_role(run.config, f"{self.role_id}-{name}", self.spark(run.config))
+            with self.opening:
+                role = self.open_role(run.config, f"{self.role_id}-{name}", self.spark(run.config))
             role.run(self.stopping.is_set)
             parked = getattr(role, "parked", None)
             failure = getattr(role, "failure", None) or (
