@@ -161,7 +161,9 @@ def test_the_coordinators_view_reads_watermarks_of_partitions_added_after_it_ope
     producer.flush(30)
     partitions = view.partitions()
     assert len(partitions) == 12
-    assert view.end_offsets(partitions) == {**{(topic, p): 0 for p in range(11)}, (topic, 11): 1}
+    # each added partition answers once it has its leader, as the new topic's did above (under load, seconds later)
+    expected = {**{(topic, p): 0 for p in range(11)}, (topic, 11): 1}
+    wait_for(lambda: view.end_offsets(partitions) == expected, 30, "the added partitions' watermarks")
     assert view.earliest_offsets(partitions) == {(topic, p): 0 for p in range(12)}
 
 
