@@ -142,7 +142,7 @@ class TableHost:
             log.info(
                 "%s of table %s parked: nothing new to read; it starts again when a record arrives", self.role, name
             )
-            run.parked, run.failures, run.failure = parked, 0, ""
+            run.parked = parked
         run.running = False
         if self.stopping.is_set() or run.parked is not None:
             run.failures, run.failure = 0, ""
