@@ -113,7 +113,7 @@ def test_debezium_change_events_mirror_their_source_table_while_roles_and_the_br
         broker=broker,
         seed=11,
         cdc=True,
-        produce_per_second=1_000,
+        produce_per_second=400,
         table_services=True,
         table_services_interval_s=3.0,
         hudi_options={

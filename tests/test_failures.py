@@ -162,7 +162,7 @@ def test_idle_participant_never_stalls_a_commit(stack, broker):
 
 def test_duplicated_reordered_malformed_and_foreign_control_messages_change_nothing(stack, broker):
     s = stack(participants=2).start()
-    s.start_producing(2_000)
+    s.start_producing(500)
     # the control topic holds a whole transaction to replay
     wait_for(lambda: committed_once(s), 120, "a first commit")
     control = s.params["control_topic"]
@@ -235,6 +235,9 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
 
 
 @pytest.mark.slow
+# ten kills, each server's restart awaited, then the drain: 700 to 900 s under four busy workers on two cores, where
+# pytest's 900 s cut one off in its drain (its own waits catch a hang, each with a message)
+@pytest.mark.timeout(1500)
 def test_chaos_ten_random_kills(tmp_path, broker, registry, metastore):
     """About two and a half minutes (six under four busy workers): ten kills 2 to 5 s apart, each role (and the
     broker, the schema registry and the Hive Metastore the table is synced into) restarted 0.5 to 3 s later, then the
@@ -252,7 +255,9 @@ def test_chaos_ten_random_kills(tmp_path, broker, registry, metastore):
         registry=registry,
         metastore=metastore,
         bad_every=5_000,
-        # a drain takes tens of seconds: one that stalls says where within pytest's 900 s, not cut off silently by it
+        # what is tested is the sequence of kills, not throughput: 2,000 orders a second cost a loaded run minutes
+        produce_per_second=500,
+        # a drain takes tens of seconds: one that stalls says where within pytest's limit, not cut off silently by it
         drain_timeout_s=100,
     )
     assert report["ok"], str(report)
@@ -275,7 +280,7 @@ def test_rebalance_while_a_transaction_is_open(stack):
     s.start()
     s.produce(2_000)
     s.wait_committed()
-    s.start_producing(2_000)
+    s.start_producing(500)
     mark = len(log_of(s, "coordinator"))
     # hold the coordinator inside an open instant, before its END_COMMIT, until the new participant heartbeats: it
     # joins mid-transaction for sure, not in the moment between two instants (the heartbeat precedes, on the control

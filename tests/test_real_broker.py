@@ -46,7 +46,7 @@ def test_the_broker_then_every_role_killed_mid_transaction_lose_and_duplicate_no
         assert set(stack.alive()) == set(stack.names), "every role survived the broker restart"
 
         mark = len(log_of(stack, "coordinator"))
-        stack.start_producing(2_000)
+        stack.start_producing(500)
         instant = state_line(stack, "coordinator", collecting, after=mark, timeout_s=60)[1]
         for name in list(stack.roles):
             stack.kill(name)

@@ -191,6 +191,7 @@ def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, br
         broker=broker,
         seed=5,
         orders=3_000,
+        produce_per_second=500,
         table_type="MERGE_ON_READ",
         hudi_options={
             "hoodie.index.type": "BUCKET",
