@@ -239,7 +239,7 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
 # pytest's 900 s cut one off in its drain (its own waits catch a hang, each with a message)
 @pytest.mark.timeout(1500)
 def test_chaos_ten_random_kills(tmp_path, broker, registry, metastore):
-    """About two and a half minutes (six under four busy workers): ten kills 2 to 5 s apart, each role (and the
+    """About three minutes alone (12 to 15 under four busy workers): ten kills 2 to 5 s apart, each role (and the
     broker, the schema registry and the Hive Metastore the table is synced into) restarted 0.5 to 3 s later, then the
     drain. The test is the sequence: roles coming back into a protocol that other failures have left mid-way, which a
     shorter run cannot show. The orders are Avro of two schema versions written side by side (the table gains the

@@ -142,12 +142,12 @@ def test_the_fence_and_the_status_file_wait_out_a_store_restarting(s3):
 def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant_and_broker_and_store_crashes(
     tmp_path, s3
 ):
-    """About two and a half minutes: one stack on S3 lives through each failure in turn (two coordinators started at
-    once, a paused coordinator replaced and resumed, a participant killed, the broker and then the S3 server SIGKILLed
-    mid-transaction and restarted, the S3 server hung for 30 s), each asserted from the roles' own log lines, then the
-    exactly-once verdict read from S3. One stack for all of them: each starts from the state the last one left, as in
-    production, and a stack costs ~30 s to start. The suites' only run of the first three phases end to end (the fence
-    exclusive creation on a local disk and the zombie: `40_storage`, `27_fencing`)."""
+    """Twelve to fifteen minutes under four busy workers: one stack on S3 lives through each failure in turn (two
+    coordinators started at once, a paused coordinator replaced and resumed, a participant killed, the broker and then
+    the S3 server SIGKILLed mid-transaction and restarted, the S3 server hung for 30 s), each asserted from the roles'
+    own log lines, then the exactly-once verdict read from S3. One stack for all of them: each starts from the state the
+    last one left, as in production, and a stack costs ~30 s to start. The suites' only run of the first three phases
+    end to end (the fence exclusive creation on a local disk and the zombie: `40_storage`, `27_fencing`)."""
     with EmbeddedBroker(tmp_path / "broker") as broker:
         s = LocalStack(
             tmp_path / "stack",
@@ -290,10 +290,10 @@ def test_keyed_upserts_on_s3_survive_kills_with_staged_rows_in_the_bucket(tmp_pa
 
 @pytest.mark.slow
 def test_roles_on_a_spark_cluster_carry_on_when_a_worker_is_killed_mid_write(tmp_path, s3, broker):
-    """About a minute and a half: the roles' Spark on a standalone cluster (master and two workers, each its own
-    process, executors apart from their drivers) writing the table on S3. A worker is SIGKILLed while participants write
-    an instant and started again: Spark reruns the lost tasks elsewhere or the instant is rolled back and its records
-    come again; nothing lost, nothing twice, no orphan object."""
+    """Eight to eleven minutes under four busy workers: the roles' Spark on a standalone cluster (master and two
+    workers, each its own process, executors apart from their drivers) writing the table on S3. A worker is SIGKILLed
+    while participants write an instant and started again: Spark reruns the lost tasks elsewhere or the instant is
+    rolled back and its records come again; nothing lost, nothing twice, no orphan object."""
     from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
 
     with LocalSparkCluster(tmp_path / "spark", workers=2) as cluster:
