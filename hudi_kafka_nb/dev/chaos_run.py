@@ -49,6 +49,7 @@ def run_chaos(
     counts: collections.Counter[str] = collections.Counter()
     pending_restarts: list[tuple[float, str]] = []
     events: list = []
+    exits: list[str] = []  # the roles that ended by themselves, and why
 
     def total():
         return sum(v for k, v in counts.items() if k.endswith("_killed"))
@@ -71,7 +72,12 @@ def run_chaos(
                     stack.restart(name)
                     pending_restarts.remove((due, name))
             for name in set(stack.names) - set(stack.alive()) - {n for _, n in pending_restarts}:
-                log.error("chaos: %s exited by itself; restarting it (see %s/%s.log)", name, stack.workdir, name)
+                # a role that ends by itself under these failures is a bug: the report names why, as its log says
+                why = stack.why_ended(name)
+                exits.append(f"{name}: {why}")
+                log.error(
+                    "chaos: %s exited by itself (%s); restarting it (see %s/%s.log)", name, why, stack.workdir, name
+                )
                 counts["exited_by_itself"] += 1
                 stack.restart(name)
             victims = (
@@ -98,6 +104,7 @@ def run_chaos(
         stack.stop()
     report = {
         "kills": dict(counts),
+        **({"exits": exits} if exits else {}),
         **checked,
         "drain_s": round(drain, 1),
         "hanging_transactions_aborted": len(stack.hanging_aborted),
@@ -111,7 +118,7 @@ def run_chaos(
 # %% ../../nbs/87_chaos_run.ipynb #4ac0b28c
 def print_report(report: dict):
     "The chaos verdict, one line per figure."
-    for key in ("kills", *VERDICT_FIGURES, "drain_s", "hanging_transactions_aborted", "ok"):
+    for key in ("kills", "exits", *VERDICT_FIGURES, "drain_s", "hanging_transactions_aborted", "ok"):
         if key in report:
             print(f"{key:>26}: {report[key]}")
 

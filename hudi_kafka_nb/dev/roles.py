@@ -35,6 +35,7 @@ __all__ = [
     "participant_roles",
     "python_stack_tail",
     "protocol_log_tail",
+    "exit_reason",
 ]
 
 
@@ -260,3 +261,24 @@ def protocol_log_tail(path: Path, lines: int = 20) -> str:
         return f"({path} does not exist)"
     ours = [line for line in path.read_text(errors="replace").splitlines() if " hudi_kafka_nb." in line]
     return "\n".join(ours[-lines:])
+
+
+def exit_reason(path: Path, returncode: int | None = None, limit: int = 600) -> str:
+    """Why a role ended, from its log at `path` since its last launch: the exception its last traceback ends with and
+    the line that raised it, else its last ERROR line of ours; with `returncode`, how the process ended (a negative
+    code is the signal that ended it: -9 for SIGKILL, the kernel's out-of-memory killer among others)."""
+    text = path.read_text(errors="replace").splitlines() if path.exists() else []
+    launches = [i for i, line in enumerate(text) if f" INFO {__name__} launching " in line]
+    text = text[launches[-1] :] if launches else text
+    tracebacks = [i for i, line in enumerate(text) if line.startswith("Traceback (most recent call last):")]
+    if tracebacks:
+        block = text[tracebacks[-1] + 1 :]
+        frames = [line.strip() for line in block if line.startswith('  File "')]
+        raised = next((i for i, line in enumerate(block) if line and not line.startswith(" ")), len(block))
+        said = " ".join(line.strip() for line in block[raised : raised + 3])
+        reason = f"{said} (raised at {frames[-1]})" if frames else said
+    else:
+        errors = [line for line in text if " ERROR hudi_kafka_nb." in line]
+        reason = errors[-1] if errors else "nothing in its log says why"
+    code = "" if returncode is None else f"exit code {returncode}: "
+    return (code + reason)[:limit]
