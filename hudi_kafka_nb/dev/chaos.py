@@ -29,7 +29,7 @@ from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
 from hudi_kafka_nb.dev.verdict import combined, verify_stream
 from hudi_kafka_nb.metrics import read_metrics
 from hudi_kafka_nb.storage import Table, TableStorage, resolve_storage_options
-from hudi_kafka_nb.timeline import committed_offsets, has_committed
+from hudi_kafka_nb.timeline import committed_offsets
 
 # %% auto #0
 __all__ = ["log", "ROLES", "LocalStack"]
@@ -259,15 +259,24 @@ class LocalStack:
 
     def wait_committed(self, timeout_s: float = 120) -> float:
         """Wait until the table (every table) has committed everything produced so far; seconds waited. A transaction
-        the broker's kills left hanging stops every read-committed reader, the sink too: after a minute it is aborted,
-        as an operator would (`EmbeddedBroker.abort_hanging_transactions`), and `expected_mirror` then goes by what
-        Kafka kept. `timeout_s` is stretched by `patient` on a loaded machine."""
+        the broker's kills left hanging stops every read-committed reader, the sink too: once the commits have not
+        moved for a minute, Kafka is asked for such transactions, and they are aborted, as an operator would
+        (`EmbeddedBroker.abort_hanging_transactions`); `expected_mirror` then goes by what Kafka kept. `timeout_s` is
+        stretched by `patient` on a loaded machine."""
         timeout_s = patient(timeout_s)
         started = time.monotonic()
-        look_for_hanging_at = started + 60
+        look_for_hanging_at, progress = started + 60, None
         while time.monotonic() - started < timeout_s:
-            if all(has_committed(path, ends) for path, ends in self.feed.ends_by_table().items()):
+            ends_by_table = self.feed.ends_by_table()
+            committed = [self._committed(path) for path in ends_by_table]
+            if all(
+                c is not None and all(c.get(tp, 0) >= end for tp, end in ends.items())
+                for c, ends in zip(committed, ends_by_table.values())
+            ):
                 return time.monotonic() - started
+            # each look is a JVM of Kafka's tools: none while the commits still move
+            if committed != progress:
+                look_for_hanging_at, progress = max(look_for_hanging_at, time.monotonic() + 60), committed
             if time.monotonic() >= look_for_hanging_at and self.broker_alive():
                 look_for_hanging_at += 30
                 try:
@@ -288,6 +297,14 @@ class LocalStack:
             f"coordinator's last lines:\n{protocol_log_tail(self.workdir / 'coordinator.log')}\nwhere its main thread "
             f"was:\n{python_stack_tail(self.workdir / 'coordinator.log')}"
         )
+
+    @staticmethod
+    def _committed(path: Table) -> dict[tuple[str, int], int] | None:
+        "The table's committed offsets; None while its timeline is being written (asked again a moment later)."
+        try:
+            return committed_offsets(path)
+        except Exception:
+            return None
 
     def expected_mirror(self) -> dict[int, dict]:
         """What the table of a change-event stack must hold: the source's rows, or, if Kafka lost some events (a hanging
