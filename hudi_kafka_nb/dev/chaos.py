@@ -103,6 +103,10 @@ class LocalStack:
             "heartbeat_interval_s": 0.5,
             "participant_timeout_s": 3.0,
             "min_participants": 1,
+            # a role starting while a server the stack killed is away waits for it, as long as a loaded machine may
+            # take to restart it (three tries of up to 90 s each): sooner, the role would refuse to start, and the
+            # chaos runs count a role that ends by itself as a failure
+            "broker_wait_s": 300.0,
             **(UPSERT_SETTINGS if orders else {}),
             **(CDC_SETTINGS if cdc else {}),
             **({"table_services": "separate"} if table_services else {}),
