@@ -91,9 +91,10 @@ def run_chaos(
             events.append({"at": time.time(), "killed": victim})
             pending_restarts.append((now + rng.uniform(*restart_after_s), victim))
             log.info("chaos: killed %s (%d kills so far)", victim, total())
-        # the broker back first, then the rest, before the feed stops: its last chunk waits for the broker (up to the
-        # producer's 300 s message timeout, a CI run's five-minute stall when the last kill was the broker's)
-        for _, name in sorted(pending_restarts, key=lambda r: r[1] != "broker"):
+        # the broker back first, then the other servers the roles start with (the registry), then the roles, before
+        # the feed stops: its last chunk waits for the broker (up to the producer's 300 s message timeout, a CI run's
+        # five-minute stall when the last kill was the broker's)
+        for _, name in sorted(pending_restarts, key=lambda r: (r[1] != "broker", r[1] not in stack.servers)):
             stack.restart(name)
         stack.stop_producing()
         drain = stack.wait_committed(drain_timeout_s)
