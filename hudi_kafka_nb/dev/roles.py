@@ -275,7 +275,8 @@ def exit_reason(path: Path, returncode: int | None = None, limit: int = 600) -> 
         block = text[tracebacks[-1] + 1 :]
         frames = [line.strip() for line in block if line.startswith('  File "')]
         raised = next((i for i, line in enumerate(block) if line and not line.startswith(" ")), len(block))
-        said = " ".join(line.strip() for line in block[raised : raised + 3])
+        # a Java error through py4j names its Java exception on the next line, after ": "
+        said = " ".join([block[raised], *(line for line in block[raised + 1 : raised + 2] if line.startswith(": "))])
         reason = f"{said} (raised at {frames[-1]})" if frames else said
     else:
         errors = [line for line in text if " ERROR hudi_kafka_nb." in line]
