@@ -225,6 +225,9 @@ def test_table_services_job_beside_an_appending_sink_clusters_cleans_and_archive
         table_services_interval_s=3.0,
         clustering_sort_columns="event_time",
         hudi_options=retention,
+        # no commit may fail because of the services (asserted below): a cold participant's first write of 2,500 orders
+        # took 21.5 s under a loaded suite and timed out at the stack's 20 s, an abort the services had no part in
+        write_timeout_s=60.0,
     ).start()
     # a field that appears mid-stream: clustering and compaction rewrite files with the table's widened schema, not the
     # one the job started with, so its values survive them
@@ -330,6 +333,7 @@ def test_table_services_job_beside_an_upserting_sink_compacts_cleans_and_archive
         table_services=True,
         table_services_interval_s=3.0,
         hudi_options=retention,
+        write_timeout_s=60.0,  # as above: a cold first write under load is no failure of the services
     ).start()
     try:
         for _ in range(10):
