@@ -273,10 +273,13 @@ def exit_reason(path: Path, returncode: int | None = None, limit: int = 600) -> 
     tracebacks = [i for i, line in enumerate(text) if line.startswith("Traceback (most recent call last):")]
     if tracebacks:
         block = text[tracebacks[-1] + 1 :]
-        frames = [line.strip() for line in block if line.startswith('  File "')]
         raised = next((i for i, line in enumerate(block) if line and not line.startswith(" ")), len(block))
-        # a Java error through py4j names its Java exception on the next line, after ": "
-        said = " ".join([block[raised], *(line for line in block[raised + 1 : raised + 2] if line.startswith(": "))])
+        frames = [line.strip() for line in block[:raised] if line.startswith('  File "')]
+        # a Java error through py4j names its Java exception on the next line, after ": " (a log cut short: none)
+        said = " ".join(
+            block[raised : raised + 1] + [line for line in block[raised + 1 : raised + 2] if line[:2] == ": "]
+        )
+        said = said or "a traceback without its exception"
         reason = f"{said} (raised at {frames[-1]})" if frames else said
     else:
         errors = [line for line in text if " ERROR hudi_kafka_nb." in line]
