@@ -39,6 +39,8 @@ __all__ = [
     "commit_log",
     "table_services_log",
     "committed_offsets",
+    "committed_offsets_now",
+    "reaches",
     "has_committed",
     "timeline_sizes",
 ]
@@ -262,13 +264,22 @@ def committed_offsets(table_path: Table) -> dict[tuple[str, int], int]:
     return checkpoint.next_offsets() if checkpoint else {}
 
 
+def committed_offsets_now(table_path: Table) -> dict[tuple[str, int], int] | None:
+    "`committed_offsets`, or None while the timeline is being written right now (ask again a moment later)."
+    try:
+        return committed_offsets(table_path)
+    except Exception:
+        return None
+
+
+def reaches(committed: dict[tuple[str, int], int] | None, ends: dict[tuple[str, int], int]) -> bool:
+    "Whether `committed` offsets (None: not known yet) reach every partition's end in `ends`."
+    return committed is not None and all(committed.get(tp, 0) >= end for tp, end in ends.items())
+
+
 def has_committed(table_path: Table, ends: dict[tuple[str, int], int]) -> bool:
     "Whether the table has committed every partition up to `ends`."
-    try:
-        committed = committed_offsets(table_path)
-    except Exception:
-        return False  # the timeline is being written right now; ask again
-    return all(committed.get(tp, 0) >= end for tp, end in ends.items())
+    return reaches(committed_offsets_now(table_path), ends)
 
 
 # %% ../nbs/42_timeline.ipynb #cceb02a7

@@ -29,7 +29,7 @@ from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
 from hudi_kafka_nb.dev.verdict import combined, verify_stream
 from hudi_kafka_nb.metrics import read_metrics
 from hudi_kafka_nb.storage import Table, TableStorage, resolve_storage_options
-from hudi_kafka_nb.timeline import committed_offsets
+from hudi_kafka_nb.timeline import committed_offsets, committed_offsets_now, reaches
 
 # %% auto #0
 __all__ = ["log", "ROLES", "LocalStack"]
@@ -272,11 +272,9 @@ class LocalStack:
         look_for_hanging_at, progress = started + 60, None
         while time.monotonic() - started < timeout_s:
             ends_by_table = self.feed.ends_by_table()
-            committed = [self._committed(path) for path in ends_by_table]
-            if all(
-                c is not None and all(c.get(tp, 0) >= end for tp, end in ends.items())
-                for c, ends in zip(committed, ends_by_table.values())
-            ):
+            # read once a turn: whether they reach the ends, and whether they moved
+            committed = [committed_offsets_now(path) for path in ends_by_table]
+            if all(reaches(c, ends) for c, ends in zip(committed, ends_by_table.values())):
                 return time.monotonic() - started
             # each look is a JVM of Kafka's tools: none while the commits still move
             if committed != progress:
@@ -301,14 +299,6 @@ class LocalStack:
             f"coordinator's last lines:\n{protocol_log_tail(self.workdir / 'coordinator.log')}\nwhere its main thread "
             f"was:\n{python_stack_tail(self.workdir / 'coordinator.log')}"
         )
-
-    @staticmethod
-    def _committed(path: Table) -> dict[tuple[str, int], int] | None:
-        "The table's committed offsets; None while its timeline is being written (asked again a moment later)."
-        try:
-            return committed_offsets(path)
-        except Exception:
-            return None
 
     def expected_mirror(self) -> dict[int, dict]:
         """What the table of a change-event stack must hold: the source's rows, or, if Kafka lost some events (a hanging
