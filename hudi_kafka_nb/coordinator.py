@@ -46,13 +46,15 @@ from hudi_kafka_nb.recovery import resume_point
 from hudi_kafka_nb.roster import Roster
 
 # %% auto #0
-__all__ = ["log", "WRITE_FAILURES_BEFORE_STOP", "LISTEN_S", "Coordinator"]
+__all__ = ["log", "WRITE_FAILURES_BEFORE_STOP", "MAX_COLLECT_DOUBLINGS", "LISTEN_S", "Coordinator"]
 
 # %% ../nbs/26_coordinator.ipynb #ffc472dc
 log = logging.getLogger(__name__)
 
 # %% ../nbs/26_coordinator.ipynb #8ab2db7d
 WRITE_FAILURES_BEFORE_STOP = 3
+# after write timeouts in a row, END_COMMIT waits up to 2**4 times write_timeout_s for the WRITE_STATUS
+MAX_COLLECT_DOUBLINGS = 4
 
 
 def _partition(start: PartitionStart) -> tuple[str, int]:
@@ -90,7 +92,7 @@ class Coordinator:
         self.open: OpenInstant | None = None  # the instant in the making, as one value (20_commit_state)
         self.last_committed: OpenInstant | None = None  # the instant before it, if this coordinator committed it
         self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0}  # write_failures: in a row
-        self.late_in_a_row = 0  # instants whose every participant missed the write timeout, since the last commit
+        self.late_in_a_row = 0  # instants rolled back on a write timeout since the last commit
         self.failure: str | None = None  # why the coordinator stopped itself, if it did
         self.idle = IdleReports(self.id, clock)  # an instant held open says so once a minute
         self.epoch = self.table.take_over(self.id)
@@ -270,23 +272,24 @@ class Coordinator:
         self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
 
     def collect_s(self) -> float:
-        """How long END_COMMIT waits for every WRITE_STATUS: `write_timeout_s`, twice and then four times that after
-        instants that every participant missed (the writes, not a participant, are slow), until the next commit."""
-        return self.config.write_timeout_s * 2 ** min(self.late_in_a_row, 2)
+        """How long END_COMMIT waits for every WRITE_STATUS: `write_timeout_s`, doubled after each write timeout since
+        the last commit, up to 2**`MAX_COLLECT_DOUBLINGS` times."""
+        return self.config.write_timeout_s * 2 ** min(self.late_in_a_row, MAX_COLLECT_DOUBLINGS)
 
     def on_write_timeout(self, now: float):
-        """Roll back an instant whose WRITE_STATUS did not all come in time. Stragglers (others delivered) count a
-        failure each towards quarantine, unless they say they wait for a service; when none delivered, the sink as a
-        whole is slower than the timeout (a loaded machine, a slow store, Spark's first writes), so none is blamed and
-        the next instant waits longer (`collect_s`)."""
+        """Roll back an instant whose WRITE_STATUS did not all come in time, and give the next one longer (`collect_s`):
+        the next instant carries the same records again, so writes slower than the timeout (a loaded machine, a slow
+        store, Spark's first writes) would be rolled back forever. Stragglers (others delivered) count a failure each
+        towards quarantine, unless they say they wait for a service; when none delivered, the sink as a whole is slow,
+        and none is blamed."""
         missing, allowed = self.opened.missing(), self.opened.collect_until - (self.opened.ended_at or now)
         timed_out = f"no WRITE_STATUS within {allowed:.0f} s (write_timeout_s={self.config.write_timeout_s})"
+        self.late_in_a_row += 1
         if self.opened.statuses:
             # a participant that says it waits for a service (the registry, the dead-letter topic) is not failing
             for participant in (p for p in missing if p not in self.roster.waiting):
                 self._participant_failed(participant, timed_out)
         else:
-            self.late_in_a_row += 1
             log.warning(
                 "coordinator %s: no participant of instant %s wrote within %.0f s: the writes are slower than "
                 "write_timeout_s=%s, not one participant; none is quarantined, and the next instant waits %.0f s "
