@@ -54,10 +54,13 @@ class BackgroundWrites:
             log.warning("%s: files of aborted instant %s not deleted: %s", self.owner, instant, error_summary(e))
 
     def delete_aborted(self, instant: str):
-        """Delete the files our writes left in an aborted instant, after any write still under way. The coordinator's
-        rollback deleted the files Hudi's markers named when it ran; a write of ours that ended while it ran (another
-        participant failed) can have made more. No commit lists them, and once archival moves the timeline past their
-        instant Hudi reads them as committed: duplicates."""
+        """Stop our writes still under way into an aborted instant, and delete the files they left once they end. The
+        coordinator's rollback deleted the files Hudi's markers named when it ran; a write of ours that ended while it
+        ran (another participant failed) can have made more. No commit lists them, and once archival moves the timeline
+        past their instant Hudi reads them as committed: duplicates. Stopped, not awaited: the next instant's write
+        queues behind them on the one writer thread, and a loaded machine's write that outlasts the write timeout
+        would make every next instant late too."""
+        self.writer.cancel_writes(instant)
         self.executor.submit(self._delete_files_of, instant)
 
     def hand_over(self, now: ParticipantInstant, rows: pa.Table, early: bool):

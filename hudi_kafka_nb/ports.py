@@ -184,6 +184,7 @@ class Writer(Protocol):
     def write(self, rows: pa.Table, instant: str) -> Written: ...
     def combine(self, parts: list[Written]) -> Written: ...  # several writes into one instant, reported as one
     def delete_instant(self, instant: str) -> None: ...
+    def cancel_writes(self, instant: str) -> None: ...  # stop writes still under way into a rolled-back instant
 
 
 # %% ../nbs/13_ports.ipynb #379e8652

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import deque
 from collections.abc import Sequence
 
 import pyarrow as pa
@@ -21,7 +22,14 @@ from hudi_kafka_nb.table_identity import check_table, table_properties
 from hudi_kafka_nb.timeline import instant_of_file
 
 # %% auto #0
-__all__ = ["WrittenFiles", "stage_rows", "distinct_write_tokens", "HudiWriter", "delete_instant_files"]
+__all__ = [
+    "WrittenFiles",
+    "stage_rows",
+    "distinct_write_tokens",
+    "WriteCancelled",
+    "HudiWriter",
+    "delete_instant_files",
+]
 
 
 # %% ../nbs/45_writer.ipynb #1f11bd1f
@@ -64,6 +72,10 @@ def distinct_write_tokens(hudi: HudiJava):
         ) from e
 
 
+class WriteCancelled(Exception):
+    "A write stopped because its instant was rolled back under it."
+
+
 class HudiWriter:
     "A participant's writer: rows in, files of an inflight instant and serialized write statuses out; never commits."
 
@@ -72,7 +84,9 @@ class HudiWriter:
         self._configure()
         self.partitioned = bool(hudi.config.partition_field)
         # Spark's jobs of this table's writes, told apart from those of other tables writing through the same Spark
-        self.job_group = f"hudi-kafka-nb write {hudi.config.table_identity}"
+        # (`job_group` names those of one instant)
+        self.job_group_prefix = f"hudi-kafka-nb write {hudi.config.table_identity}"
+        self.cancelled: deque[str] = deque(maxlen=16)  # instants rolled back under our writes: no job of theirs starts
         self.bucket_context = distinct_write_tokens(hudi) if hudi.config.write_mode is WriteMode.BUCKETS else None
 
     def _configure(self):
@@ -101,7 +115,7 @@ class HudiWriter:
         if self.hudi.config.write_mode is WriteMode.STAGED:
             return WrittenFiles(b"", [], rows.num_rows, 0, staged=[stage_rows(rows, self.hudi.storage, instant)])
         # this thread's jobs from now on
-        self.hudi.spark.sparkContext.setJobGroup(self.job_group, f"instant {instant}")
+        self.hudi.spark.sparkContext.setJobGroup(self.job_group(instant), f"instant {instant}")
         # the table's column order (rows come decoded in `data_schema`'s)
         frame = arrow_frame(self.hudi.spark, rows.select(self.hudi.schema.names), self.hudi.struct)
         return (
@@ -119,6 +133,7 @@ class HudiWriter:
         prepared = hudi_java.HoodieDatasetBulkInsertHelper.prepareForBulkInsert(
             frame._jdf, self.write_config, table.getMetaClient().getTableConfig(), partitioner, instant
         )
+        self._unless_cancelled(instant)
         return self._written(
             jvm.java.util.ArrayList(
                 hudi_java.HoodieDatasetBulkInsertHelper.bulkInsert(
@@ -133,6 +148,7 @@ class HudiWriter:
         hudi_java, context = self.hudi.H, self.bucket_context
         table = hudi_java.table.HoodieSparkTable.create(self.write_config, context)
         records = hudi_java.data.HoodieJavaRDD.of(self.hudi.records(frame, self.options, self.write_config, instant))
+        self._unless_cancelled(instant)
         return self._written(
             self.hudi.jvm.java.util.ArrayList(
                 table.upsert(context, instant, records).getWriteStatuses().collectAsList()
@@ -151,6 +167,22 @@ class HudiWriter:
             bytes(self.hudi.H.common.util.SerializationUtils.serialize(statuses)), paths, records, errors
         )
 
+    def job_group(self, instant: str) -> str:
+        "Spark's job group of the writes into `instant`: awaited together, cancelled together."
+        return f"{self.job_group_prefix} {instant}"
+
+    def cancel_writes(self, instant: str):
+        """Stop Spark's jobs still writing into `instant`, which was rolled back, and start none: the next instant's
+        write would wait behind them on the writer's thread, and whatever they wrote is deleted anyway
+        (`15_background_writes`)."""
+        self.cancelled.append(instant)
+        self.hudi.spark.sparkContext.cancelJobGroup(self.job_group(instant))
+
+    def _unless_cancelled(self, instant: str):
+        "Before the write's Spark jobs: cancelled while Hudi prepared them, when Spark's cancel found none to stop."
+        if instant in self.cancelled:
+            raise WriteCancelled(f"the write into instant {instant} was cancelled: the instant was rolled back")
+
     def is_inflight(self, instant: str, settle_timeout_s: float = 60) -> bool:
         """Whether `instant` is still open on the table (not committed, not rolled back).
 
@@ -161,7 +193,7 @@ class HudiWriter:
         if not self._table_ready():
             return False
         deadline = time.monotonic() + settle_timeout_s
-        self._wait_until_spark_is_idle(deadline)
+        self._wait_until_spark_is_idle(instant, deadline)
         while True:
             meta = self.hudi.meta_client()
             if not self.hudi.rollback_pending(instant, meta) or time.monotonic() >= deadline:
@@ -169,12 +201,13 @@ class HudiWriter:
             time.sleep(0.2)
         return bool(meta.getActiveTimeline().filterInflights().containsInstant(instant))
 
-    def _wait_until_spark_is_idle(self, deadline: float):
-        "Until no task of this table's writes runs (a failed job's stages may still run some); other tables' may."
+    def _wait_until_spark_is_idle(self, instant: str, deadline: float):
+        """Until no task of the writes into `instant` runs (a failed job's stages may still run some); other instants'
+        and other tables' may."""
         tracker = self.hudi.spark.sparkContext.statusTracker()
 
         def running() -> int:
-            jobs = sorted(tracker.getJobIdsForGroup(self.job_group))[-16:]  # the last write's are the newest
+            jobs = sorted(tracker.getJobIdsForGroup(self.job_group(instant)))[-16:]  # the last write's are the newest
             stages = [stage for job in jobs if (info := tracker.getJobInfo(job)) for stage in info.stageIds]
             return sum(info.numActiveTasks for stage in stages if (info := tracker.getStageInfo(stage)))
 

@@ -1,6 +1,9 @@
 """No error committed: an instant whose Hudi write statuses report records Hudi could not write is refused before its
 decision (so no restart can roll it forward either), with the records named by the keys participants match them by."""
 
+import threading
+import time
+
 import pytest
 
 from hudi_kafka_nb.committer import HudiCommitter
@@ -59,3 +62,42 @@ def test_an_instant_whose_write_statuses_report_failed_records_is_rolled_back_no
     stored = read_snapshot(config.table_path, ["_hoodie_record_key"])["_hoodie_record_key"].to_pylist()
     assert sorted(stored) == sorted(hudi_keys(rows, config))
     table.close()
+
+
+def test_cancelling_a_rolled_back_instants_writes_stops_them_and_no_others(tmp_path, spark):
+    """A participant cancels Spark's jobs still writing into an instant the coordinator rolled back, so that the next
+    instant's write does not queue behind them (`15_background_writes`): those jobs stop, another instant's run on.
+    Jobs that count for days stand in for Hudi's writes, which a test cannot make last long enough on purpose."""
+    config = load_config(
+        bootstrap_servers="127.0.0.1:1",
+        topics=["orders"],
+        table_path=str(tmp_path / "t"),
+        table_name="orders",
+        value_schema={"order_id": "string"},
+    )
+    writer, context = HudiWriter(HudiJava(spark, config)), spark.sparkContext
+    ended: dict[str, str] = {}
+
+    def write_forever(instant: str):
+        context.setJobGroup(writer.job_group(instant), f"instant {instant}")
+        try:
+            spark.range(0, 1 << 50, 1, 1).selectExpr("sum(id)").collect()  # days of counting, in one task
+            ended[instant] = "finished"
+        except Exception as e:
+            ended[instant] = type(e).__name__ + ": " + str(e)[:200]
+
+    writes = {i: threading.Thread(target=write_forever, args=(i,), daemon=True) for i in ("001", "002")}
+    for thread in writes.values():
+        thread.start()
+    tracker, deadline = context.statusTracker(), time.monotonic() + 120
+    while not all(tracker.getJobIdsForGroup(writer.job_group(i)) for i in writes):
+        assert time.monotonic() < deadline, "Spark did not start the two jobs within 120 s"
+        time.sleep(0.2)
+
+    writer.cancel_writes("001")
+    writes["001"].join(120)
+    assert "cancelled" in ended.get("001", "still running"), ended
+    assert writes["002"].is_alive() and "002" not in ended
+    writer.cancel_writes("002")
+    writes["002"].join(120)
+    assert "cancelled" in ended.get("002", "still running"), ended
