@@ -21,7 +21,7 @@ from hudi_kafka_nb.dev.feed import Feed, committed_events
 from hudi_kafka_nb.dev.metastore import EmbeddedMetastore
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
-from hudi_kafka_nb.dev.roles import RoleProcess, exit_reason, participant_params, protocol_log_tail, python_stack_tail
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_params, protocol_log_tail, python_stack_tail
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.servers import free_port, patient
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, mirror_of
@@ -224,11 +224,6 @@ class LocalStack:
         "The roles whose processes are running (not the broker)."
         return [n for n, r in self.roles.items() if r.running()]
 
-    def why_ended(self, name: str) -> str:
-        "How role `name`'s last start ended, and why, as its log says (`exit_reason`)."
-        role = self.roles[name]
-        return exit_reason(role.log_path, role.process.returncode if role.process else None)
-
     def broker_alive(self) -> bool:
         return self.broker.running()
 
@@ -286,7 +281,7 @@ class LocalStack:
                 except (RuntimeError, subprocess.TimeoutExpired) as e:  # the broker not answering yet: look again later
                     log.warning("chaos: could not look for hanging transactions: %s", e)
             time.sleep(0.25)
-        stopped = {name: self.why_ended(name) for name, role in self.roles.items() if not role.running()}
+        stopped = {name: role.why_ended() for name, role in self.roles.items() if not role.running()}
         for role in self.roles.values():
             # into each role's log: where a role that stopped making progress waits
             if role.running():

@@ -73,7 +73,7 @@ def run_chaos(
                     pending_restarts.remove((due, name))
             for name in set(stack.names) - set(stack.alive()) - {n for _, n in pending_restarts}:
                 # a role that ends by itself under these failures is a bug: the report names why, as its log says
-                why = stack.why_ended(name)
+                why = stack.roles[name].why_ended()
                 exits.append(f"{name}: {why}")
                 log.error(
                     "chaos: %s exited by itself (%s); restarting it (see %s/%s.log)", name, why, stack.workdir, name

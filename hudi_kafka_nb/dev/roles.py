@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 # %% auto #0
 __all__ = [
     "log",
+    "LAUNCHING",
     "run_role",
     "crash_at",
     "jobs_dir",
@@ -77,6 +78,10 @@ def tree_memory(processes) -> int:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             total += proc.memory_full_info().pss
     return total
+
+
+# the line each start of a role writes first into its log: where `exit_reason` begins reading
+LAUNCHING = f" INFO {__name__} launching "
 
 
 class RoleProcess:
@@ -144,10 +149,7 @@ class RoleProcess:
             # when this attempt was launched, in the roles' log format: from here to its first state line is its
             # start-up (imports, Spark, Hudi), which a slow start or a restart loop shows at a glance
             launched = logging.Formatter().formatTime(logging.makeLogRecord({}))
-            out.write(
-                f"{launched} INFO {__name__} launching {self.name} "
-                f"({'plain Python' if self.direct else 'papermill'})\n".encode()
-            )
+            out.write(f"{launched}{LAUNCHING}{self.name} ({'plain Python' if self.direct else 'papermill'})\n".encode())
             out.flush()
             self.process = subprocess.Popen(
                 command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **self.env}
@@ -156,6 +158,10 @@ class RoleProcess:
 
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def why_ended(self) -> str:
+        "How the last start ended, and why, as the log says (`exit_reason`)."
+        return exit_reason(self.log_path, self.process.returncode if self.process else None)
 
     def stop(self, timeout_s: float = 90) -> int | None:
         "Ask the role to stop, wait for papermill to save the notebook; kill if it does not."
@@ -268,7 +274,7 @@ def exit_reason(path: Path, returncode: int | None = None, limit: int = 600) -> 
     the line that raised it, else its last ERROR line of ours; with `returncode`, how the process ended (a negative
     code is the signal that ended it: -9 for SIGKILL, the kernel's out-of-memory killer among others)."""
     text = path.read_text(errors="replace").splitlines() if path.exists() else []
-    launches = [i for i, line in enumerate(text) if f" INFO {__name__} launching " in line]
+    launches = [i for i, line in enumerate(text) if LAUNCHING in line]
     text = text[launches[-1] :] if launches else text
     tracebacks = [i for i, line in enumerate(text) if line.startswith("Traceback (most recent call last):")]
     if tracebacks:
