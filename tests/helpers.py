@@ -24,6 +24,19 @@ def assert_offsets_continue(table_path):
     return committed
 
 
+def order_ids_config(table_path):
+    "Settings of a table of order ids alone at `table_path`, for tests that write it in-process (no broker behind)."
+    from hudi_kafka_nb.settings import load_config
+
+    return load_config(
+        bootstrap_servers="127.0.0.1:1",
+        topics=["orders"],
+        table_path=str(table_path),
+        table_name="orders",
+        value_schema={"order_id": "string"},
+    )
+
+
 def wait_for(condition, timeout_s=60, what="condition", poll_s=0.1):
     """Poll `condition` until it is true; TimeoutError naming `what` was awaited if `timeout_s` (stretched by `patient`
     on a loaded machine) passes first."""

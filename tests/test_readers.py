@@ -8,6 +8,7 @@ from hudi_kafka_nb.reading import read_incremental, read_snapshot, spark_read, s
 from hudi_kafka_nb.table_identity import table_properties
 from hudi_kafka_nb.timeline import commit_log
 
+from helpers import order_ids_config
 from table_builder import build_table
 
 KEY = ["kafka_partition", "kafka_offset"]
@@ -180,13 +181,7 @@ def test_a_table_whose_creation_was_killed_is_created_when_the_coordinator_resta
         ".hoodie/.schema",
     ):
         (tmp_path / "t" / folder).mkdir(parents=True)
-    config = load_config(
-        bootstrap_servers="127.0.0.1:1",
-        topics=["orders"],
-        table_path=str(tmp_path / "t"),
-        table_name="orders",
-        value_schema={"order_id": "string"},
-    )
+    config = order_ids_config(tmp_path / "t")
     HudiCommitter(HudiJava(spark, config)).close()
     assert table_properties(tmp_path / "t")["hoodie.table.name"] == "orders"
     (tmp_path / "u" / ".hoodie").mkdir(parents=True)

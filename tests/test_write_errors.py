@@ -15,19 +15,14 @@ from hudi_kafka_nb.participant_state import hudi_keys
 from hudi_kafka_nb.ports import RecordsFailed
 from hudi_kafka_nb.reading import read_snapshot
 from hudi_kafka_nb.records import RawRecord, decode_records
-from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.timeline import completed_commits
 from hudi_kafka_nb.writer import HudiWriter
 
+from helpers import order_ids_config
+
 
 def test_an_instant_whose_write_statuses_report_failed_records_is_rolled_back_not_committed(tmp_path, spark):
-    config = load_config(
-        bootstrap_servers="127.0.0.1:1",
-        topics=["orders"],
-        table_path=str(tmp_path / "t"),
-        table_name="orders",
-        value_schema={"order_id": "string"},
-    )
+    config = order_ids_config(tmp_path / "t")
     hudi = HudiJava(spark, config)
     table, writer, serialization = (
         FencedTable(config.table_path, HudiCommitter(hudi)),
@@ -68,13 +63,7 @@ def test_cancelling_a_rolled_back_instants_writes_stops_them_and_no_others(tmp_p
     """A participant cancels Spark's jobs still writing into an instant the coordinator rolled back, so that the next
     instant's write does not queue behind them (`15_background_writes`): those jobs stop, another instant's run on.
     Jobs that count for days stand in for Hudi's writes, which a test cannot make last long enough on purpose."""
-    config = load_config(
-        bootstrap_servers="127.0.0.1:1",
-        topics=["orders"],
-        table_path=str(tmp_path / "t"),
-        table_name="orders",
-        value_schema={"order_id": "string"},
-    )
+    config = order_ids_config(tmp_path / "t")
     writer, context = HudiWriter(HudiJava(spark, config)), spark.sparkContext
     ended: dict[str, str] = {}
 
