@@ -279,17 +279,17 @@ class Coordinator:
     def on_write_timeout(self, now: float):
         """Roll back an instant whose WRITE_STATUS did not all come in time, and give the next one longer (`collect_s`):
         the next instant carries the same records again, so writes slower than the timeout (a loaded machine, a slow
-        store, Spark's first writes) would be rolled back forever. Stragglers (others delivered) count a failure each
-        towards quarantine, unless they say they wait for a service; when none delivered, the sink as a whole is slow,
-        and none is blamed."""
+        store, Spark's first writes) would be rolled back forever. A participant that says it waits for a service (the
+        registry, the dead-letter topic) is neither failing nor slow. Stragglers (others delivered) count a failure
+        each towards quarantine; when none delivered, the sink as a whole is slow, and none is blamed."""
         missing, allowed = self.opened.missing(), self.opened.collect_until - (self.opened.ended_at or now)
         timed_out = f"no WRITE_STATUS within {allowed:.0f} s (write_timeout_s={self.config.write_timeout_s})"
-        self.late_in_a_row += 1
+        slow = [p for p in missing if p not in self.roster.waiting]
+        self.late_in_a_row += bool(slow)
         if self.opened.statuses:
-            # a participant that says it waits for a service (the registry, the dead-letter topic) is not failing
-            for participant in (p for p in missing if p not in self.roster.waiting):
+            for participant in slow:
                 self._participant_failed(participant, timed_out)
-        else:
+        elif slow:
             log.warning(
                 "coordinator %s: no participant of instant %s wrote within %.0f s: the writes are slower than "
                 "write_timeout_s=%s, not one participant; none is quarantined, and the next instant waits %.0f s "
