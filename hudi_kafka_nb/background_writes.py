@@ -60,7 +60,10 @@ class BackgroundWrites:
         past their instant Hudi reads them as committed: duplicates. Stopped, not awaited: the next instant's write
         queues behind them on the one writer thread, and a loaded machine's write that outlasts the write timeout
         would make every next instant late too."""
-        self.writer.cancel_writes(instant)
+        try:
+            self.writer.cancel_writes(instant)
+        except Exception as e:  # the write then runs to its end: slower, no less correct
+            log.warning("%s: writes into aborted instant %s not cancelled: %s", self.owner, instant, error_summary(e))
         self.executor.submit(self._delete_files_of, instant)
 
     def hand_over(self, now: ParticipantInstant, rows: pa.Table, early: bool):
