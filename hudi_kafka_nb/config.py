@@ -151,7 +151,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # hoodie.clustering.plan.strategy.sort.columns; set: the table-services job clusters
     clustering_sort_columns: str = ""
     commit_interval_s: float = 10.0  # an END_COMMIT this long after the last one (or after START_COMMIT)
-    write_timeout_s: float = 60.0  # END_COMMIT → all WRITE_STATUS, else the instant is aborted
+    # END_COMMIT → all WRITE_STATUS, else the instant is aborted (and the next waits twice as long, up to 16 times)
+    write_timeout_s: float = 60.0
     heartbeat_interval_s: float = 3.0  # participants announce themselves this often (Kafka's consumers: 3 s of 10)
     participant_timeout_s: float = 10.0  # silent this long → partitions move to live participants
     participant_quarantine_s: float = 300.0  # a participant that fails two instants in a row sits out this long
