@@ -1,8 +1,8 @@
 """No error committed: an instant whose Hudi write statuses report records Hudi could not write is refused before its
-decision (so no restart can roll it forward either), with the records named by the keys participants match them by."""
+decision (so no restart can roll it forward either), with the records named by the keys participants match them by.
+And the writes into an instant that was rolled back stop when a participant cancels them."""
 
 import threading
-import time
 
 import pytest
 
@@ -18,7 +18,7 @@ from hudi_kafka_nb.records import RawRecord, decode_records
 from hudi_kafka_nb.timeline import completed_commits
 from hudi_kafka_nb.writer import HudiWriter
 
-from helpers import order_ids_config
+from helpers import order_ids_config, wait_for
 
 
 def test_an_instant_whose_write_statuses_report_failed_records_is_rolled_back_not_committed(tmp_path, spark):
@@ -78,10 +78,8 @@ def test_cancelling_a_rolled_back_instants_writes_stops_them_and_no_others(tmp_p
     writes = {i: threading.Thread(target=write_forever, args=(i,), daemon=True) for i in ("001", "002")}
     for thread in writes.values():
         thread.start()
-    tracker, deadline = context.statusTracker(), time.monotonic() + 120
-    while not all(tracker.getJobIdsForGroup(writer.job_group(i)) for i in writes):
-        assert time.monotonic() < deadline, "Spark did not start the two jobs within 120 s"
-        time.sleep(0.2)
+    tracker = context.statusTracker()
+    wait_for(lambda: all(tracker.getJobIdsForGroup(writer.job_group(i)) for i in writes), 120, "Spark's two jobs")
 
     writer.cancel_writes("001")
     writes["001"].join(120)
