@@ -22,7 +22,16 @@ from hudi_kafka_nb.settings import client_settings, consumer_settings
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ["log", "DeadLetterQueue", "read_dead_letters"]
+__all__ = ["log", "COORDINATOR_MOVING", "COORDINATOR_RETRY_S", "DeadLetterQueue", "read_dead_letters"]
+
+# %% ../nbs/51_dead_letters.ipynb #c0a7d1e5
+# the answers of a group coordinator that is elsewhere or not ready yet: librdkafka gives them up at once, not retried
+COORDINATOR_MOVING = {
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+}
+COORDINATOR_RETRY_S = 0.5
 
 
 # %% ../nbs/51_dead_letters.ipynb #d1e7a002
@@ -115,10 +124,24 @@ class DeadLetterQueue:
             )
         return self.ready
 
-    def lettered(self, partitions: list[tuple[str, int]], timeout_s: float = 30) -> dict[tuple[str, int], int]:
-        "Where the letters of each partition end: every bad record before that offset has its letter in the topic."
+    def lettered(
+        self, partitions: list[tuple[str, int]], timeout_s: float = 30, sleep=time.sleep, clock=time.monotonic
+    ) -> dict[tuple[str, int], int]:
+        """Where the letters of each partition end: every bad record before that offset has its letter in the topic. A
+        group coordinator that is moving or still loading (a broker restarted, a group asked for the first time) is
+        asked again within `timeout_s`."""
         if self.positions is None or not partitions:
             return {}
+        deadline = clock() + timeout_s
+        while True:
+            try:
+                return self._lettered(partitions, max(1.0, deadline - clock()))
+            except KafkaException as e:
+                if e.args[0].code() not in COORDINATOR_MOVING or clock() + COORDINATOR_RETRY_S >= deadline:
+                    raise
+                sleep(COORDINATOR_RETRY_S)
+
+    def _lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], int]:
         # read committed (the consumer's default): Kafka answers once a transaction that moves them has ended
         found = self.positions.committed([TopicPartition(t, p) for t, p in partitions], timeout=timeout_s)
         for tp in found:
