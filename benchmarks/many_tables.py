@@ -19,6 +19,11 @@ while every table sits idle (committed, nothing produced) and while the changes 
 `--set park_idle_table_s=S` it measures the idle sink's CPU and memory again once every table has parked, as ratios of
 the open tables' in the same run, and `--wake N` then changes N parked quiet tables one at a time: produce → commit of
 a change that has to start its table's roles first.
+
+`--routed N` measures what tables routed by a field cost a participant to decode, without a stack: one topic's
+`--records` order events (in memory) split by region between N tables, each table's decoder (nbs/08_routing: the route
+field read alone, then its own records decoded) over the whole batch, against one decode of the batch (each record
+decoded once) and against every table decoding every record (what each routed table did before), in one run, as ratios.
 """
 
 import argparse
@@ -37,6 +42,7 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import psutil
 from confluent_kafka import Producer
 
@@ -45,6 +51,9 @@ from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
+from hudi_kafka_nb.records import RawRecord, decode_batch
+from hudi_kafka_nb.routing import routed_decoder
+from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.timeline import commit_log, has_committed, timeline_instants
 
 COMMON = {
@@ -523,6 +532,42 @@ def stream_report(r: dict) -> list[str]:
     return lines
 
 
+def routed_decoding(tables: int, records: int, rounds: int = 5) -> list[str]:
+    """Seconds to decode one topic's batch for `tables` tables routed by region, against one decode of it and against
+    each table decoding every record, as medians of `rounds`."""
+    regions = [f"r{i:02d}-x" for i in range(tables)]
+    batch = [
+        RawRecord("web", i % 8, i // 8, 0, None, msgspec.json.encode({**order, "region": regions[i % tables]}))
+        for i, order in enumerate(
+            {"order_id": f"o{i}", "customer_id": f"c{i % 97}", "status": "paid", "amount": 1.5, "quantity": 2}
+            for i in range(records)
+        )
+    ]
+    base = {"bootstrap_servers": "127.0.0.1:1", "topics": "web", "table_path": "/unused", "route_field": "region"}
+    base |= {"value_schema": DEMO_VALUE_SCHEMA, "partition_field": "region"}
+    configs = [load_config(base, table_name=f"web_{i}", route_regex=re.escape(r)) for i, r in enumerate(regions)]
+    decoders = [routed_decoder(decode_batch, c) for c in configs]
+
+    def median_s(work) -> float:
+        times = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - started)
+        return statistics.median(times)
+
+    once = median_s(lambda: decode_batch(batch, configs[0]))
+    routed = median_s(lambda: [d(batch, c) for d, c in zip(decoders, configs)])
+    every = median_s(lambda: [decode_batch(batch, c) for c in configs])
+    kept = sum(d(batch, c).rows.num_rows for d, c in zip(decoders, configs))
+    return [
+        f"{tables} tables routed by a field over {records:,} records ({kept:,} rows kept, each in one table):",
+        f"  one decode of the batch          {once:.3f} s  ({once / records * 1e6:.2f} µs a record)",
+        f"  the {tables} tables' routed decoders  {routed:.3f} s  ({routed / once:.1f}× one decode)",
+        f"  each table decoding every record {every:.3f} s  ({every / once:.1f}× one decode)",
+    ]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=20_000, help="order events per table")
@@ -534,6 +579,7 @@ def main():
     parser.add_argument("--rate", type=float, default=1000, help="--stream: changes a second")
     parser.add_argument("--minutes", type=float, default=10, help="--stream: how long the changes stream")
     parser.add_argument("--wake", type=int, default=0, help="--stream: parked quiet tables then changed, one by one")
+    parser.add_argument("--routed", type=int, default=0, help="tables routed by a field: their decoding alone (above)")
     parser.add_argument(
         "--set",
         action="append",
@@ -542,6 +588,9 @@ def main():
         help="--stream: a sink setting, e.g. commit_interval_s=10",
     )
     args = parser.parse_args()
+    if args.routed:
+        print("\n".join(routed_decoding(args.routed, args.records)), flush=True)
+        return
     root = Path(tempfile.mkdtemp(prefix="bench-tables-"))
     args.tables = args.tables or ("100" if args.stream else "1,5,20")
     if args.stream:

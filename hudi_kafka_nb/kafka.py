@@ -29,6 +29,7 @@ from hudi_kafka_nb.ports import ForeignEvents
 from hudi_kafka_nb.preflight import admin_client, data_partitions, data_topics
 from hudi_kafka_nb.records import RawRecord
 from hudi_kafka_nb.rights import warn_unless_unauthorised
+from hudi_kafka_nb.routing import field_reader
 from hudi_kafka_nb.settings import client_settings, consumer_settings
 
 log = logging.getLogger(__name__)
@@ -290,6 +291,7 @@ class RouteValues:
 
     def __init__(self, config: SinkConfig, field: str, partitions, reader: str, poll_s: float = 1.0):
         self.field, self.partitions, self.reader = field, partitions, reader  # partitions: () → [(topic, n)]
+        self.field_reader = field_reader(field)  # the one field, the others skipped
         self.values: set[str] = set()
         self.consumer = Consumer(consumer_settings(config, f"{config.group_id}-routes", **{"client.id": reader}))
         self.assigned: set[tuple[str, int]] = set()
@@ -313,9 +315,9 @@ class RouteValues:
             if m.error() is not None or not (raw := m.value()):
                 continue
             try:
-                value = msgspec.json.decode(raw).get(self.field)
+                value = self.field_reader.decode(raw).value
             # not a JSON object: its table's participant dead-letters it
-            except (msgspec.DecodeError, AttributeError):
+            except msgspec.DecodeError:
                 continue
             if value is not None and not isinstance(value, (dict, list)):
                 self.values.add(str(value))

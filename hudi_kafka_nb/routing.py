@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_kafka_nb.config import SinkConfig
-from hudi_kafka_nb.records import Decode, Decoded
+from hudi_kafka_nb.records import Decode, Decoded, RawRecord
 from hudi_kafka_nb.setting_values import ConfigError
 from hudi_kafka_nb.settings import load_config
 
@@ -32,6 +33,7 @@ __all__ = [
     "is_multi_table",
     "table_config",
     "table_configs",
+    "field_reader",
     "routed_decoder",
 ]
 
@@ -197,14 +199,40 @@ def table_configs(
 
 
 # %% ../nbs/08_routing.ipynb #7b8bb22b
+def field_reader(field: str) -> msgspec.json.Decoder[Any]:
+    """A decoder of one field of a JSON object, the others skipped unbuilt (msgspec): `.decode(raw).value` is the
+    field's value, None if the object lacks it; `msgspec.DecodeError` if the bytes are no JSON object."""
+    # a struct of the one field, made at run time (so its type is Any to a type checker)
+    one_field: Any = msgspec.defstruct("OneField", [("value", object, None)], rename={"value": field})
+    return msgspec.json.Decoder(one_field)
+
+
+def _elsewhere(records: list[RawRecord], reader: msgspec.json.Decoder[Any], pattern: str) -> list[bool]:
+    "Whether each record is another table's: its field a string the pattern does not match (decoding judges the rest)."
+    values: list[str | None] = []
+    for record in records:
+        try:
+            value = reader.decode(record.value).value if record.value is not None else None
+        except msgspec.DecodeError:  # not a JSON object
+            value = None
+        values.append(value if isinstance(value, str) else None)
+    matches = pc.match_substring_regex(pa.array(values, pa.string()), pattern)
+    return pc.invert(pc.fill_null(matches, True)).to_pylist()
+
+
 def routed_decoder(decode: Decode, config: SinkConfig) -> Decode:
     """`decode`, keeping only the rows whose `route_field` matches `route_regex` as a whole (every row without
-    `route_regex`)."""
+    `route_regex`). JSON records routed by a string column are routed before they are decoded: others' records are not
+    decoded here."""
     if not config.route_regex:
         return decode
     pattern, field = f"^(?:{config.route_regex})$", config.route_field
+    by_field = config.value_format == "json" and config.value_schema.get(field) == "string"
+    reader = field_reader(field) if by_field else None
 
     def routed(records, config_, discover=None) -> Decoded:
+        if reader is not None and records:
+            records = [r for r, gone in zip(records, _elsewhere(records, reader, pattern)) if not gone]
         decoded = decode(records, config_, discover=discover)
         rows = decoded.rows
         if not rows.num_rows:
