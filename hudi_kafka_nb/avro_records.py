@@ -14,6 +14,7 @@ import pyarrow as pa
 from hudi_kafka_nb.avro import wire_frame
 from hudi_kafka_nb.changes import Change, envelope_change, key_value, tombstone_change, warn_once
 from hudi_kafka_nb.config import DELETED_FIELD, POSITION_FIELD, SinkConfig
+from hudi_kafka_nb.json_schema import read_json_body
 from hudi_kafka_nb.records import KAFKA_COLUMNS, DeadLetter, Decoded, RawRecord, _stored_rows, value_schema
 from hudi_kafka_nb.schema_registry import SchemaCache, UnknownSchema, WriterSchema
 from hudi_kafka_nb.setting_values import arrow_type
@@ -64,7 +65,9 @@ def _new_columns(schema: WriterSchema, table: pa.Schema, config: SinkConfig) -> 
 
 # %% ../nbs/12_avro_records.ipynb #e5ba8cb8
 def _read(schema: WriterSchema, body: bytes) -> dict | str:
-    "The record in `body`, or why it cannot be read with its writer schema."
+    "The record in `body`, or why it cannot be read with its writer schema (Avro's, or a JSON Schema's: 12a)."
+    if schema.schema_type == "JSON":
+        return read_json_body(schema, body)
     stream = io.BytesIO(body)
     try:
         value = fastavro.schemaless_reader(stream, schema.parsed, None)
@@ -197,11 +200,12 @@ def _decision(
 def decode_avro(
     records: list[RawRecord], config: SinkConfig, schemas: SchemaCache, discover: bool | None = None
 ) -> Decoded:
-    """`decode_batch` for Avro values in Confluent's wire format: each read with its writer schema, projected onto the
-    table's columns; with `discover` (default: `schema_evolution="add_fields"`), a partition stops at its first record
-    whose schema has fields the table lacks. Mirroring changes (`value_format="debezium"`), each value is a change event
-    and becomes the row it writes (`09_changes`), its message key read as Avro too. `RegistryUnavailable` if a schema
-    cannot be asked for: nothing is decided."""
+    """`decode_batch` for Avro values in Confluent's wire format (or JSON ones, each with its JSON Schema, as `schemas`
+    reads them): each read with its writer schema, projected onto the table's columns; with `discover` (default:
+    `schema_evolution="add_fields"`), a partition stops at its first record whose schema has fields the table lacks.
+    Mirroring changes (`value_format="debezium"`), each value is a change event and becomes the row it writes
+    (`09_changes`), its message key read as Avro too. `RegistryUnavailable` if a schema cannot be asked for: nothing is
+    decided."""
     discover = config.schema_evolution == "add_fields" if discover is None else discover
     table = value_schema(config)
     key_of = avro_key_reader(schemas.plain())

@@ -93,7 +93,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
     schema_evolution: str = "add_fields"
     # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their
-    # source table; "avro": Avro in Confluent's wire format, schemas from schema_registry
+    # source table; "avro": Avro in Confluent's wire format, schemas from schema_registry; "json_schema": JSON in
+    # Confluent's wire format, its JSON Schema from schema_registry
     value_format: str = "json"
     # debezium: how Kafka Connect wrote the events: "json" (JsonConverter) or "avro" (Confluent's AvroConverter, schemas
     # from schema_registry)
@@ -242,6 +243,11 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         """Whether the values are Avro in Confluent's wire format (rows, or Debezium's change events through the Avro
         converter)."""
         return self.value_format == "avro" or (self.mirrors_changes and self.value_converter == "avro")
+
+    @property
+    def reads_registry(self) -> bool:
+        "Whether each value names its schema in a schema registry (Avro, or JSON with a JSON Schema)."
+        return self.reads_avro or self.value_format == "json_schema"
 
     @property
     def declared_fields(self) -> list[str]:

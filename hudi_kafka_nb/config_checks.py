@@ -72,7 +72,7 @@ def _check_required(config: SinkConfig):
     except re.error as e:
         need(False, "topics_regex", f"is not a regular expression: {e}")
     need(
-        config.value_schema or config.reads_avro,
+        config.value_schema or config.reads_registry,
         "value_schema",
         'is empty: declare the record fields, e.g. {"id": "string"}',
     )
@@ -146,8 +146,8 @@ def _check_layout(config: SinkConfig):
         "insert or upsert may be updating at the same time, and Hudi then fails the sink's write, or its commit after "
         "it was decided; with keyed writes use merge-on-read, whose compaction the table-services job runs",
     )
-    # an Avro sink given no value_schema learns its fields from the registry as it starts, and checks them then
-    learns_fields = config.reads_avro and not config.declared_fields
+    # a registry's sink given no value_schema learns its fields from the registry as it starts, and checks them then
+    learns_fields = config.reads_registry and not config.declared_fields
     for column in filter(None, (c.strip() for c in config.clustering_sort_columns.split(","))):
         need(
             column in config.value_schema

@@ -27,16 +27,18 @@ CONVERTERS = {
 def check_formats(config: SinkConfig):
     "How records are read: the value's format, the registry of an Avro sink, change data, the key."
     need(
-        config.value_format in ("json", "debezium", "avro"),
+        config.value_format in ("json", "debezium", "avro", "json_schema"),
         "value_format",
-        f"is {config.value_format!r}; use 'json' (each value a row), 'debezium' (Debezium's JSON change events) or "
-        "'avro' (Avro in Confluent's wire format, with schema_registry)",
+        f"is {config.value_format!r}; use 'json' (each value a row), 'debezium' (Debezium's JSON change events), "
+        "'avro' (Avro in Confluent's wire format, with schema_registry) or 'json_schema' (JSON in Confluent's wire "
+        "format, its JSON Schema in schema_registry)",
     )
-    if config.reads_avro:
+    if config.reads_registry:
         need(
             config.schema_registry.get("url", "").strip(),
             "schema_registry",
-            "needs 'url' (schema.registry.url) with value_format='avro', e.g. {\"url\": \"http://registry:8081\"}",
+            f"needs 'url' (schema.registry.url) with value_format={config.value_format!r}, e.g. "
+            '{"url": "http://registry:8081"}',
         )
         need(
             config.incompatible_schema in ("dead_letter", "stop"),
@@ -97,7 +99,7 @@ def check_formats(config: SinkConfig):
     need(
         config.key_format != "string"
         or config.value_schema.get(config.record_key_field, "string") in ("string", "large_string")
-        or config.reads_avro,
+        or config.reads_registry,
         "record_key_field",
         f"names {config.record_key_field!r}, which key_format='string' fills with the key's text: declare it a string "
         "in value_schema",

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol
 
 import fastavro
 import pyarrow as pa
@@ -22,8 +22,10 @@ from hudi_kafka_nb.setting_values import arrow_type, resolve_secret
 # %% auto #0
 __all__ = [
     "log",
+    "SCHEMA_TYPES",
     "REGISTRY_CLIENT_DEFAULTS",
     "NUMERIC_CLIENT_SETTINGS",
+    "AVRO",
     "UnknownSchema",
     "RegistryUnavailable",
     "SchemaRegistry",
@@ -33,6 +35,7 @@ __all__ = [
     "as_read",
     "row_record",
     "writer_schema",
+    "RegistryFormat",
     "SchemaCache",
     "value_subject",
     "key_subject",
@@ -53,13 +56,15 @@ class RegistryUnavailable(ServiceUnavailable):
 
 
 class SchemaRegistry(Protocol):
-    # the schema's text; UnknownSchema, RegistryUnavailable
-    def schema(self, schema_id: int) -> str: ...
-    # (id, version, text) of the subject's latest version
-    def latest(self, subject: str) -> tuple[int, int, str]: ...
+    # the schema's text, if it is of `schema_type` (the registry's AVRO, JSON); UnknownSchema, RegistryUnavailable
+    def schema(self, schema_id: int, schema_type: str = "AVRO") -> str: ...
+    # (id, version, text) of the subject's latest version; UnstorableSchema if it is not of `schema_type`
+    def latest(self, subject: str, schema_type: str = "AVRO") -> tuple[int, int, str]: ...
     def versions(self, schema_id: int) -> list[tuple[str, int]]: ...  # the (subject, version)s registered with this id
 
 
+# the registry's names of the schema types the sink reads, and what users call them
+SCHEMA_TYPES = {"AVRO": "Avro", "JSON": "JSON Schema"}
 # The registry client's own retries block the caller; the sink waits and asks again itself, so one try each, quickly
 REGISTRY_CLIENT_DEFAULTS = {"timeout": 10, "max.retries": 1, "retries.wait.ms": 200, "retries.max.wait.ms": 1000}
 NUMERIC_CLIENT_SETTINGS = {
@@ -119,18 +124,25 @@ class ConfluentRegistry:
                 f"the registry at {self.url} could not be asked for {what}: {type(e).__name__}: {e}"
             ) from None
 
-    def schema(self, schema_id: int) -> str:
+    def schema(self, schema_id: int, schema_type: str = "AVRO") -> str:
         found = self._ask(f"schema id {schema_id}", lambda: self.client.get_schema(schema_id))
-        if (found.schema_type or "AVRO") != "AVRO":
-            raise UnknownSchema(f"schema id {schema_id} is a {found.schema_type} schema, not Avro")
+        if (found.schema_type or "AVRO") != schema_type:
+            raise UnknownSchema(
+                f"schema id {schema_id} is of type {found.schema_type}, not {SCHEMA_TYPES[schema_type]}"
+            )
         if found.references:
             raise UnknownSchema(
                 f"schema id {schema_id} refers to other subjects' schemas, which this sink does not resolve"
             )
         return found.schema_str
 
-    def latest(self, subject: str) -> tuple[int, int, str]:
+    def latest(self, subject: str, schema_type: str = "AVRO") -> tuple[int, int, str]:
         found = self._ask(f"subject {subject!r}", lambda: self.client.get_latest_version(subject))
+        if (found.schema.schema_type or "AVRO") != schema_type:
+            raise UnstorableSchema(
+                f"subject {subject!r} version {found.version} is of type {found.schema.schema_type}, not "
+                f"{SCHEMA_TYPES[schema_type]}: value_format names what the topic's producers write"
+            )
         return found.schema_id, found.version, found.schema.schema_str
 
     def versions(self, schema_id: int) -> list[tuple[str, int]]:
@@ -148,10 +160,11 @@ class WriterSchema(NamedTuple):
 
     schema_id: int
     name: str  # the record's full name (shop.Order)
-    parsed: str | list | dict  # fastavro's parsed schema, read with (`as_read`)
+    parsed: Any  # what reads a body: fastavro's parsed schema (`as_read`), or a JSON Schema's msgspec decoder
     fields: dict[str, str]  # its fields' column types (`value_fields`); {} if `problem`
     read_types: dict[str, pa.DataType] = {}  # its fields' types as read, before the cast to `fields`
     problem: str = ""  # why its records cannot be stored, if they cannot
+    schema_type: str = "AVRO"  # the registry's name of its type (SCHEMA_TYPES)
 
 
 def as_read(node):
@@ -202,11 +215,27 @@ def writer_schema(schema_id: int, text: str, envelope: bool = False) -> WriterSc
     return WriterSchema(schema_id, name, fastavro.parse_schema(as_read(schema)), fields, read_types)
 
 
-class SchemaCache:
-    "Each schema id's reader, asked of the registry once (`envelope`: the values are Debezium's change events)."
+def _avro_fields(text: str, envelope: bool) -> dict[str, str]:
+    return value_fields(row_record(json.loads(text), envelope))
 
-    def __init__(self, registry: SchemaRegistry, envelope: bool = False):
-        self.registry, self.envelope = registry, envelope
+
+class RegistryFormat(NamedTuple):
+    "One of the registry's schema types as the sink reads it: the reader of a schema's records, and its columns."
+
+    schema_type: str  # the registry's name (SCHEMA_TYPES)
+    writer_schema: Callable[[int, str, bool], WriterSchema]  # (id, text, envelope) → how its records are read
+    fields: Callable[[str, bool], dict[str, str]]  # (text, envelope) → the columns its fields become; UnstorableSchema
+
+
+AVRO = RegistryFormat("AVRO", writer_schema, _avro_fields)
+
+
+class SchemaCache:
+    """Each schema id's reader, asked of the registry once (`envelope`: the values are Debezium's change events;
+    `schema_format`: what they are written in, Avro unless said)."""
+
+    def __init__(self, registry: SchemaRegistry, envelope: bool = False, schema_format: RegistryFormat = AVRO):
+        self.registry, self.envelope, self.schema_format = registry, envelope, schema_format
         self.readers: dict[int, WriterSchema] = {}
         self._plain: SchemaCache | None = None
 
@@ -221,7 +250,8 @@ class SchemaCache:
     def get(self, schema_id: int) -> WriterSchema:
         "The reader of `schema_id`; `UnknownSchema` if the registry has none, `RegistryUnavailable` if it cannot say."
         if schema_id not in self.readers:
-            self.readers[schema_id] = writer_schema(schema_id, self.registry.schema(schema_id), self.envelope)
+            text = self.registry.schema(schema_id, self.schema_format.schema_type)
+            self.readers[schema_id] = self.schema_format.writer_schema(schema_id, text, self.envelope)
         return self.readers[schema_id]
 
     def describe(self, schema_id: int) -> str:
@@ -247,13 +277,20 @@ def key_subject(topic: str) -> str:
 
 
 def _latest_fields(
-    subject: str, registry: SchemaRegistry, envelope: bool, deadline: float, sleep, clock, wait_s: float
+    subject: str,
+    registry: SchemaRegistry,
+    envelope: bool,
+    deadline: float,
+    sleep,
+    clock,
+    wait_s: float,
+    schema_format: RegistryFormat = AVRO,
 ) -> dict[str, str]:
     """The column types of the latest version of `subject` ({} if there is none yet), waiting for a registry that is
     away."""
     while True:
         try:
-            schema_id, version, text = registry.latest(subject)
+            schema_id, version, text = registry.latest(subject, schema_format.schema_type)
             break
         except UnknownSchema:
             return {}  # nothing produced yet: its records will say
@@ -263,7 +300,7 @@ def _latest_fields(
             log.warning("waiting for the schema registry (subject %s): %s", subject, e)
             sleep(2)
     try:
-        return value_fields(row_record(json.loads(text), envelope))
+        return schema_format.fields(text, envelope)
     except UnstorableSchema as e:
         raise UnstorableSchema(f"subject {subject!r} version {version} (schema id {schema_id}): {e}") from None
 
@@ -274,19 +311,23 @@ def registry_value_schema(
     sleep=time.sleep,
     clock=time.monotonic,
     topics: Sequence[str] | None = None,
+    schema_format: RegistryFormat = AVRO,
 ) -> dict[str, str]:
     """The table's fields from the latest schema of each topic's subject (with `key_format="avro"`, its key's first,
     which win), then `value_schema`'s; waits for a registry that is away. `topics`: the data topics, if not those
-    `topics` names (`topics_regex` matched them; a topic that comes later brings its fields as new ones)."""
+    `topics` names (`topics_regex` matched them; a topic that comes later brings its fields as new ones).
+    `schema_format`: what the values are written in, Avro unless said (the keys are Avro)."""
     if config.subject_name_strategy != "topic_name":
         return dict(config.value_schema)
     deadline, fields = clock() + config.broker_wait_s, {}
     for topic in config.topics if topics is None else topics:
-        subjects = ([(key_subject(topic), False)] if config.key_format == "avro" else []) + [
-            (value_subject(topic), config.mirrors_changes)
+        subjects = ([(key_subject(topic), False, AVRO)] if config.key_format == "avro" else []) + [
+            (value_subject(topic), config.mirrors_changes, schema_format)
         ]
-        for subject, envelope in subjects:
-            found = _latest_fields(subject, registry, envelope, deadline, sleep, clock, config.broker_wait_s)
+        for subject, envelope, written_in in subjects:
+            found = _latest_fields(
+                subject, registry, envelope, deadline, sleep, clock, config.broker_wait_s, written_in
+            )
             fields.update({k: v for k, v in found.items() if k not in fields})
     # filled from the key's text
     if config.key_format == "string":

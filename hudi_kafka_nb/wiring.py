@@ -23,6 +23,7 @@ from hudi_kafka_nb.coordinator import Coordinator
 from hudi_kafka_nb.dead_letters import DeadLetterQueue
 from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
+from hudi_kafka_nb.json_schema import JSON_SCHEMA
 from hudi_kafka_nb.kafka import BrokerView, ControlChannel, KafkaSource, RouteValues, end_offsets_by_table
 from hudi_kafka_nb.leftovers import decision_in_flight, keyed_write_in_flight
 from hudi_kafka_nb.meta_sync import open_meta_sync
@@ -32,7 +33,14 @@ from hudi_kafka_nb.ports import CrashHook, no_crash
 from hudi_kafka_nb.preflight import admin_client, cluster_topics, data_partitions, matching_topics, preflight
 from hudi_kafka_nb.records import Decode
 from hudi_kafka_nb.routing import families, table_config
-from hudi_kafka_nb.schema_registry import ConfluentRegistry, SchemaCache, registry_value_schema, value_subject
+from hudi_kafka_nb.schema_registry import (
+    AVRO,
+    ConfluentRegistry,
+    RegistryFormat,
+    SchemaCache,
+    registry_value_schema,
+    value_subject,
+)
 from hudi_kafka_nb.services_client import HudiTableServices
 from hudi_kafka_nb.setting_values import ConfigError
 from hudi_kafka_nb.settings import load_config
@@ -58,8 +66,9 @@ __all__ = [
     "log",
     "TABLE_WAIT_S",
     "status_writer",
+    "registry_format",
     "with_registry_fields",
-    "avro_decoder",
+    "registry_decoder",
     "open_coordinator",
     "open_participant",
     "wait_for_table",
@@ -85,13 +94,20 @@ def status_writer(table_path: Table, key: str):
 
 
 # %% ../nbs/61_wiring.ipynb #cdef9537
+def registry_format(config: SinkConfig) -> RegistryFormat:
+    "The schema type a registry's sink reads its values in."
+    return JSON_SCHEMA if config.value_format == "json_schema" else AVRO
+
+
 def with_registry_fields(config: SinkConfig, topics: Sequence[str] | None = None) -> SinkConfig:
-    """`config` with its table's fields from the schema registry (Avro topics; `topics`: those `topics_regex` matched),
-    checked; other sinks as they are."""
-    if not config.reads_avro:
+    """`config` with its table's fields from the schema registry (Avro or JSON Schema topics; `topics`: those
+    `topics_regex` matched), checked; other sinks as they are."""
+    if not config.reads_registry:
         return config
     topics = config.topics if topics is None else topics
-    fields = registry_value_schema(config, ConfluentRegistry(config), topics=topics)
+    fields = registry_value_schema(
+        config, ConfluentRegistry(config), topics=topics, schema_format=registry_format(config)
+    )
     if not [f for f in fields if f not in CDC_COLUMNS and f not in CDC_METADATA_COLUMNS]:
         raise ConfigError(
             f"setting 'value_schema' is empty and the schema registry at {config.schema_registry['url']} has no "
@@ -107,14 +123,15 @@ def with_registry_fields(config: SinkConfig, topics: Sequence[str] | None = None
     return load_config(config, value_schema=fields)
 
 
-def avro_decoder(config: SinkConfig) -> Decode | None:
-    """The participant's decoder of an Avro sink (rows, or Debezium's change events): `decode_avro` with a schema cache
-    on the registry; None for others."""
-    if not config.reads_avro:
+def registry_decoder(config: SinkConfig) -> Decode | None:
+    """The participant's decoder of a registry's sink (Avro rows or Debezium's change events, JSON Schema rows):
+    `decode_avro` with a schema cache on the registry; None for others."""
+    if not config.reads_registry:
         return None
-    return functools.partial(
-        decode_avro, schemas=SchemaCache(ConfluentRegistry(config), envelope=config.mirrors_changes)
+    schemas = SchemaCache(
+        ConfluentRegistry(config), envelope=config.mirrors_changes, schema_format=registry_format(config)
     )
+    return functools.partial(decode_avro, schemas=schemas)
 
 
 # %% ../nbs/61_wiring.ipynb #758a00f6
@@ -186,7 +203,7 @@ def open_participant(
         writer,
         participant_id=participant_id,
         # Hudi writes on a thread of its own (15_background_writes)
-        decode=avro_decoder(config),
+        decode=registry_decoder(config),
         observe=observed,
     )
     if observed:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic, open_transactions
-from hudi_kafka_nb.dev.content import avro_values, json_values
+from hudi_kafka_nb.dev.content import avro_values, json_schema_values, json_values
 from hudi_kafka_nb.dev.feed import Feed, committed_events
 from hudi_kafka_nb.dev.metastore import EmbeddedMetastore
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS
@@ -334,9 +334,9 @@ class LocalStack:
         """The verdict on everything the stack produced, read while its broker runs: each table exactly once by Kafka
         coordinates (or keys), its rows as produced (`83_content`), its dead-letter topic holding each record broken on
         purpose once, and no other."""
-        registry = (
-            (self.params.get("schema_registry") or {}).get("url") if self.params.get("value_format") == "avro" else None
-        )
+        # a registry's records as confluent-kafka's own deserializer of their format reads them
+        reader = {"avro": avro_values, "json_schema": json_schema_values}.get(self.params.get("value_format", ""))
+        decode = reader((self.params.get("schema_registry") or {}).get("url", "")) if reader else json_values
         keyed = {"key_field": "order_id", "ordering": "event_time"} if self.orders else {}
         mirror = self.expected_mirror() if self.source is not None else None
         return combined(
@@ -346,7 +346,7 @@ class LocalStack:
                     table,
                     ends,
                     self.dead_letter_topic(table),
-                    avro_values(registry) if registry else json_values,
+                    decode,
                     mirror=mirror,
                     **keyed,
                 )

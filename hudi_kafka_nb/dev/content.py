@@ -34,6 +34,7 @@ __all__ = [
     "as_column",
     "compare_rows",
     "json_values",
+    "json_schema_values",
     "avro_values",
     "expected_rows",
     "check_content",
@@ -137,14 +138,18 @@ def _plain(value, arrow_type: pa.DataType):
 
 def as_column(values: list, arrow_type: pa.DataType) -> pa.Array:
     """Values as a reader of the records gives them (JSON's, or Avro's Python values) in a column of `arrow_type`: what
-    the table must hold for them. A timestamp written as text without an offset is UTC, as the sink reads it."""
+    the table must hold for them. A timestamp written as text is at its offset, or without one in UTC, as the sink reads
+    it."""
     plain = [_plain(v, arrow_type) for v in values]
     try:
         return pa.array(plain, type=arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         inferred = pa.array(plain)
         if pa.types.is_timestamp(arrow_type) and arrow_type.tz:
-            return inferred.cast(pa.timestamp(arrow_type.unit)).cast(arrow_type)
+            try:
+                return inferred.cast(arrow_type)  # text with its offset (Z, +01:00)
+            except pa.ArrowInvalid:
+                return inferred.cast(pa.timestamp(arrow_type.unit)).cast(arrow_type)
         return inferred.cast(arrow_type)
 
 
@@ -183,6 +188,20 @@ def compare_rows(table: pa.Table, expected: dict[tuple, dict], key_columns: list
 def json_values(value: bytes | None) -> dict:
     "A JSON record's fields, as msgspec reads them."
     return msgspec.json.decode(value or b"null")
+
+
+def json_schema_values(registry_url: str) -> Callable[[bytes | None], dict]:
+    """A reader of JSON records in Confluent's wire format: confluent-kafka's own `JSONDeserializer` on the registry at
+    `registry_url`, each body checked against the JSON Schema its id names."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    deserializer, context = (
+        JSONDeserializer(None, schema_registry_client=SchemaRegistryClient({"url": registry_url})),
+        SerializationContext("verdict", MessageField.VALUE),
+    )
+    return lambda value: deserializer(value, context)
 
 
 def avro_values(registry_url: str) -> Callable[[bytes | None], dict]:

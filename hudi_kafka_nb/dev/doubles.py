@@ -12,7 +12,7 @@ from concurrent.futures import Executor, Future
 import fastavro
 import msgspec
 
-from hudi_kafka_nb.avro import MAGIC_BYTE
+from hudi_kafka_nb.avro import MAGIC_BYTE, UnstorableSchema
 from hudi_kafka_nb.messages import ControlEvent, decode_event, encode_event
 from hudi_kafka_nb.ports import ForeignEvents
 from hudi_kafka_nb.schema_registry import RegistryUnavailable, UnknownSchema
@@ -70,30 +70,34 @@ class InMemoryRegistry:
     "Schemas by id, subjects by name; `away` makes every question fail as a registry that cannot be reached."
 
     def __init__(self):
-        self.schemas, self.subjects, self.away, self.asked = {}, {}, False, 0
+        self.schemas, self.types, self.subjects, self.away, self.asked = {}, {}, {}, False, 0
 
-    def register(self, subject: str, schema: dict) -> int:
+    def register(self, subject: str, schema: dict, schema_type: str = "AVRO") -> int:
         text = json.dumps(schema)
         schema_id = next((i for i, s in self.schemas.items() if s == text), len(self.schemas) + 1)
-        self.schemas[schema_id] = text
+        self.schemas[schema_id], self.types[schema_id] = text, schema_type
         if schema_id not in self.subjects.setdefault(subject, []):
             self.subjects[subject].append(schema_id)
         return schema_id
 
-    def schema(self, schema_id: int) -> str:
+    def schema(self, schema_id: int, schema_type: str = "AVRO") -> str:
         self.asked += 1
         if self.away:
             raise RegistryUnavailable("the registry at memory:// could not be asked")
         if schema_id not in self.schemas:
             raise UnknownSchema(f"the registry has no schema id {schema_id}")
+        if self.types[schema_id] != schema_type:
+            raise UnknownSchema(f"schema id {schema_id} is of type {self.types[schema_id]}, not {schema_type}")
         return self.schemas[schema_id]
 
-    def latest(self, subject: str) -> tuple[int, int, str]:
+    def latest(self, subject: str, schema_type: str = "AVRO") -> tuple[int, int, str]:
         if self.away:
             raise RegistryUnavailable("the registry at memory:// could not be asked")
         if subject not in self.subjects:
             raise UnknownSchema(f"the registry has no subject {subject!r}")
         versions = self.subjects[subject]
+        if self.types[versions[-1]] != schema_type:
+            raise UnstorableSchema(f"subject {subject!r} is of type {self.types[versions[-1]]}, not {schema_type}")
         return versions[-1], len(versions), self.schemas[versions[-1]]
 
     def versions(self, schema_id: int) -> list[tuple[str, int]]:
