@@ -7,6 +7,7 @@ import signal
 import time
 
 from hudi_kafka_nb.dead_letters import read_dead_letters  # noqa: F401 (the suites import it from here)
+from hudi_kafka_nb.dev.producers import send_events
 from hudi_kafka_nb.dev.servers import patient
 from hudi_kafka_nb.reading import produced_coordinates  # noqa: F401 (the same)
 from hudi_kafka_nb.timeline import commit_log
@@ -96,6 +97,21 @@ def catalog_query(uris: str, queries: dict[str, str], cwd) -> dict[str, list]:
 def log_of(stack, name):
     """The log of role `name` of a LocalStack so far."""
     return (stack.workdir / f"{name}.log").read_text(errors="replace")
+
+
+def produced_while_the_registry_is_away(stack, registry, pairs):
+    """`pairs` (key, value and, for a record broken on purpose, its mark) produced to the stack's topic with its schema
+    registry killed; the registry back once the participant says it waits for it, then every record committed."""
+    waited = log_of(stack, "participant-0")
+    registry.kill()
+    stack.feed.add_ends(send_events(stack.broker.bootstrap_servers, stack.topic, pairs))
+    wait_for(
+        lambda: "waiting" in log_of(stack, "participant-0")[len(waited) :],
+        60,
+        "the participant to say it waits for the registry",
+    )
+    registry.start()
+    stack.wait_committed(180)
 
 
 def state_line(stack, name, pattern, after=0, timeout_s=120):

@@ -16,7 +16,7 @@ from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.json_schema import demo_json_order, demo_json_schema
 from hudi_kafka_nb.reading import read_snapshot
 
-from helpers import log_of, read_dead_letters, wait_for
+from helpers import produced_while_the_registry_is_away, read_dead_letters
 
 
 def values(stack, registry_url, numbers, version):
@@ -55,8 +55,6 @@ def test_json_schema_orders_of_two_versions_land_field_by_field_while_the_regist
         # registered now, once the table has the first version's columns; produced while the registry is away
         version_2 = values(stack, registry.url, range(200, 400), version=2)
         old = values(stack, registry.url, range(400, 600), version=1)
-        waited = log_of(stack, "participant-0")
-        registry.kill()
         # old and new producers interleaved; bad values beside them: JSON not framed, an id no registry has, an integer
         # property holding 1.5, a body cut short
         mixed = [pair for both in zip(version_2, old) for pair in both]
@@ -67,14 +65,7 @@ def test_json_schema_orders_of_two_versions_land_field_by_field_while_the_regist
             (None, old[1][1][:5] + msgspec.json.encode(wrong), DEAD_LETTER_EXPECTED),
             (None, old[2][1][:-9], DEAD_LETTER_EXPECTED),
         ]
-        produce(stack, mixed[:150] + bad + mixed[150:])
-        wait_for(
-            lambda: "waiting" in log_of(stack, "participant-0")[len(waited) :],
-            60,
-            "the participant to say it waits for the registry",
-        )
-        registry.start()
-        stack.wait_committed(180)
+        produced_while_the_registry_is_away(stack, registry, mixed[:150] + bad + mixed[150:])
     finally:
         stack.stop()
 
