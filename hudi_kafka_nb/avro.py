@@ -238,9 +238,7 @@ def wire_frame(value: bytes | None) -> tuple[int, bytes] | str:
     if not value:
         return "empty value (tombstone or null)"
     if value[0] != MAGIC_BYTE:
-        return f"not in Confluent's Avro wire format: the first byte is {value[0]}, not the magic byte 0"
+        return f"not in Confluent's wire format: the first byte is {value[0]}, not the magic byte 0"
     if len(value) < 5:
-        return (
-            f"not in Confluent's Avro wire format: {len(value)} bytes, fewer than the magic byte and a 4-byte schema id"
-        )
+        return f"not in Confluent's wire format: {len(value)} bytes, fewer than the magic byte and a 4-byte schema id"
     return int.from_bytes(value[1:5], "big"), value[5:]

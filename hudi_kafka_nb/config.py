@@ -88,7 +88,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     route_field: str = ""
     # a table's records by route_field: the whole value matches this pattern (RE2); "" keeps every record
     route_regex: str = ""
-    # record fields and their Arrow types, e.g. {"order_id": "string"}; Avro: from the registry
+    # record fields and their Arrow types, e.g. {"order_id": "string"}; Avro, JSON Schema: from the registry
     value_schema: dict[str, str] = msgspec.field(default_factory=dict)
     # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
     schema_evolution: str = "add_fields"
@@ -96,16 +96,17 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # source table; "avro": Avro in Confluent's wire format, schemas from schema_registry; "json_schema": JSON in
     # Confluent's wire format, its JSON Schema from schema_registry
     value_format: str = "json"
-    # debezium: how Kafka Connect wrote the events: "json" (JsonConverter) or "avro" (Confluent's AvroConverter, schemas
-    # from schema_registry)
+    # debezium: how Kafka Connect wrote the events: "json" (JsonConverter), "avro" (Confluent's AvroConverter, schemas
+    # from schema_registry) or "json_schema" (Confluent's JsonSchemaConverter, schemas from schema_registry)
     value_converter: str = "json"
-    # avro: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location, …); secrets as
-    # ${env:…}
+    # avro, json_schema: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location, …); secrets
+    # as ${env:…}
     schema_registry: dict[str, str] = msgspec.field(default_factory=dict)
-    # avro: records of a schema version the table cannot take (a type it cannot promote): "dead_letter" them with the
-    # reason, or "stop" their partition there
+    # avro, json_schema: records of a schema version the table cannot take (a type it cannot promote): "dead_letter"
+    # them with the reason, or "stop" their partition there
     incompatible_schema: str = "dead_letter"
-    # avro: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name", "topic_record_name"
+    # avro, json_schema: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name",
+    # "topic_record_name"
     subject_name_strategy: str = "topic_name"
     # debezium: the envelope fields, first present wins, whose value orders one key's changes (column cdc_position)
     cdc_position: str = "source.lsn,source.ts_ms,ts_ms"
@@ -247,7 +248,13 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def reads_registry(self) -> bool:
         "Whether each value names its schema in a schema registry (Avro, or JSON with a JSON Schema)."
-        return self.reads_avro or self.value_format == "json_schema"
+        return self.reads_avro or self.reads_json_schema
+
+    @property
+    def reads_json_schema(self) -> bool:
+        """Whether the values are JSON in Confluent's wire format, each with its JSON Schema (rows, or Debezium's change
+        events through the JSON Schema converter)."""
+        return self.value_format == "json_schema" or (self.mirrors_changes and self.value_converter == "json_schema")
 
     @property
     def declared_fields(self) -> list[str]:

@@ -18,8 +18,10 @@ CONVERTERS = {
     "org.apache.kafka.connect.json.JsonConverter": "json",
     "io.confluent.connect.avro.AvroConverter": "avro",
     "io.apicurio.registry.utils.converter.AvroConverter": "avro",
+    "io.confluent.connect.json.JsonSchemaConverter": "json_schema",
     "json": "json",
     "avro": "avro",
+    "json_schema": "json_schema",
 }
 
 
@@ -77,8 +79,8 @@ def check_formats(config: SinkConfig):
         need(
             config.value_converter in CONVERTERS.values(),
             "value_converter",
-            f"is {config.value_converter!r}; use 'json' (Kafka Connect's JsonConverter) or 'avro' (Confluent's "
-            "AvroConverter)",
+            f"is {config.value_converter!r}; use 'json' (Kafka Connect's JsonConverter), 'avro' (Confluent's "
+            "AvroConverter) or 'json_schema' (Confluent's JsonSchemaConverter)",
         )
     need(
         config.key_format in ("none", "string", "avro"),

@@ -244,7 +244,7 @@ class SchemaCache:
         if not self.envelope:
             return self
         if self._plain is None:
-            self._plain = SchemaCache(self.registry)
+            self._plain = SchemaCache(self.registry, schema_format=self.schema_format)
         return self._plain
 
     def get(self, schema_id: int) -> WriterSchema:

@@ -96,7 +96,7 @@ def status_writer(table_path: Table, key: str):
 # %% ../nbs/61_wiring.ipynb #cdef9537
 def registry_format(config: SinkConfig) -> RegistryFormat:
     "The schema type a registry's sink reads its values in."
-    return JSON_SCHEMA if config.value_format == "json_schema" else AVRO
+    return JSON_SCHEMA if config.reads_json_schema else AVRO
 
 
 def with_registry_fields(config: SinkConfig, topics: Sequence[str] | None = None) -> SinkConfig:

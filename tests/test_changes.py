@@ -129,13 +129,19 @@ def test_debezium_change_events_mirror_their_source_table_while_roles_and_the_br
     assert by_spark == {tuple(r[c] for c in columns) for r in snapshot_rows(report["table_path"], columns).to_pylist()}
 
 
-def test_debezium_change_events_through_the_avro_converter_mirror_their_source_table(tmp_path, broker, registry, spark):
-    """The same changes as Debezium writes them with Confluent's Avro converter: envelopes and keys in Confluent's wire
-    format, their schemas in the registry, tombstones null, some in Kafka transactions. The table's columns come from
-    the registry's envelope (its row image), and the table ends in the source table's rows."""
+@pytest.mark.parametrize("converter", ["avro", "json_schema"])
+def test_debezium_change_events_through_a_registrys_converter_mirror_their_source_table(
+    tmp_path, broker, registry, spark, converter
+):
+    """The same changes as Debezium writes them with Confluent's Avro converter, or its JSON Schema converter:
+    envelopes and keys in Confluent's wire format, their schemas in the registry, tombstones null, some in Kafka
+    transactions. The table's columns come from the registry's envelope (its row image), and the table ends in the
+    source table's rows."""
     from hudi_kafka_nb.dev.broker import create_topic
     from hudi_kafka_nb.dev.producers import marked_changes, send_events, send_in_transaction
-    from hudi_kafka_nb.dev.source_table import as_avro_events
+    from hudi_kafka_nb.dev.source_table import as_avro_events, as_json_schema_events
+
+    converted = {"avro": as_avro_events, "json_schema": as_json_schema_events}[converter]
 
     stack = LocalStack(
         tmp_path / "stack",
@@ -143,7 +149,7 @@ def test_debezium_change_events_through_the_avro_converter_mirror_their_source_t
         partitions=4,
         broker=broker,
         cdc=True,
-        value_converter="avro",
+        value_converter=converter,
         schema_registry={"url": registry.url},
         value_schema="",
         table_type="MERGE_ON_READ",
@@ -151,7 +157,7 @@ def test_debezium_change_events_through_the_avro_converter_mirror_their_source_t
     source = stack.source
 
     def send(events, transaction=""):
-        events = as_avro_events(marked_changes(events), registry.url, stack.topic)
+        events = converted(marked_changes(events), registry.url, stack.topic)
         stack.feed.add_ends(
             send_in_transaction(broker.bootstrap_servers, stack.topic, events, transaction)
             if transaction
@@ -179,6 +185,4 @@ def test_debezium_change_events_through_the_avro_converter_mirror_their_source_t
         broker.bootstrap_servers, stack.params["dead_letter_topic"], expected=source.ops["broken"]
     )
     reasons = [headers["hudi_kafka_nb.error.reason"] for headers, _ in letters]
-    assert len(reasons) == source.ops["broken"] and all("not in Confluent's Avro wire format" in r for r in reasons), (
-        reasons
-    )
+    assert len(reasons) == source.ops["broken"] and all("not in Confluent's wire format" in r for r in reasons), reasons

@@ -22,8 +22,12 @@ __all__ = [
     "BROKEN_EVENT",
     "CUSTOMER_ROW",
     "CUSTOMER_KEY",
+    "CUSTOMER_ROW_JSON_SCHEMA",
+    "CUSTOMER_ENVELOPE_JSON_SCHEMA",
+    "CUSTOMER_KEY_JSON_SCHEMA",
     "SourceTable",
     "as_avro_events",
+    "as_json_schema_events",
     "compare_mirror",
     "mirror_ok",
     "mirror_of",
@@ -212,6 +216,70 @@ def as_avro_events(
                 },
                 value_context,
             )
+        key = keys(msgspec.json.decode(key), key_context) if value != BROKEN_EVENT else key
+        converted.append((key, value, *event[2:]))
+    return converted
+
+
+# %% ../../nbs/78_source_table.ipynb #9016a925
+def _optional(node: dict) -> dict:
+    return {"oneOf": [{"type": "null"}, node]}
+
+
+CUSTOMER_ROW_JSON_SCHEMA = {
+    "type": "object",
+    "title": "shop.public.customers.Value",
+    "properties": {"id": {"type": "integer", "connect.type": "int64"}}
+    | {
+        name: _optional({"type": "string"} if kind == "string" else {"type": "number", "connect.type": "float64"})
+        for name, kind in CUSTOMERS_SCHEMA.items()
+        if name != "id"
+    },
+}
+CUSTOMER_ENVELOPE_JSON_SCHEMA = {
+    "type": "object",
+    "title": "shop.public.customers.Envelope",
+    "properties": {
+        "before": _optional(CUSTOMER_ROW_JSON_SCHEMA),
+        "after": _optional(CUSTOMER_ROW_JSON_SCHEMA),
+        "source": {
+            "type": "object",
+            "properties": {"lsn": _optional({"type": "integer"}), "ts_ms": {"type": "integer"}},
+        },
+        "op": {"type": "string"},
+        "ts_ms": _optional({"type": "integer"}),
+        "transaction": _optional({"type": "object", "properties": {"id": {"type": "string"}}}),
+    },
+}
+CUSTOMER_KEY_JSON_SCHEMA = {
+    "type": "object",
+    "title": "shop.public.customers.Key",
+    "properties": {"id": {"type": "integer", "connect.type": "int64"}},
+}
+
+
+def as_json_schema_events(
+    events: list[tuple[bytes, bytes | None]], registry_url: str, topic: str
+) -> list[tuple[bytes, bytes | None]]:
+    """Debezium's JSON events of the customers table as Confluent's JSON Schema converter writes them (schemas
+    registered in the registry at `registry_url`); headers kept."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    registry = SchemaRegistryClient({"url": registry_url})
+    values = JSONSerializer(msgspec.json.encode(CUSTOMER_ENVELOPE_JSON_SCHEMA).decode(), registry)
+    keys = JSONSerializer(msgspec.json.encode(CUSTOMER_KEY_JSON_SCHEMA).decode(), registry)
+    key_context, value_context = (
+        SerializationContext(topic, MessageField.KEY),
+        SerializationContext(topic, MessageField.VALUE),
+    )
+    converted = []
+    for event in events:
+        key, value = event[0], event[1]
+        if value is not None and value != BROKEN_EVENT:
+            envelope = msgspec.json.decode(value)
+            value = values(envelope.get("payload", envelope), value_context)
         key = keys(msgspec.json.decode(key), key_context) if value != BROKEN_EVENT else key
         converted.append((key, value, *event[2:]))
     return converted
