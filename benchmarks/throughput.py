@@ -14,8 +14,9 @@ and 2 participants and in one micro-batch, its table checked like ours, (g) a pa
 backlog and one four times larger, with instants of any size (no record limit, a 10 s commit interval) at one memory
 budget (`max_buffered_bytes`), (h) two ways to overlap reading with Hudi's writing at the same records per commit:
 reading the next instant ahead while Hudi writes the last one (the default), and writing into the open instant as rows
-arrive (a small budget), (i) the same events as JSON and as Avro in Confluent's wire format (schema in an embedded
-Apicurio registry): the participant's decode rate of each, and the sink's committed rate with each (1 participant), (j)
+arrive (a small budget), (i) the same events as JSON, as Avro and as JSON with a JSON Schema in Confluent's wire format
+(schemas in an embedded Apicurio registry): the participant's decode rate of each, and the sink's committed rate with
+each (1 participant), (j)
 where the time goes (benchmarks/breakdown.py), at large instants: the sink's steady rate with 1 and 2 participants and
 its roles' CPU, the same backlog through the sink's stages in turn in one process (each stage's wall and CPU seconds),
 and Hudi's row writer alone on the same rows; then each record's produce → commit latency at a steady rate (half the 2
@@ -490,16 +491,32 @@ def read_records(bootstrap_servers, topic, ends, limit):
     return records[:limit]
 
 
+# The same orders as a producer with a JSON Schema would write them: JSON's types, the event time an instant in UTC
+JSON_SCHEMA_ORDER = {
+    "title": "Order",
+    "type": "object",
+    "properties": {
+        **{name: {"type": "string"} for name in ("order_id", "customer_id", "region", "status")},
+        "amount": {"type": "number"},
+        "quantity": {"type": "integer"},
+        "event_time": {"type": "string", "format": "date-time"},
+    },
+}
+
+
 def avro_figure(broker, topic, ends, args, root):
-    """(i) The same events as JSON (`topic`) and as Avro in Confluent's wire format, the schema in an embedded registry:
-    decode rates of a participant's decoder, in its batches, and the sink's committed rate with each."""
+    """(i) The same events as JSON (`topic`), as Avro and as JSON with a JSON Schema in Confluent's wire format, the
+    schemas in an embedded registry: decode rates of a participant's decoder, in its batches, and the sink's committed
+    rate with each."""
     import msgspec
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     from hudi_kafka_nb.avro_records import decode_avro
     from hudi_kafka_nb.dev.producers import send_events
+    from hudi_kafka_nb.json_schema import JSON_SCHEMA
     from hudi_kafka_nb.records import decode_batch
     from hudi_kafka_nb.schema_registry import ConfluentRegistry, SchemaCache, registry_value_schema
     from hudi_kafka_nb.settings import load_config
@@ -520,6 +537,20 @@ def avro_figure(broker, topic, ends, args, root):
             return serialize({**order, "event_time": datetime.fromisoformat(order["event_time"] + "+00:00")}, context)
 
         avro_ends = send_events(broker.bootstrap_servers, avro_topic, [(r.key, as_avro(r.value)) for r in json_records])
+        framed_topic = f"{topic}-json-schema"
+        create_topic(broker.bootstrap_servers, framed_topic, 8)
+        serialize_json = JSONSerializer(
+            msgspec.json.encode(JSON_SCHEMA_ORDER).decode(), SchemaRegistryClient({"url": registry.url})
+        )
+        framed_context = SerializationContext(framed_topic, MessageField.VALUE)
+
+        def framed(value):
+            order = msgspec.json.decode(value)
+            return serialize_json({**order, "event_time": order["event_time"] + "Z"}, framed_context)
+
+        framed_ends = send_events(
+            broker.bootstrap_servers, framed_topic, [(r.key, framed(r.value)) for r in json_records]
+        )
         base = {
             "bootstrap_servers": broker.bootstrap_servers,
             "table_path": str(root / "decode"),
@@ -535,10 +566,20 @@ def avro_figure(broker, topic, ends, args, root):
         )
         schemas = SchemaCache(ConfluentRegistry(as_avro_config))
         avro_records = read_records(broker.bootstrap_servers, avro_topic, avro_ends, args.avro_decode_records)
+        as_framed = load_config(
+            base, topics=framed_topic, value_format="json_schema", schema_registry={"url": registry.url}
+        )
+        as_framed = load_config(
+            as_framed,
+            value_schema=registry_value_schema(as_framed, ConfluentRegistry(as_framed), schema_format=JSON_SCHEMA),
+        )
+        framed_schemas = SchemaCache(ConfluentRegistry(as_framed), schema_format=JSON_SCHEMA)
+        framed_records = read_records(broker.bootstrap_servers, framed_topic, framed_ends, args.avro_decode_records)
         rates = {}
         for name, records, decode in (
             ("JSON", json_records[: args.avro_decode_records], lambda batch: decode_batch(batch, as_json)),
             ("Avro", avro_records, lambda batch: decode_avro(batch, as_avro_config, schemas)),
+            ("JSON Schema", framed_records, lambda batch: decode_avro(batch, as_framed, framed_schemas)),
         ):
             batch = as_json.max_batch_records
             started = time.perf_counter()
@@ -557,17 +598,32 @@ def avro_figure(broker, topic, ends, args, root):
                 root / "avro-1",
                 settings={"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None},
             )[0],
+            "JSON Schema": sink_rate(
+                broker,
+                framed_topic,
+                framed_ends,
+                1,
+                args.commit_interval,
+                args.max_buffered,
+                root / "json-schema-1",
+                settings={
+                    "value_format": "json_schema",
+                    "schema_registry": {"url": registry.url},
+                    "value_schema": None,
+                },
+            )[0],
         }
-    for name in ("JSON", "Avro"):
+    for name in ("JSON", "Avro", "JSON Schema"):
         print(
             f"(i) {name}: a participant decodes {rates[name]:,.0f} records/s ({args.avro_decode_records:,} records in "
             f"batches of {as_json.max_batch_records:,}); the sink, 1 participant, commits {committed[name]:,.0f} "
             f"records/s; decoding / committing {rates[name] / committed[name]:.1f}x"
         )
-    print(
-        f"(i) Avro / JSON: decoding {rates['Avro'] / rates['JSON']:.2f}x, committed rate "
-        f"{committed['Avro'] / committed['JSON']:.2f}x"
-    )
+    for name in ("Avro", "JSON Schema"):
+        print(
+            f"(i) {name} / JSON: decoding {rates[name] / rates['JSON']:.2f}x, committed rate "
+            f"{committed[name] / committed['JSON']:.2f}x"
+        )
 
 
 def main():
@@ -610,7 +666,7 @@ def main():
         help="which figures: a (raw consumer), b (sink), j (where "
         "the time goes), c (keyed), d (appending, with and without the table-services job), e (the table on MinIO, "
         "with b), f (the peer: Spark Structured Streaming into Hudi), g (memory against the backlog's size), h "
-        "(reading ahead against writing as rows arrive), i (Avro against JSON)",
+        "(reading ahead against writing as rows arrive), i (Avro and JSON Schema against JSON)",
     )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
