@@ -162,13 +162,11 @@ def avro_key_reader(schemas: SchemaCache):
 def keyed_schema(value: WriterSchema, key: WriterSchema) -> WriterSchema:
     """How records whose value has schema `value` and key has schema `key` are read: the key's fields are columns too,
     and win."""
-    return WriterSchema(
-        value.schema_id,
-        f"{value.name} keyed by {key.name}",
-        value.parsed,
-        {**value.fields, **key.fields},
-        {**value.read_types, **key.read_types},
-        value.problem or (key.problem and f"its key: {key.problem}"),
+    return value._replace(
+        name=f"{value.name} keyed by {key.name}",
+        fields={**value.fields, **key.fields},
+        read_types={**value.read_types, **key.read_types},
+        problem=value.problem or (key.problem and f"its key: {key.problem}"),
     )
 
 
@@ -177,7 +175,7 @@ def _key_of(record: RawRecord, schemas: SchemaCache) -> tuple[WriterSchema, dict
     read."""
     frame = wire_frame(record.key)
     if isinstance(frame, str):
-        return f"the message key is {frame}" if record.key else ("no message key: its Avro record is the record key")
+        return f"the message key is {frame}" if record.key else ("no message key: its record is the record key")
     try:
         schema = schemas.get(frame[0])
     except UnknownSchema as e:
@@ -239,7 +237,7 @@ def decode_avro(
             continue
         key: tuple[WriterSchema, dict] | str | None = None
         reader: object = schema_id  # what reads the record: its schema, with its key's
-        if config.key_format == "avro" and not config.mirrors_changes:
+        if config.registry_keys and not config.mirrors_changes:
             key = _key_of(record, schemas.plain())
             if isinstance(key, str):
                 dead.append(DeadLetter(record, key))

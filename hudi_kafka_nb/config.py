@@ -140,8 +140,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     hive_style_partitioning: bool = False  # region=eu rather than eu
     # hoodie.datasource.write.recordkey.field (a,b for a composite key); "" means the Kafka coordinates
     record_key_field: str = ""
-    # the Kafka key: "none" (kept as bytes, kafka_key), "string" (its text is record_key_field's value), "avro" (a
-    # record in Confluent's wire format whose fields are columns)
+    # the Kafka key: "none" (kept as bytes, kafka_key), "string" (its text is record_key_field's value), "avro" or
+    # "json_schema" (a record in Confluent's wire format whose fields are columns, in the values' format)
     key_format: str = "none"
     # hoodie.table.ordering.fields: of two rows with one key, the higher value wins
     ordering_field: str = ""
@@ -249,6 +249,11 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     def reads_registry(self) -> bool:
         "Whether each value names its schema in a schema registry (Avro, or JSON with a JSON Schema)."
         return self.reads_avro or self.reads_json_schema
+
+    @property
+    def registry_keys(self) -> bool:
+        "Whether each Kafka key is a record in Confluent's wire format whose fields are columns (Avro, JSON Schema)."
+        return self.key_format in ("avro", "json_schema")
 
     @property
     def reads_json_schema(self) -> bool:

@@ -83,15 +83,15 @@ def check_formats(config: SinkConfig):
             "AvroConverter) or 'json_schema' (Confluent's JsonSchemaConverter)",
         )
     need(
-        config.key_format in ("none", "string", "avro"),
+        config.key_format in ("none", "string", "avro", "json_schema"),
         "key_format",
-        f"is {config.key_format!r}; use 'none', 'string' or 'avro'",
+        f"is {config.key_format!r}; use 'none', 'string', 'avro' or 'json_schema'",
     )
     need(
         config.key_format == "none" or config.record_key_field,
         "key_format",
         f"is {config.key_format!r}, which makes the Kafka key the record key: name its column(s) in record_key_field "
-        "(for an Avro key, the key record's fields, comma-separated)",
+        "(for an Avro or JSON Schema key, the key record's fields, comma-separated)",
     )
     need(
         config.key_format != "string" or len(config.record_key_fields) == 1,
@@ -107,10 +107,10 @@ def check_formats(config: SinkConfig):
         "in value_schema",
     )
     need(
-        config.key_format != "avro" or config.value_format == "avro",
+        not config.registry_keys or config.value_format == config.key_format,
         "key_format",
-        f"is 'avro' with value_format={config.value_format!r}; Avro keys are read with Avro values "
-        "(value_format='avro')",
+        f"is {config.key_format!r} with value_format={config.value_format!r}; a key in Confluent's wire format is read "
+        f"with values in the same format (value_format={config.key_format!r})",
     )
     need(
         config.schema_evolution in ("add_fields", "none"),

@@ -313,15 +313,15 @@ def registry_value_schema(
     topics: Sequence[str] | None = None,
     schema_format: RegistryFormat = AVRO,
 ) -> dict[str, str]:
-    """The table's fields from the latest schema of each topic's subject (with `key_format="avro"`, its key's first,
-    which win), then `value_schema`'s; waits for a registry that is away. `topics`: the data topics, if not those
-    `topics` names (`topics_regex` matched them; a topic that comes later brings its fields as new ones).
-    `schema_format`: what the values are written in, Avro unless said (the keys are Avro)."""
+    """The table's fields from the latest schema of each topic's subject (with a key in Confluent's wire format,
+    `registry_keys`, its key's first, which win), then `value_schema`'s; waits for a registry that is away. `topics`:
+    the data topics, if not those `topics` names (`topics_regex` matched them; a topic that comes later brings its
+    fields as new ones). `schema_format`: what the values (and keys) are written in, Avro unless said."""
     if config.subject_name_strategy != "topic_name":
         return dict(config.value_schema)
     deadline, fields = clock() + config.broker_wait_s, {}
     for topic in config.topics if topics is None else topics:
-        subjects = ([(key_subject(topic), False, AVRO)] if config.key_format == "avro" else []) + [
+        subjects = ([(key_subject(topic), False, schema_format)] if config.registry_keys else []) + [
             (value_subject(topic), config.mirrors_changes, schema_format)
         ]
         for subject, envelope, written_in in subjects:
