@@ -12,27 +12,33 @@ from tqdm import tqdm
 
 from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, _Deliveries, _producer
+from hudi_kafka_nb.json_schema import demo_json_order, demo_json_schema
 
 # %% auto #0
-__all__ = ["VERSION_3_RUN", "avro_order_writers", "avro_order_version", "produce_avro_orders", "register_schema"]
+__all__ = ["VERSION_3_RUN", "order_writers", "avro_order_version", "produce_registry_orders", "register_schema"]
 
 
 # %% ../../nbs/80_avro_producers.ipynb #8916e92e
-def avro_order_writers(registry_url: str, topic: str, register: tuple = (1, 2)) -> dict:
-    """Per schema version, a function writing an order as a producer does (confluent-kafka's `AvroSerializer`). Those of
-    the versions in `register` have registered their schema now and learned its id, so that, as real producers, they go
-    on writing while the registry is away; the others register theirs as they write their first order."""
+def order_writers(registry_url: str, topic: str, register: tuple = (1, 2), value_format: str = "avro") -> dict:
+    """Per schema version, a function writing order `n` as a producer does: confluent-kafka's `AvroSerializer`, or its
+    `JSONSerializer` (`value_format="json_schema"`, the orders of `12a_json_schema`). Those of the versions in
+    `register` have registered their schema now and learned its id, so that, as real producers, they go on writing
+    while the registry is away; the others register theirs as they write their first order."""
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     registry, context = SchemaRegistryClient({"url": registry_url}), SerializationContext(topic, MessageField.VALUE)
+    json_schema = value_format == "json_schema"
+    order, schema = (demo_json_order, demo_json_schema) if json_schema else (demo_avro_order, demo_avro_schema)
     writers = {}
     for version in (1, 2, 3):
-        serializer = AvroSerializer(registry, msgspec.json.encode(demo_avro_schema(version)).decode())
-        writers[version] = lambda order, serializer=serializer: serializer(order, context)
+        text = msgspec.json.encode(schema(version)).decode()
+        serializer = JSONSerializer(text, registry) if json_schema else AvroSerializer(registry, text)
+        writers[version] = lambda n, version=version, serializer=serializer: serializer(order(n, version), context)
         if version in register:
-            writers[version](demo_avro_order(0, version))
+            writers[version](0)
     return writers
 
 
@@ -47,7 +53,7 @@ def avro_order_version(n: int, version_2_from: int, version_3_every: int = 0, ve
     return 2 if n >= version_2_from and n % 2 else 1
 
 
-def produce_avro_orders(
+def produce_registry_orders(
     bootstrap_servers: str,
     writers: dict | str,
     topic: str,
@@ -60,20 +66,20 @@ def produce_avro_orders(
     version_3_every: int = 0,
     version_3_from: int = 0,
 ) -> dict[tuple[str, int], int]:
-    """Produce `count` Avro orders numbered from `first` (`writers` from `avro_order_writers`, or a registry's URL):
+    """Produce `count` orders numbered from `first` (`writers` from `order_writers`, or a registry's URL for Avro ones):
     version 2 of the schema for every other one of the second half (or from order `version_2_from` on), runs of version
-    3 (a type changed: broken on purpose, as `bad_every`'s values that are not Avro at all) with `version_3_every`; the
-    next offset of each partition written."""
+    3 (a type changed: broken on purpose, as `bad_every`'s values that are not in the wire format at all) with
+    `version_3_every`; the next offset of each partition written."""
     version_2_from = first + count // 2 if version_2_from is None else version_2_from
-    writers = avro_order_writers(writers, topic) if isinstance(writers, str) else writers
+    writers = order_writers(writers, topic) if isinstance(writers, str) else writers
     producer, deliveries = _producer(bootstrap_servers, True), _Deliveries()
     chunk, started = 5_000, time.monotonic()
-    with tqdm(total=count, desc=f"Avro orders to {topic}", unit="rec", disable=None if progress else True) as bar:
+    with tqdm(total=count, desc=f"orders to {topic}", unit="rec", disable=None if progress else True) as bar:
         for start in range(0, count, chunk):
             for n in range(first + start, first + min(start + chunk, count)):
                 version = avro_order_version(n, version_2_from, version_3_every, version_3_from)
                 not_avro = bad_every and n % bad_every == bad_every - 1
-                value = b'{"order_id": "not Avro"}' if not_avro else writers[version](demo_avro_order(n, version))
+                value = b'{"order_id": "not Avro"}' if not_avro else writers[version](n)
                 deliveries.produce(
                     producer, topic, str(n).encode(), value, DEAD_LETTER_EXPECTED if not_avro or version == 3 else None
                 )

@@ -64,9 +64,10 @@ class LocalStack:
         table mirrors (`CDC_SETTINGS`). `table_services`: a table-services job runs beside the sink (every role then
         runs with `table_services="separate"`). `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in
         the stack's folder. `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one
-        core each. `registry`: the orders are Avro (`produce_avro_orders`, two schema versions), their schemas in
-        this registry. `metastore`: the coordinator syncs the table into this Hive Metastore, database `stack`.
-        `tables=N`: N topics (`<topic>.t0` …) into N tables of one sink (`08_routing`), the orders spread over them.
+        core each. `registry`: the orders are Avro (`produce_registry_orders`, two schema versions; JSON with a JSON
+        Schema with `value_format="json_schema"`), their schemas in this registry. `metastore`: the coordinator syncs
+        the table into this Hive Metastore, database `stack`. `tables=N`: N topics (`<topic>.t0` …) into N tables of
+        one sink (`08_routing`), the orders spread over them.
         `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`). `bad_every=N`: every
         N-th order is broken on purpose (not JSON or not Avro, or lacking its partition field)."""
         self.workdir = Path(workdir)
@@ -163,7 +164,7 @@ class LocalStack:
             create_topic(self.broker.bootstrap_servers, topic, self.partitions)
         # Avro orders: the second version widens the table while the roles are being killed
         if self.registry:
-            self.feed.use_registry(self.registry.url)
+            self.feed.use_registry(self.registry.url, self.params["value_format"])
         for name in self.names:
             self.restart(name)
         return self

@@ -58,7 +58,7 @@ def run_chaos(
     try:
         stack.produce(2_000)
         # Avro orders: the table's first commit comes before the kills, so that the retyped version arrives under them
-        if stack.feed.avro_writers:
+        if stack.feed.registry_writers:
             stack.wait_committed(drain_timeout_s)
         stack.start_producing(produce_per_second)
         while total() < kills:

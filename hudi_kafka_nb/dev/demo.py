@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hudi_kafka_nb.avro import demo_avro_schema
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
-from hudi_kafka_nb.dev.avro_producers import produce_avro_orders, register_schema
+from hudi_kafka_nb.dev.avro_producers import produce_registry_orders, register_schema
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.metastore import EmbeddedMetastore, print_catalog
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_changes, produce_orders
@@ -220,7 +220,9 @@ def run_demo(
                 )
             else:
                 ends = (
-                    produce_avro_orders(broker.bootstrap_servers, registry.url, topic, records, rate_per_s, bad_every)
+                    produce_registry_orders(
+                        broker.bootstrap_servers, registry.url, topic, records, rate_per_s, bad_every
+                    )
                     if registry
                     else produce_orders(broker.bootstrap_servers, topic, records, rate_per_s, bad_every, orders=orders)
                 )

@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 
 import msgspec
 
-from hudi_kafka_nb.dev.avro_producers import avro_order_writers, produce_avro_orders
+from hudi_kafka_nb.dev.avro_producers import order_writers, produce_registry_orders
 from hudi_kafka_nb.dev.broker import EmbeddedBroker
 from hudi_kafka_nb.dev.producers import (
     DEAD_LETTER_EXPECTED,
@@ -59,9 +59,9 @@ class Feed:
         self.orders, self.bad_every, self.source = orders, bad_every, source
         self.produced = 0
         self.ends: dict[tuple[str, int], int] = {}
-        # Avro orders: a serializer per schema version (`use_registry`)
-        self.avro_writers: dict | None = None
-        # Avro orders: the retyped version 3 from this order on, once the table has a commit
+        # orders through a schema registry (Avro, JSON Schema): a serializer per schema version (`use_registry`)
+        self.registry_writers: dict | None = None
+        # orders through a registry: the retyped version 3 from this order on, once the table has a commit
         self.retyped_from: int | None = None
         self._producing = threading.Event()
         self._lock = threading.Lock()
@@ -70,10 +70,11 @@ class Feed:
         # one key's changes reach Kafka in the order they happened, as Debezium keeps them
         self._changing = threading.Lock()
 
-    def use_registry(self, url: str):
-        """Produce Avro orders through the registry at `url`. The first version's schema is registered now, before the
-        sink starts (its coordinator takes its columns from it); the second's with the first order written with it."""
-        self.avro_writers = avro_order_writers(url, self.topic, register=(1,))
+    def use_registry(self, url: str, value_format: str = "avro"):
+        """Produce orders in `value_format` (Avro, or JSON with a JSON Schema) through the registry at `url`. The first
+        version's schema is registered now, before the sink starts (its coordinator takes its columns from it); the
+        second's with the first order written with it."""
+        self.registry_writers = order_writers(url, self.topic, register=(1,), value_format=value_format)
 
     def produce(self, count: int, seed: int | None = None, transaction: str = ""):
         """Produce `count` order events now (numbered on from the last, so that event times never repeat), or about
@@ -99,13 +100,13 @@ class Feed:
         assert not transaction, "orders are produced without Kafka transactions"
         with self._lock:
             first, self.produced = self.produced, self.produced + count
-        if self.avro_writers:
+        if self.registry_writers:
             if self.retyped_from is None and committed_offsets(self.tables[self.topic]):
                 self.retyped_from = first
             self.add_ends(
-                produce_avro_orders(
+                produce_registry_orders(
                     self.broker.bootstrap_servers,
-                    self.avro_writers,
+                    self.registry_writers,
                     self.topic,
                     count,
                     progress=False,

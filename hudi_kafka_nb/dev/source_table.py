@@ -26,6 +26,7 @@ __all__ = [
     "CUSTOMER_ENVELOPE_JSON_SCHEMA",
     "CUSTOMER_KEY_JSON_SCHEMA",
     "SourceTable",
+    "through_converter",
     "as_avro_events",
     "as_json_schema_events",
     "compare_mirror",
@@ -184,18 +185,13 @@ CUSTOMER_KEY = {
 }
 
 
-def as_avro_events(
-    events: list[tuple[bytes, bytes | None]], registry_url: str, topic: str
-) -> list[tuple[bytes, bytes | None]]:
-    """Debezium's JSON events of the customers table as its Avro converter writes them (schemas registered in the
-    registry at `registry_url`); headers kept."""
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-    from confluent_kafka.schema_registry.avro import AvroSerializer
+def through_converter(
+    events: list[tuple], topic: str, values, keys, as_written=lambda envelope: envelope
+) -> list[tuple]:
+    """Debezium's JSON events as a converter writes them: each envelope (`as_written` it, as its schema has it) by the
+    serializer `values`, each key by `keys`; tombstones stay null, a broken event stays broken, headers kept."""
     from confluent_kafka.serialization import MessageField, SerializationContext
 
-    registry = SchemaRegistryClient({"url": registry_url})
-    values = AvroSerializer(registry, msgspec.json.encode(debezium_envelope(CUSTOMER_ROW, "shop")).decode())
-    keys = AvroSerializer(registry, msgspec.json.encode(CUSTOMER_KEY).decode())
     key_context, value_context = (
         SerializationContext(topic, MessageField.KEY),
         SerializationContext(topic, MessageField.VALUE),
@@ -205,20 +201,35 @@ def as_avro_events(
         key, value = event[0], event[1]
         if value is not None and value != BROKEN_EVENT:
             envelope = msgspec.json.decode(value)
-            envelope = envelope.get("payload", envelope)
-            source, tx = envelope["source"], envelope.get("transaction")
-            value = values(
-                {
-                    **envelope,
-                    "source": {**source, "version": "2.7", "txId": None},
-                    "transaction": tx
-                    and {"id": tx["id"], "total_order": tx["total_order"], "data_collection_order": tx["total_order"]},
-                },
-                value_context,
-            )
+            value = values(as_written(envelope.get("payload", envelope)), value_context)
         key = keys(msgspec.json.decode(key), key_context) if value != BROKEN_EVENT else key
         converted.append((key, value, *event[2:]))
     return converted
+
+
+def _avro_envelope(envelope: dict) -> dict:
+    "An envelope as Debezium's Avro schema has it: the connector's version, a transaction's every field."
+    tx = envelope.get("transaction")
+    return {
+        **envelope,
+        "source": {**envelope["source"], "version": "2.7", "txId": None},
+        "transaction": tx
+        and {"id": tx["id"], "total_order": tx["total_order"], "data_collection_order": tx["total_order"]},
+    }
+
+
+def as_avro_events(
+    events: list[tuple[bytes, bytes | None]], registry_url: str, topic: str
+) -> list[tuple[bytes, bytes | None]]:
+    """Debezium's JSON events of the customers table as its Avro converter writes them (schemas registered in the
+    registry at `registry_url`); headers kept."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+
+    registry = SchemaRegistryClient({"url": registry_url})
+    values = AvroSerializer(registry, msgspec.json.encode(debezium_envelope(CUSTOMER_ROW, "shop")).decode())
+    keys = AvroSerializer(registry, msgspec.json.encode(CUSTOMER_KEY).decode())
+    return through_converter(events, topic, values, keys, _avro_envelope)
 
 
 # %% ../../nbs/78_source_table.ipynb #9016a925
@@ -265,24 +276,11 @@ def as_json_schema_events(
     registered in the registry at `registry_url`); headers kept."""
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.json_schema import JSONSerializer
-    from confluent_kafka.serialization import MessageField, SerializationContext
 
     registry = SchemaRegistryClient({"url": registry_url})
     values = JSONSerializer(msgspec.json.encode(CUSTOMER_ENVELOPE_JSON_SCHEMA).decode(), registry)
     keys = JSONSerializer(msgspec.json.encode(CUSTOMER_KEY_JSON_SCHEMA).decode(), registry)
-    key_context, value_context = (
-        SerializationContext(topic, MessageField.KEY),
-        SerializationContext(topic, MessageField.VALUE),
-    )
-    converted = []
-    for event in events:
-        key, value = event[0], event[1]
-        if value is not None and value != BROKEN_EVENT:
-            envelope = msgspec.json.decode(value)
-            value = values(envelope.get("payload", envelope), value_context)
-        key = keys(msgspec.json.decode(key), key_context) if value != BROKEN_EVENT else key
-        converted.append((key, value, *event[2:]))
-    return converted
+    return through_converter(events, topic, values, keys)
 
 
 # %% ../../nbs/78_source_table.ipynb #cf2f21c4
