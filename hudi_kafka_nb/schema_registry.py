@@ -224,7 +224,7 @@ class RegistryFormat(NamedTuple):
 
     schema_type: str  # the registry's name (SCHEMA_TYPES)
     writer_schema: Callable[[int, str, bool], WriterSchema]  # (id, text, envelope) → how its records are read
-    fields: Callable[[str, bool], dict[str, str]]  # (text, envelope) → the columns its fields become; UnstorableSchema
+    fields: Callable[[str, bool], dict[str, str]]  # (text, envelope) → its fields' columns; UnstorableSchema
 
 
 AVRO = RegistryFormat("AVRO", writer_schema, _avro_fields)
