@@ -202,8 +202,8 @@ def decode_avro(
     reads them): each read with its writer schema, projected onto the table's columns; with `discover` (default:
     `schema_evolution="add_fields"`), a partition stops at its first record whose schema has fields the table lacks.
     Mirroring changes (`value_format="debezium"`), each value is a change event and becomes the row it writes
-    (`09_changes`), its message key read in the same format. `RegistryUnavailable` if a schema cannot be asked for: nothing is
-    decided."""
+    (`09_changes`), its message key read in the same format. `RegistryUnavailable` if a schema cannot be asked for:
+    nothing is decided."""
     discover = config.schema_evolution == "add_fields" if discover is None else discover
     table = value_schema(config)
     key_of = avro_key_reader(schemas.plain())
