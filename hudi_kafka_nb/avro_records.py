@@ -15,6 +15,7 @@ from hudi_kafka_nb.avro import wire_frame
 from hudi_kafka_nb.changes import Change, envelope_change, key_value, tombstone_change, warn_once
 from hudi_kafka_nb.config import DELETED_FIELD, POSITION_FIELD, SinkConfig
 from hudi_kafka_nb.json_schema import read_json_body
+from hudi_kafka_nb.protobuf import read_protobuf_body
 from hudi_kafka_nb.records import KAFKA_COLUMNS, DeadLetter, Decoded, RawRecord, _stored_rows, value_schema
 from hudi_kafka_nb.schema_registry import SchemaCache, UnknownSchema, WriterSchema
 from hudi_kafka_nb.setting_values import arrow_type
@@ -65,9 +66,11 @@ def _new_columns(schema: WriterSchema, table: pa.Schema, config: SinkConfig) -> 
 
 # %% ../nbs/12_avro_records.ipynb #e5ba8cb8
 def _read(schema: WriterSchema, body: bytes) -> dict | str:
-    "The record in `body`, or why it cannot be read with its writer schema (Avro's, or a JSON Schema's: 12a)."
+    "The record in `body`, or why its writer schema cannot read it: Avro's, JSON Schema's (12a), Protobuf's (12b)."
     if schema.schema_type == "JSON":
         return read_json_body(schema, body)
+    if schema.schema_type == "PROTOBUF":
+        return read_protobuf_body(schema, body)
     stream = io.BytesIO(body)
     try:
         value = fastavro.schemaless_reader(stream, schema.parsed, None)
@@ -176,11 +179,14 @@ def _key_of(record: RawRecord, schemas: SchemaCache) -> tuple[WriterSchema, dict
     frame = wire_frame(record.key)
     if isinstance(frame, str):
         return f"the message key is {frame}" if record.key else ("no message key: its record is the record key")
+    named = schemas.schema_format.message(frame[1])
+    if isinstance(named, str):
+        return f"the message key is {named}"
     try:
-        schema = schemas.get(frame[0])
+        schema = schemas.get(frame[0], named[0])
     except UnknownSchema as e:
         return f"the message key's schema id {frame[0]}: {e}"
-    key = _read(schema, frame[1]) if not schema.problem else f"the message key's schema id {frame[0]}: {schema.problem}"
+    key = _read(schema, named[1]) if not schema.problem else f"the message key's schema id {frame[0]}: {schema.problem}"
     return key if isinstance(key, str) else (schema, key)
 
 
@@ -207,10 +213,10 @@ def decode_avro(
     discover = config.schema_evolution == "add_fields" if discover is None else discover
     table = value_schema(config)
     key_of = avro_key_reader(schemas.plain())
-    # by schema id (with the key's, for Avro keys), and TOMBSTONES
+    # by schema id and message (with the key's, for keys in a registry's format), and TOMBSTONES
     written: dict[object, _Written] = {}
     decided: dict[object, tuple[str, dict, dict]] = {}
-    keyed: dict[tuple[int, int], WriterSchema] = {}
+    keyed: dict[object, WriterSchema] = {}
     dead: list[DeadLetter] = []
     held, new_fields, ignored, stopped = {}, {}, {}, {}
     for position, record in enumerate(records):
@@ -230,20 +236,25 @@ def decode_avro(
             dead.append(DeadLetter(record, frame))
             continue
         schema_id, body = frame
+        named = schemas.schema_format.message(body)  # Protobuf's message indexes; Avro and JSON name none
+        if isinstance(named, str):
+            dead.append(DeadLetter(record, named))
+            continue
+        message, body = named
         try:
-            schema = schemas.get(schema_id)
+            schema = schemas.get(schema_id, message)
         except UnknownSchema as e:
             dead.append(DeadLetter(record, f"schema id {schema_id}: {e}"))
             continue
         key: tuple[WriterSchema, dict] | str | None = None
-        reader: object = schema_id  # what reads the record: its schema, with its key's
+        reader: object = (schema_id, message)  # what reads the record: its schema's message, with its key's
         if config.registry_keys and not config.mirrors_changes:
             key = _key_of(record, schemas.plain())
             if isinstance(key, str):
                 dead.append(DeadLetter(record, key))
                 continue
-            reader = (schema_id, key[0].schema_id)
-            schema = keyed.setdefault((schema_id, key[0].schema_id), keyed_schema(schema, key[0]))
+            reader = (schema_id, message, key[0].schema_id, key[0].name)
+            schema = keyed.setdefault(reader, keyed_schema(schema, key[0]))
         if reader not in decided:
             decided[reader] = _decision(schema, table, config, schemas)
         problem, new, cannot = decided[reader]

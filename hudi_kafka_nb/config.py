@@ -94,18 +94,19 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     schema_evolution: str = "add_fields"
     # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their
     # source table; "avro": Avro in Confluent's wire format, schemas from schema_registry; "json_schema": JSON in
-    # Confluent's wire format, its JSON Schema from schema_registry
+    # Confluent's wire format, its JSON Schema from schema_registry; "protobuf": Protobuf in Confluent's wire format,
+    # schemas from schema_registry
     value_format: str = "json"
     # debezium: how Kafka Connect wrote the events: "json" (JsonConverter), "avro" (Confluent's AvroConverter, schemas
-    # from schema_registry) or "json_schema" (Confluent's JsonSchemaConverter, schemas from schema_registry)
+    # from schema_registry), "json_schema" (Confluent's JsonSchemaConverter) or "protobuf" (its ProtobufConverter)
     value_converter: str = "json"
-    # avro, json_schema: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location, …); secrets
-    # as ${env:…}
+    # avro, json_schema, protobuf: Confluent's registry client settings (url, basic.auth.user.info, ssl.ca.location,
+    # …); secrets as ${env:…}
     schema_registry: dict[str, str] = msgspec.field(default_factory=dict)
-    # avro, json_schema: records of a schema version the table cannot take (a type it cannot promote): "dead_letter"
-    # them with the reason, or "stop" their partition there
+    # avro, json_schema, protobuf: records of a schema version the table cannot take (a type it cannot promote):
+    # "dead_letter" them with the reason, or "stop" their partition there
     incompatible_schema: str = "dead_letter"
-    # avro, json_schema: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name",
+    # avro, json_schema, protobuf: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name",
     # "topic_record_name"
     subject_name_strategy: str = "topic_name"
     # debezium: the envelope fields, first present wins, whose value orders one key's changes (column cdc_position)
@@ -141,7 +142,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # hoodie.datasource.write.recordkey.field (a,b for a composite key); "" means the Kafka coordinates
     record_key_field: str = ""
     # the Kafka key: "none" (kept as bytes, kafka_key), "string" (its text is record_key_field's value), "avro" or
-    # "json_schema" (a record in Confluent's wire format whose fields are columns, in the values' format)
+    # "json_schema" or "protobuf" (a record in Confluent's wire format whose fields are columns, in the values' format)
     key_format: str = "none"
     # hoodie.table.ordering.fields: of two rows with one key, the higher value wins
     ordering_field: str = ""
@@ -247,19 +248,25 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     @property
     def reads_registry(self) -> bool:
-        "Whether each value names its schema in a schema registry (Avro, or JSON with a JSON Schema)."
-        return self.reads_avro or self.reads_json_schema
+        "Whether each value names its schema in a schema registry (Avro, JSON with a JSON Schema, or Protobuf)."
+        return self.reads_avro or self.reads_json_schema or self.reads_protobuf
 
     @property
     def registry_keys(self) -> bool:
-        "Whether each Kafka key is a record in Confluent's wire format whose fields are columns (Avro, JSON Schema)."
-        return self.key_format in ("avro", "json_schema")
+        "Whether each Kafka key is a record in Confluent's wire format whose fields are columns (any registry format)."
+        return self.key_format in ("avro", "json_schema", "protobuf")
 
     @property
     def reads_json_schema(self) -> bool:
         """Whether the values are JSON in Confluent's wire format, each with its JSON Schema (rows, or Debezium's change
         events through the JSON Schema converter)."""
         return self.value_format == "json_schema" or (self.mirrors_changes and self.value_converter == "json_schema")
+
+    @property
+    def reads_protobuf(self) -> bool:
+        """Whether the values are Protobuf in Confluent's wire format (rows, or Debezium's change events through the
+        Protobuf converter)."""
+        return self.value_format == "protobuf" or (self.mirrors_changes and self.value_converter == "protobuf")
 
     @property
     def declared_fields(self) -> list[str]:

@@ -19,9 +19,11 @@ CONVERTERS = {
     "io.confluent.connect.avro.AvroConverter": "avro",
     "io.apicurio.registry.utils.converter.AvroConverter": "avro",
     "io.confluent.connect.json.JsonSchemaConverter": "json_schema",
+    "io.confluent.connect.protobuf.ProtobufConverter": "protobuf",
     "json": "json",
     "avro": "avro",
     "json_schema": "json_schema",
+    "protobuf": "protobuf",
 }
 
 
@@ -29,11 +31,11 @@ CONVERTERS = {
 def check_formats(config: SinkConfig):
     "How records are read: the value's format, the registry of an Avro sink, change data, the key."
     need(
-        config.value_format in ("json", "debezium", "avro", "json_schema"),
+        config.value_format in ("json", "debezium", "avro", "json_schema", "protobuf"),
         "value_format",
         f"is {config.value_format!r}; use 'json' (each value a row), 'debezium' (Debezium's JSON change events), "
-        "'avro' (Avro in Confluent's wire format, with schema_registry) or 'json_schema' (JSON in Confluent's wire "
-        "format, its JSON Schema in schema_registry)",
+        "'avro' (Avro in Confluent's wire format, with schema_registry), 'json_schema' (JSON in Confluent's wire "
+        "format, its JSON Schema in schema_registry) or 'protobuf' (Protobuf in Confluent's wire format)",
     )
     if config.reads_registry:
         need(
@@ -80,18 +82,19 @@ def check_formats(config: SinkConfig):
             config.value_converter in CONVERTERS.values(),
             "value_converter",
             f"is {config.value_converter!r}; use 'json' (Kafka Connect's JsonConverter), 'avro' (Confluent's "
-            "AvroConverter) or 'json_schema' (Confluent's JsonSchemaConverter)",
+            "AvroConverter), 'json_schema' (Confluent's JsonSchemaConverter) or 'protobuf' (Confluent's "
+            "ProtobufConverter)",
         )
     need(
-        config.key_format in ("none", "string", "avro", "json_schema"),
+        config.key_format in ("none", "string", "avro", "json_schema", "protobuf"),
         "key_format",
-        f"is {config.key_format!r}; use 'none', 'string', 'avro' or 'json_schema'",
+        f"is {config.key_format!r}; use 'none', 'string', 'avro', 'json_schema' or 'protobuf'",
     )
     need(
         config.key_format == "none" or config.record_key_field,
         "key_format",
         f"is {config.key_format!r}, which makes the Kafka key the record key: name its column(s) in record_key_field "
-        "(for an Avro or JSON Schema key, the key record's fields, comma-separated)",
+        "(for a key in a registry's format, the key record's fields, comma-separated)",
     )
     need(
         config.key_format != "string" or len(config.record_key_fields) == 1,

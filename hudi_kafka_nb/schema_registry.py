@@ -23,6 +23,7 @@ from hudi_kafka_nb.setting_values import arrow_type, resolve_secret
 __all__ = [
     "log",
     "SCHEMA_TYPES",
+    "BUILTIN_PROTO_FILES",
     "REGISTRY_CLIENT_DEFAULTS",
     "NUMERIC_CLIENT_SETTINGS",
     "AVRO",
@@ -35,6 +36,8 @@ __all__ = [
     "as_read",
     "row_record",
     "writer_schema",
+    "whole_body",
+    "same_reader",
     "RegistryFormat",
     "SchemaCache",
     "value_subject",
@@ -56,7 +59,8 @@ class RegistryUnavailable(ServiceUnavailable):
 
 
 class SchemaRegistry(Protocol):
-    # the schema's text, if it is of `schema_type` (the registry's AVRO, JSON); UnknownSchema, RegistryUnavailable
+    # the schema's text, if it is of `schema_type` (the registry's AVRO, JSON, PROTOBUF); UnknownSchema,
+    # RegistryUnavailable
     def schema(self, schema_id: int, schema_type: str = "AVRO") -> str: ...
     # (id, version, text) of the subject's latest version; UnstorableSchema if it is not of `schema_type`
     def latest(self, subject: str, schema_type: str = "AVRO") -> tuple[int, int, str]: ...
@@ -64,7 +68,9 @@ class SchemaRegistry(Protocol):
 
 
 # the registry's names of the schema types the sink reads, and what users call them
-SCHEMA_TYPES = {"AVRO": "Avro", "JSON": "JSON Schema"}
+SCHEMA_TYPES = {"AVRO": "Avro", "JSON": "JSON Schema", "PROTOBUF": "Protobuf"}
+# files a Protobuf schema imports that every reader has (Confluent's serializers register no reference to them)
+BUILTIN_PROTO_FILES = ("google/protobuf/", "google/type/", "confluent/")
 # The registry client's own retries block the caller; the sink waits and asks again itself, so one try each, quickly
 REGISTRY_CLIENT_DEFAULTS = {"timeout": 10, "max.retries": 1, "retries.wait.ms": 200, "retries.max.wait.ms": 1000}
 NUMERIC_CLIENT_SETTINGS = {
@@ -130,7 +136,7 @@ class ConfluentRegistry:
             raise UnknownSchema(
                 f"schema id {schema_id} is of type {found.schema_type}, not {SCHEMA_TYPES[schema_type]}"
             )
-        if found.references:
+        if any(not (schema_type == "PROTOBUF" and r.name.startswith(BUILTIN_PROTO_FILES)) for r in found.references):
             raise UnknownSchema(
                 f"schema id {schema_id} refers to other subjects' schemas, which this sink does not resolve"
             )
@@ -160,7 +166,8 @@ class WriterSchema(NamedTuple):
 
     schema_id: int
     name: str  # the record's full name (shop.Order)
-    parsed: Any  # what reads a body: fastavro's parsed schema (`as_read`), or a JSON Schema's msgspec decoder
+    # what reads a body: fastavro's parsed schema (`as_read`), a JSON Schema's msgspec decoder, a Protobuf reader
+    parsed: Any
     fields: dict[str, str]  # its fields' column types (`value_fields`); {} if `problem`
     read_types: dict[str, pa.DataType] = {}  # its fields' types as read, before the cast to `fields`
     problem: str = ""  # why its records cannot be stored, if they cannot
@@ -219,12 +226,27 @@ def _avro_fields(text: str, envelope: bool) -> dict[str, str]:
     return value_fields(row_record(json.loads(text), envelope))
 
 
+def whole_body(body: bytes) -> tuple[tuple[int, ...], bytes]:
+    "An Avro or JSON body follows its schema id at once: it names no message of its schema."
+    return (), body
+
+
+def same_reader(schema: WriterSchema, message: tuple[int, ...]) -> WriterSchema:
+    "A schema of one record type reads every record of its id."
+    return schema
+
+
 class RegistryFormat(NamedTuple):
-    "One of the registry's schema types as the sink reads it: the reader of a schema's records, and its columns."
+    """One of the registry's schema types as the sink reads it: the reader of a schema's records, its columns, and (for
+    a schema of several messages, Protobuf's) which of them a body is."""
 
     schema_type: str  # the registry's name (SCHEMA_TYPES)
     writer_schema: Callable[[int, str, bool], WriterSchema]  # (id, text, envelope) → how its records are read
     fields: Callable[[str, bool], dict[str, str]]  # (text, envelope) → its fields' columns; UnstorableSchema
+    # what follows the schema id → (the message it names, the body), or why it names none
+    message: Callable[[bytes], tuple[tuple[int, ...], bytes] | str] = whole_body
+    # (the reader of a schema, a message it names) → that message's reader
+    for_message: Callable[[WriterSchema, tuple[int, ...]], WriterSchema] = same_reader
 
 
 AVRO = RegistryFormat("AVRO", writer_schema, _avro_fields)
@@ -237,6 +259,7 @@ class SchemaCache:
     def __init__(self, registry: SchemaRegistry, envelope: bool = False, schema_format: RegistryFormat = AVRO):
         self.registry, self.envelope, self.schema_format = registry, envelope, schema_format
         self.readers: dict[int, WriterSchema] = {}
+        self.messages: dict[tuple[int, tuple[int, ...]], WriterSchema] = {}
         self._plain: SchemaCache | None = None
 
     def plain(self) -> SchemaCache:
@@ -247,12 +270,17 @@ class SchemaCache:
             self._plain = SchemaCache(self.registry, schema_format=self.schema_format)
         return self._plain
 
-    def get(self, schema_id: int) -> WriterSchema:
-        "The reader of `schema_id`; `UnknownSchema` if the registry has none, `RegistryUnavailable` if it cannot say."
+    def get(self, schema_id: int, message: tuple[int, ...] = ()) -> WriterSchema:
+        """The reader of `schema_id` (of its `message`, for a schema of several); `UnknownSchema` if the registry has
+        none, `RegistryUnavailable` if it cannot say."""
         if schema_id not in self.readers:
             text = self.registry.schema(schema_id, self.schema_format.schema_type)
             self.readers[schema_id] = self.schema_format.writer_schema(schema_id, text, self.envelope)
-        return self.readers[schema_id]
+        if not message:
+            return self.readers[schema_id]
+        if (schema_id, message) not in self.messages:
+            self.messages[schema_id, message] = self.schema_format.for_message(self.readers[schema_id], message)
+        return self.messages[schema_id, message]
 
     def describe(self, schema_id: int) -> str:
         """The schema id, its record's name and the subjects and versions it is registered as, for a message (as far as

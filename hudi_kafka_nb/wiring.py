@@ -31,6 +31,7 @@ from hudi_kafka_nb.metrics import SinkMetrics
 from hudi_kafka_nb.participant import Participant
 from hudi_kafka_nb.ports import CrashHook, no_crash
 from hudi_kafka_nb.preflight import admin_client, cluster_topics, data_partitions, matching_topics, preflight
+from hudi_kafka_nb.protobuf import PROTOBUF
 from hudi_kafka_nb.records import Decode
 from hudi_kafka_nb.routing import families, table_config
 from hudi_kafka_nb.schema_registry import (
@@ -96,11 +97,11 @@ def status_writer(table_path: Table, key: str):
 # %% ../nbs/61_wiring.ipynb #cdef9537
 def registry_format(config: SinkConfig) -> RegistryFormat:
     "The schema type a registry's sink reads its values in."
-    return JSON_SCHEMA if config.reads_json_schema else AVRO
+    return JSON_SCHEMA if config.reads_json_schema else PROTOBUF if config.reads_protobuf else AVRO
 
 
 def with_registry_fields(config: SinkConfig, topics: Sequence[str] | None = None) -> SinkConfig:
-    """`config` with its table's fields from the schema registry (Avro or JSON Schema topics; `topics`: those
+    """`config` with its table's fields from the schema registry (Avro, JSON Schema or Protobuf topics; `topics`: those
     `topics_regex` matched), checked; other sinks as they are."""
     if not config.reads_registry:
         return config

@@ -72,8 +72,8 @@ class InMemoryRegistry:
     def __init__(self):
         self.schemas, self.types, self.subjects, self.away, self.asked = {}, {}, {}, False, 0
 
-    def register(self, subject: str, schema: dict, schema_type: str = "AVRO") -> int:
-        text = json.dumps(schema)
+    def register(self, subject: str, schema: dict | str, schema_type: str = "AVRO") -> int:
+        text = schema if isinstance(schema, str) else json.dumps(schema)  # a Protobuf schema is text
         schema_id = next((i for i, s in self.schemas.items() if s == text), len(self.schemas) + 1)
         self.schemas[schema_id], self.types[schema_id] = text, schema_type
         if schema_id not in self.subjects.setdefault(subject, []):
