@@ -129,19 +129,21 @@ def test_debezium_change_events_mirror_their_source_table_while_roles_and_the_br
     assert by_spark == {tuple(r[c] for c in columns) for r in snapshot_rows(report["table_path"], columns).to_pylist()}
 
 
-@pytest.mark.parametrize("converter", ["avro", "json_schema"])
+@pytest.mark.parametrize("converter", ["avro", "json_schema", "protobuf"])
 def test_debezium_change_events_through_a_registrys_converter_mirror_their_source_table(
     tmp_path, broker, registry, spark, converter
 ):
-    """The same changes as Debezium writes them with Confluent's Avro converter, or its JSON Schema converter:
+    """The same changes as Debezium writes them with Confluent's Avro converter, its JSON Schema or Protobuf converter:
     envelopes and keys in Confluent's wire format, their schemas in the registry, tombstones null, some in Kafka
     transactions. The table's columns come from the registry's envelope (its row image), and the table ends in the
     source table's rows."""
     from hudi_kafka_nb.dev.broker import create_topic
     from hudi_kafka_nb.dev.producers import marked_changes, send_events, send_in_transaction
-    from hudi_kafka_nb.dev.source_table import as_avro_events, as_json_schema_events
+    from hudi_kafka_nb.dev.source_table import as_avro_events, as_json_schema_events, as_protobuf_events
 
-    converted = {"avro": as_avro_events, "json_schema": as_json_schema_events}[converter]
+    converted = {"avro": as_avro_events, "json_schema": as_json_schema_events, "protobuf": as_protobuf_events}[
+        converter
+    ]
 
     stack = LocalStack(
         tmp_path / "stack",

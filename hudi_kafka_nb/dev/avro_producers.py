@@ -13,6 +13,7 @@ from tqdm import tqdm
 from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, _Deliveries, _producer
 from hudi_kafka_nb.json_schema import demo_json_order, demo_json_schema
+from hudi_kafka_nb.protobuf import demo_protobuf_order, demo_protobuf_order_type
 
 # %% auto #0
 __all__ = ["VERSION_3_RUN", "order_writers", "avro_order_version", "produce_registry_orders", "register_schema"]
@@ -20,22 +21,30 @@ __all__ = ["VERSION_3_RUN", "order_writers", "avro_order_version", "produce_regi
 
 # %% ../../nbs/80_avro_producers.ipynb #8916e92e
 def order_writers(registry_url: str, topic: str, register: tuple = (1, 2), value_format: str = "avro") -> dict:
-    """Per schema version, a function writing order `n` as a producer does: confluent-kafka's `AvroSerializer`, or its
-    `JSONSerializer` (`value_format="json_schema"`, the orders of `12a_json_schema`). Those of the versions in
+    """Per schema version, a function writing order `n` as a producer does: confluent-kafka's `AvroSerializer`, its
+    `JSONSerializer` (`value_format="json_schema"`, the orders of `12a_json_schema`) or its `ProtobufSerializer`
+    (`"protobuf"`, those of `12b_protobuf`). Those of the versions in
     `register` have registered their schema now and learned its id, so that, as real producers, they go on writing
     while the registry is away; the others register theirs as they write their first order."""
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     registry, context = SchemaRegistryClient({"url": registry_url}), SerializationContext(topic, MessageField.VALUE)
-    json_schema = value_format == "json_schema"
-    order, schema = (demo_json_order, demo_json_schema) if json_schema else (demo_avro_order, demo_avro_schema)
+
+    def serializer_of(version: int):
+        if value_format == "json_schema":
+            return JSONSerializer(msgspec.json.encode(demo_json_schema(version)).decode(), registry)
+        if value_format == "protobuf":
+            return ProtobufSerializer(demo_protobuf_order_type(version), registry, {"use.deprecated.format": False})
+        return AvroSerializer(registry, msgspec.json.encode(demo_avro_schema(version)).decode())
+
+    order = {"json_schema": demo_json_order, "protobuf": demo_protobuf_order}.get(value_format, demo_avro_order)
     writers = {}
     for version in (1, 2, 3):
-        text = msgspec.json.encode(schema(version)).decode()
-        serializer = JSONSerializer(text, registry) if json_schema else AvroSerializer(registry, text)
+        serializer = serializer_of(version)
         writers[version] = lambda n, version=version, serializer=serializer: serializer(order(n, version), context)
         if version in register:
             writers[version](0)

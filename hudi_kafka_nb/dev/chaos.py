@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic, open_transactions
-from hudi_kafka_nb.dev.content import avro_values, json_schema_values, json_values
+from hudi_kafka_nb.dev.content import avro_values, json_schema_values, json_values, protobuf_values
 from hudi_kafka_nb.dev.feed import Feed, committed_events
 from hudi_kafka_nb.dev.metastore import EmbeddedMetastore
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS
@@ -65,9 +65,9 @@ class LocalStack:
         runs with `table_services="separate"`). `s3`: the table lives in this S3 server's bucket (`s3a://…`), not in
         the stack's folder. `spark_cluster`: every role's Spark runs its executors on this standalone cluster, one
         core each. `registry`: the orders are Avro (`produce_registry_orders`, two schema versions; JSON with a JSON
-        Schema with `value_format="json_schema"`), their schemas in this registry. `metastore`: the coordinator syncs
-        the table into this Hive Metastore, database `stack`. `tables=N`: N topics (`<topic>.t0` …) into N tables of
-        one sink (`08_routing`), the orders spread over them.
+        Schema with `value_format="json_schema"`, Protobuf with `"protobuf"`), their schemas in this registry.
+        `metastore`: the coordinator syncs the table into this Hive Metastore, database `stack`. `tables=N`: N topics
+        (`<topic>.t0` …) into N tables of one sink (`08_routing`), the orders spread over them.
         `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`). `bad_every=N`: every
         N-th order is broken on purpose (not JSON or not Avro, or lacking its partition field)."""
         self.workdir = Path(workdir)
@@ -336,7 +336,8 @@ class LocalStack:
         coordinates (or keys), its rows as produced (`83_content`), its dead-letter topic holding each record broken on
         purpose once, and no other."""
         # a registry's records as confluent-kafka's own deserializer of their format reads them
-        reader = {"avro": avro_values, "json_schema": json_schema_values}.get(self.params.get("value_format", ""))
+        readers = {"avro": avro_values, "json_schema": json_schema_values, "protobuf": protobuf_values}
+        reader = readers.get(self.params.get("value_format", ""))
         decode = reader((self.params.get("schema_registry") or {}).get("url", "")) if reader else json_values
         keyed = {"key_field": "order_id", "ordering": "event_time"} if self.orders else {}
         mirror = self.expected_mirror() if self.source is not None else None

@@ -35,6 +35,7 @@ __all__ = [
     "compare_rows",
     "json_values",
     "json_schema_values",
+    "protobuf_values",
     "avro_values",
     "expected_rows",
     "check_content",
@@ -202,6 +203,25 @@ def json_schema_values(registry_url: str) -> Callable[[bytes | None], dict]:
         SerializationContext("verdict", MessageField.VALUE),
     )
     return lambda value: deserializer(value, context)
+
+
+def protobuf_values(registry_url: str = "") -> Callable[[bytes | None], dict]:
+    """A reader of the demo's Protobuf orders in Confluent's wire format: confluent-kafka's own `ProtobufDeserializer`
+    into the order's widest version (2), each message as Google's `json_format` gives it (every field, its enum's
+    name, instants as text); `registry_url` unused: the bodies name their message, the class reads all versions."""
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    from google.protobuf import json_format
+
+    from hudi_kafka_nb.protobuf import demo_protobuf_order_type
+
+    deserializer, context = (
+        ProtobufDeserializer(demo_protobuf_order_type(2), {"use.deprecated.format": False}),
+        SerializationContext("verdict", MessageField.VALUE),
+    )
+    return lambda value: json_format.MessageToDict(
+        deserializer(value, context), preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
 
 
 def avro_values(registry_url: str) -> Callable[[bytes | None], dict]:

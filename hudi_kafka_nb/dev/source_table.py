@@ -25,10 +25,13 @@ __all__ = [
     "CUSTOMER_ROW_JSON_SCHEMA",
     "CUSTOMER_ENVELOPE_JSON_SCHEMA",
     "CUSTOMER_KEY_JSON_SCHEMA",
+    "CUSTOMER_ENVELOPE_PROTO",
+    "CUSTOMER_KEY_PROTO",
     "SourceTable",
     "through_converter",
     "as_avro_events",
     "as_json_schema_events",
+    "as_protobuf_events",
     "compare_mirror",
     "mirror_ok",
     "mirror_of",
@@ -280,6 +283,70 @@ def as_json_schema_events(
     registry = SchemaRegistryClient({"url": registry_url})
     values = JSONSerializer(msgspec.json.encode(CUSTOMER_ENVELOPE_JSON_SCHEMA).decode(), registry)
     keys = JSONSerializer(msgspec.json.encode(CUSTOMER_KEY_JSON_SCHEMA).decode(), registry)
+    return through_converter(events, topic, values, keys)
+
+
+# as Confluent's Protobuf converter writes the Connect schema of Debezium's events, with `optional.for.nullables=true`
+CUSTOMER_ENVELOPE_PROTO = """syntax = "proto3";
+package shop.public.customers;
+
+message Envelope {
+  Value before = 1;
+  Value after = 2;
+  Source source = 3;
+  string op = 4;
+  optional int64 ts_ms = 5;
+  Block transaction = 6;
+}
+
+message Value {
+  int64 id = 1;
+  optional string name = 2;
+  optional string email = 3;
+  optional string tier = 4;
+  optional double balance = 5;
+}
+
+message Source {
+  string connector = 1;
+  string name = 2;
+  string db = 3;
+  string schema = 4;
+  string table = 5;
+  optional int64 lsn = 6;
+  int64 ts_ms = 7;
+  optional string snapshot = 8;
+}
+
+message Block {
+  string id = 1;
+  int64 total_order = 2;
+}
+"""
+CUSTOMER_KEY_PROTO = 'syntax = "proto3";\npackage shop.public.customers;\n\nmessage Key {\n  int64 id = 1;\n}\n'
+
+
+def as_protobuf_events(
+    events: list[tuple[bytes, bytes | None]], registry_url: str, topic: str
+) -> list[tuple[bytes, bytes | None]]:
+    """Debezium's JSON events of the customers table as Confluent's Protobuf converter writes them (schemas registered
+    in the registry at `registry_url`); headers kept."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from google.protobuf import json_format, message_factory
+
+    from hudi_kafka_nb.protobuf import protobuf_file
+
+    registry = SchemaRegistryClient({"url": registry_url})
+
+    def serializer(text: str, name: str):
+        message = message_factory.GetMessageClass(protobuf_file(text).message_types_by_name[name])
+        write = ProtobufSerializer(message, registry, {"use.deprecated.format": False})
+        return lambda value, context: write(
+            json_format.ParseDict(value, message(), ignore_unknown_fields=True), context
+        )
+
+    values, keys = serializer(CUSTOMER_ENVELOPE_PROTO, "Envelope"), serializer(CUSTOMER_KEY_PROTO, "Key")
     return through_converter(events, topic, values, keys)
 
 
