@@ -14,17 +14,17 @@ and 2 participants and in one micro-batch, its table checked like ours, (g) a pa
 backlog and one four times larger, with instants of any size (no record limit, a 10 s commit interval) at one memory
 budget (`max_buffered_bytes`), (h) two ways to overlap reading with Hudi's writing at the same records per commit:
 reading the next instant ahead while Hudi writes the last one (the default), and writing into the open instant as rows
-arrive (a small budget), (i) the same events as JSON, as Avro and as JSON with a JSON Schema in Confluent's wire format
-(schemas in an embedded Apicurio registry): the participant's decode rate of each, and the sink's committed rate with
-each (1 participant), (j)
-where the time goes (benchmarks/breakdown.py), at large instants: the sink's steady rate with 1 and 2 participants and
-its roles' CPU, the same backlog through the sink's stages in turn in one process (each stage's wall and CPU seconds),
-and Hudi's row writer alone on the same rows; then each record's produce → commit latency at a steady rate (half the 2
-participants' steady rate, or --steady-rate), our sink (1 and 2 participants) against the peer (f), and prints both and
-their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the coordinator's log) and the peak memory of a
-participant's process tree (papermill, kernel, Spark JVM with Hudi; shared pages once). Everything is compared within
-the run, as ratios: these machines are too noisy for absolute targets. Participants that run together get their share of
-the cores each (`dev.roles.participant_roles`), as any sharing one machine should."""
+arrive (a small budget), (i) the same events as JSON, as Avro, as JSON with a JSON Schema and as Protobuf in Confluent's
+wire format (schemas in an embedded Apicurio registry): the participant's decode rate of each, and the sink's committed
+rate with each (1 participant), (j) where the time goes (benchmarks/breakdown.py), at large instants: the sink's steady
+rate with 1 and 2 participants and its roles' CPU, the same backlog through the sink's stages in turn in one process
+(each stage's wall and CPU seconds), and Hudi's row writer alone on the same rows; then each record's produce → commit
+latency at a steady rate (half the 2 participants' steady rate, or --steady-rate), our sink (1 and 2 participants)
+against the peer (f), and prints both and their ratio, the commit latency (END_COMMIT → ACK_COMMIT, from the
+coordinator's log) and the peak memory of a participant's process tree (papermill, kernel, Spark JVM with Hudi; shared
+pages once). Everything is compared within the run, as ratios: these machines are too noisy for absolute targets.
+Participants that run together get their share of the cores each (`dev.roles.participant_roles`), as any sharing one
+machine should."""
 
 import argparse
 import statistics
@@ -502,124 +502,125 @@ JSON_SCHEMA_ORDER = {
         "event_time": {"type": "string", "format": "date-time"},
     },
 }
+# And as a gRPC service's producer would: a Protobuf message, the event time a well-known Timestamp
+PROTOBUF_ORDER = """syntax = "proto3";
+package bench;
+
+import "google/protobuf/timestamp.proto";
+
+message Order {
+  string order_id = 1;
+  string customer_id = 2;
+  string region = 3;
+  string status = 4;
+  double amount = 5;
+  int64 quantity = 6;
+  google.protobuf.Timestamp event_time = 7;
+}
+"""
 
 
-def avro_figure(broker, topic, ends, args, root):
-    """(i) The same events as JSON (`topic`), as Avro and as JSON with a JSON Schema in Confluent's wire format, the
-    schemas in an embedded registry: decode rates of a participant's decoder, in its batches, and the sink's committed
-    rate with each."""
+def registry_writers(registry_url: str) -> dict:
+    """Per registry format (value_format → its name, a writer of a JSON order as that format's producer writes it
+    with confluent-kafka's own serializer)."""
     import msgspec
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from google.protobuf import message_factory
+
+    from hudi_kafka_nb.protobuf import protobuf_file
+
+    client = SchemaRegistryClient({"url": registry_url})
+    avro = AvroSerializer(client, msgspec.json.encode(AVRO_ORDER).decode())
+    json_schema = JSONSerializer(msgspec.json.encode(JSON_SCHEMA_ORDER).decode(), client)
+    order_type = message_factory.GetMessageClass(protobuf_file(PROTOBUF_ORDER).message_types_by_name["Order"])
+    protobuf = ProtobufSerializer(order_type, client, {"use.deprecated.format": False})
+
+    def as_message(order: dict):
+        message = order_type(**{k: v for k, v in order.items() if k != "event_time"})
+        message.event_time.FromDatetime(datetime.fromisoformat(order["event_time"]))
+        return message
+
+    return {
+        "avro": (
+            "Avro",
+            lambda o, c: avro({**o, "event_time": datetime.fromisoformat(o["event_time"] + "+00:00")}, c),
+        ),
+        "json_schema": ("JSON Schema", lambda o, c: json_schema({**o, "event_time": o["event_time"] + "Z"}, c)),
+        "protobuf": ("Protobuf", lambda o, c: protobuf(as_message(o), c)),
+    }
+
+
+def avro_figure(broker, topic, ends, args, root):
+    """(i) The same events as JSON (`topic`), and as Avro, JSON with a JSON Schema and Protobuf in Confluent's wire
+    format, the schemas in an embedded registry: decode rates of a participant's decoder, in its batches, and the
+    sink's committed rate with each."""
+    import msgspec
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     from hudi_kafka_nb.avro_records import decode_avro
     from hudi_kafka_nb.dev.producers import send_events
-    from hudi_kafka_nb.json_schema import JSON_SCHEMA
     from hudi_kafka_nb.records import decode_batch
     from hudi_kafka_nb.schema_registry import ConfluentRegistry, SchemaCache, registry_value_schema
     from hudi_kafka_nb.settings import load_config
+    from hudi_kafka_nb.wiring import registry_format
 
+    base = {
+        "bootstrap_servers": broker.bootstrap_servers,
+        "table_path": str(root / "decode"),
+        "table_name": "bench",
+        "partition_field": "region",
+    }
+    as_json = load_config(base, topics=topic, value_schema=DEMO_VALUE_SCHEMA)
+    json_records = read_records(broker.bootstrap_servers, topic, ends, sum(ends.values()))
+    limit, batch = args.avro_decode_records, as_json.max_batch_records
+    decoders = {"JSON": (json_records[:limit], lambda records: decode_batch(records, as_json))}
+    committed = {"JSON": sink_rate(broker, topic, ends, 1, args.commit_interval, args.max_buffered, root / "json-1")[0]}
     with EmbeddedRegistry(root / "registry") as registry:
-        avro_topic = f"{topic}-avro"
-        create_topic(broker.bootstrap_servers, avro_topic, 8)
-        serialize = AvroSerializer(
-            SchemaRegistryClient({"url": registry.url}), msgspec.json.encode(AVRO_ORDER).decode()
-        )
-        context, json_records = (
-            SerializationContext(avro_topic, MessageField.VALUE),
-            read_records(broker.bootstrap_servers, topic, ends, sum(ends.values())),
-        )
-
-        def as_avro(value):
-            order = msgspec.json.decode(value)
-            return serialize({**order, "event_time": datetime.fromisoformat(order["event_time"] + "+00:00")}, context)
-
-        avro_ends = send_events(broker.bootstrap_servers, avro_topic, [(r.key, as_avro(r.value)) for r in json_records])
-        framed_topic = f"{topic}-json-schema"
-        create_topic(broker.bootstrap_servers, framed_topic, 8)
-        serialize_json = JSONSerializer(
-            msgspec.json.encode(JSON_SCHEMA_ORDER).decode(), SchemaRegistryClient({"url": registry.url})
-        )
-        framed_context = SerializationContext(framed_topic, MessageField.VALUE)
-
-        def framed(value):
-            order = msgspec.json.decode(value)
-            return serialize_json({**order, "event_time": order["event_time"] + "Z"}, framed_context)
-
-        framed_ends = send_events(
-            broker.bootstrap_servers, framed_topic, [(r.key, framed(r.value)) for r in json_records]
-        )
-        base = {
-            "bootstrap_servers": broker.bootstrap_servers,
-            "table_path": str(root / "decode"),
-            "table_name": "bench",
-            "partition_field": "region",
-        }
-        as_json = load_config(base, topics=topic, value_schema=DEMO_VALUE_SCHEMA)
-        as_avro_config = load_config(
-            base, topics=avro_topic, value_format="avro", schema_registry={"url": registry.url}
-        )
-        as_avro_config = load_config(
-            as_avro_config, value_schema=registry_value_schema(as_avro_config, ConfluentRegistry(as_avro_config))
-        )
-        schemas = SchemaCache(ConfluentRegistry(as_avro_config))
-        avro_records = read_records(broker.bootstrap_servers, avro_topic, avro_ends, args.avro_decode_records)
-        as_framed = load_config(
-            base, topics=framed_topic, value_format="json_schema", schema_registry={"url": registry.url}
-        )
-        as_framed = load_config(
-            as_framed,
-            value_schema=registry_value_schema(as_framed, ConfluentRegistry(as_framed), schema_format=JSON_SCHEMA),
-        )
-        framed_schemas = SchemaCache(ConfluentRegistry(as_framed), schema_format=JSON_SCHEMA)
-        framed_records = read_records(broker.bootstrap_servers, framed_topic, framed_ends, args.avro_decode_records)
-        rates = {}
-        for name, records, decode in (
-            ("JSON", json_records[: args.avro_decode_records], lambda batch: decode_batch(batch, as_json)),
-            ("Avro", avro_records, lambda batch: decode_avro(batch, as_avro_config, schemas)),
-            ("JSON Schema", framed_records, lambda batch: decode_avro(batch, as_framed, framed_schemas)),
-        ):
-            batch = as_json.max_batch_records
-            started = time.perf_counter()
-            rows = sum(decode(records[i : i + batch]).rows.num_rows for i in range(0, len(records), batch))
-            rates[name] = rows / (time.perf_counter() - started)
-            assert rows == len(records), (name, rows, len(records))
-        committed = {
-            "JSON": sink_rate(broker, topic, ends, 1, args.commit_interval, args.max_buffered, root / "json-1")[0],
-            "Avro": sink_rate(
-                broker,
-                avro_topic,
-                avro_ends,
-                1,
-                args.commit_interval,
-                args.max_buffered,
-                root / "avro-1",
-                settings={"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None},
-            )[0],
-            "JSON Schema": sink_rate(
+        for value_format, (name, write) in registry_writers(registry.url).items():
+            framed_topic = f"{topic}-{value_format.replace('_', '-')}"
+            create_topic(broker.bootstrap_servers, framed_topic, 8)
+            context = SerializationContext(framed_topic, MessageField.VALUE)
+            written = [(r.key, write(msgspec.json.decode(r.value), context)) for r in json_records]
+            framed_ends = send_events(broker.bootstrap_servers, framed_topic, written)
+            settings = {"value_format": value_format, "schema_registry": {"url": registry.url}}
+            config = load_config(base, topics=framed_topic, **settings)
+            schema_format = registry_format(config)
+            config = load_config(
+                config,
+                value_schema=registry_value_schema(config, ConfluentRegistry(config), schema_format=schema_format),
+            )
+            schemas = SchemaCache(ConfluentRegistry(config), schema_format=schema_format)
+            decoders[name] = (
+                read_records(broker.bootstrap_servers, framed_topic, framed_ends, limit),
+                lambda records, config=config, schemas=schemas: decode_avro(records, config, schemas),
+            )
+            folder = root / f"{value_format}-1"
+            committed[name] = sink_rate(
                 broker,
                 framed_topic,
                 framed_ends,
                 1,
                 args.commit_interval,
                 args.max_buffered,
-                root / "json-schema-1",
-                settings={
-                    "value_format": "json_schema",
-                    "schema_registry": {"url": registry.url},
-                    "value_schema": None,
-                },
-            )[0],
-        }
-    for name in ("JSON", "Avro", "JSON Schema"):
+                folder,
+                settings={**settings, "value_schema": None},
+            )[0]
+        rates = {}  # each id's schema asked of the registry once, as a participant does
+        for name, (records, decode) in decoders.items():
+            started = time.perf_counter()
+            rows = sum(decode(records[i : i + batch]).rows.num_rows for i in range(0, len(records), batch))
+            rates[name] = rows / (time.perf_counter() - started)
+            assert rows == len(records), (name, rows, len(records))
+    for name in rates:
         print(
-            f"(i) {name}: a participant decodes {rates[name]:,.0f} records/s ({args.avro_decode_records:,} records in "
-            f"batches of {as_json.max_batch_records:,}); the sink, 1 participant, commits {committed[name]:,.0f} "
-            f"records/s; decoding / committing {rates[name] / committed[name]:.1f}x"
+            f"(i) {name}: a participant decodes {rates[name]:,.0f} records/s ({limit:,} records in batches of "
+            f"{batch:,}); the sink, 1 participant, commits {committed[name]:,.0f} records/s; decoding / committing "
+            f"{rates[name] / committed[name]:.1f}x"
         )
-    for name in ("Avro", "JSON Schema"):
+    for name in list(rates)[1:]:
         print(
             f"(i) {name} / JSON: decoding {rates[name] / rates['JSON']:.2f}x, committed rate "
             f"{committed[name] / committed['JSON']:.2f}x"
@@ -666,7 +667,7 @@ def main():
         help="which figures: a (raw consumer), b (sink), j (where "
         "the time goes), c (keyed), d (appending, with and without the table-services job), e (the table on MinIO, "
         "with b), f (the peer: Spark Structured Streaming into Hudi), g (memory against the backlog's size), h "
-        "(reading ahead against writing as rows arrive), i (Avro and JSON Schema against JSON)",
+        "(reading ahead against writing as rows arrive), i (Avro, JSON Schema and Protobuf against JSON)",
     )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
