@@ -560,9 +560,9 @@ def avro_figure(broker, topic, ends, args, root):
     import msgspec
     from confluent_kafka.serialization import MessageField, SerializationContext
 
-    from hudi_kafka_nb.avro_records import decode_avro
     from hudi_kafka_nb.dev.producers import send_events
     from hudi_kafka_nb.records import decode_batch
+    from hudi_kafka_nb.registry_records import decode_registry
     from hudi_kafka_nb.schema_registry import ConfluentRegistry, SchemaCache, registry_value_schema
     from hudi_kafka_nb.settings import load_config
     from hudi_kafka_nb.wiring import registry_format
@@ -595,7 +595,7 @@ def avro_figure(broker, topic, ends, args, root):
             schemas = SchemaCache(ConfluentRegistry(config), schema_format=schema_format)
             decoders[name] = (
                 read_records(broker.bootstrap_servers, framed_topic, framed_ends, limit),
-                lambda records, config=config, schemas=schemas: decode_avro(records, config, schemas),
+                lambda records, config=config, schemas=schemas: decode_registry(records, config, schemas),
             )
             folder = root / f"{value_format}-1"
             committed[name] = sink_rate(

@@ -72,7 +72,7 @@ def key_value(record: RawRecord, field: str):
 # %% ../nbs/09_changes.ipynb #c9ef3563
 def tombstone_change(record: RawRecord, config: SinkConfig, key_of=key_value) -> Change:
     """What a tombstone (a null value) writes: a delete of its message key's row (`key_of` reads the key: JSON here,
-    Avro in `12_avro_records`)."""
+    a registry's format in `12_registry_records`)."""
     key = key_of(record, config.record_key_field)
     if key is None:
         return Change(
@@ -102,8 +102,8 @@ def change_row(record: RawRecord, config: SinkConfig) -> Change:
 
 
 def envelope_change(envelope, record: RawRecord, config: SinkConfig, key_of=key_value) -> Change:
-    """What one change event's envelope (decoded from JSON, or from Avro in `12_avro_records`) writes; `key_of` reads
-    the message key."""
+    """What one change event's envelope (decoded from JSON, or from a registry's format in `12_registry_records`)
+    writes; `key_of` reads the message key."""
     op = envelope.get("op") if isinstance(envelope, dict) else None
     if op not in OPERATIONS:
         return Change(None, f"not a Debezium change event: op is {op!r}, not one of {sorted(OPERATIONS)}")

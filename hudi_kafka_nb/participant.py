@@ -67,9 +67,9 @@ class Participant:
         self.heartbeats = Heartbeats(self.id, channel, config.heartbeat_interval_s, clock)
         # the dead letters, once each; a service it waits for is back once they are delivered
         self.letters = LetterDelivery(config, dead_letters, delivered=self.heartbeats.back)
-        # how a batch of records becomes rows: JSON (06_records), Debezium's change events (09_changes), or Avro with
-        # the registry's schemas (12_avro_records, whose decoder the runtime hands in with its registry); route_regex:
-        # this table's records
+        # how a batch of records becomes rows: JSON (06_records), Debezium's change events (09_changes), or a registry's
+        # formats (12_registry_records, its decoder handed in by the runtime with its registry); route_regex: this
+        # table's records
         decode = routed_decoder(decode or (decode_changes if config.mirrors_changes else decode_batch), config)
         self.sleep = sleep  # pauses between tries of a service that is away
         self.reader = InstantReader(

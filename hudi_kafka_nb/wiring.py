@@ -16,7 +16,6 @@ from typing import Any
 
 import msgspec
 
-from hudi_kafka_nb.avro_records import decode_avro
 from hudi_kafka_nb.committer import HudiCommitter
 from hudi_kafka_nb.config import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
 from hudi_kafka_nb.coordinator import Coordinator
@@ -33,6 +32,7 @@ from hudi_kafka_nb.ports import CrashHook, no_crash
 from hudi_kafka_nb.preflight import admin_client, cluster_topics, data_partitions, matching_topics, preflight
 from hudi_kafka_nb.protobuf import PROTOBUF
 from hudi_kafka_nb.records import Decode
+from hudi_kafka_nb.registry_records import decode_registry
 from hudi_kafka_nb.routing import families, table_config
 from hudi_kafka_nb.schema_registry import (
     AVRO,
@@ -126,13 +126,13 @@ def with_registry_fields(config: SinkConfig, topics: Sequence[str] | None = None
 
 def registry_decoder(config: SinkConfig) -> Decode | None:
     """The participant's decoder of a registry's sink (Avro rows or Debezium's change events, JSON Schema rows):
-    `decode_avro` with a schema cache on the registry; None for others."""
+    `decode_registry` with a schema cache on the registry; None for others."""
     if not config.reads_registry:
         return None
     schemas = SchemaCache(
         ConfluentRegistry(config), envelope=config.mirrors_changes, schema_format=registry_format(config)
     )
-    return functools.partial(decode_avro, schemas=schemas)
+    return functools.partial(decode_registry, schemas=schemas)
 
 
 # %% ../nbs/61_wiring.ipynb #758a00f6

@@ -10,8 +10,8 @@ import random
 
 import msgspec
 
-from hudi_kafka_nb.avro_records import debezium_envelope
 from hudi_kafka_nb.reading import snapshot_rows
+from hudi_kafka_nb.registry_records import debezium_envelope
 from hudi_kafka_nb.storage import Table
 
 # %% auto #0
