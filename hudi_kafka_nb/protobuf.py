@@ -52,7 +52,7 @@ __all__ = [
 
 # %% ../nbs/12b_protobuf.ipynb #fe0b90cd
 def _known_file(name: str) -> FileDescriptor | None:
-    "A well-known file (google/protobuf/…, google/type/…) as the protobuf package (or Google's common protos) has it."
+    "A well-known file (google/protobuf/*, google/type/*) as the protobuf package, or Google's common protos, has it."
     try:
         return descriptor_pool.Default().FindFileByName(name)
     except KeyError:
