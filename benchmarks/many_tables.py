@@ -272,6 +272,15 @@ def cpu_per_process(before: dict, after: dict, seconds: float) -> dict[str, floa
     return {k: v for k, v in sorted(used.items()) if v >= 0.005}
 
 
+def role_threads(role: RoleProcess) -> int:
+    "Threads of a role's processes now: its Python's (each Kafka client has three or four) and its JVM's."
+    total = 0
+    for proc in role.tree():
+        with contextlib.suppress(psutil.Error):
+            total += proc.num_threads()
+    return total
+
+
 def parked_tables(log_path: Path) -> int:
     "How many tables' coordinators the protocol log shows parked (`park_idle_table_s`) and not started again since."
     last: dict[str, str] = {}
@@ -362,6 +371,7 @@ def stream_database(
         time.sleep(idle_s)
         idle = cpu_per_process(idle_from, dict(cpu), time.monotonic() - idle_start)
         memory_open = {r.name: r.memory_bytes() / 2**20 for r in roles}
+        threads_open = {r.name: role_threads(r) for r in roles}
         parked: dict = {}
         if park_s := float((settings or {}).get("park_idle_table_s", 0)):
             # every table parked: what the sink holds when no table changes (memory now, not the peak)
@@ -412,6 +422,7 @@ def stream_database(
         "commits": commits_between(root / "coordinator.log", streaming_at, drained_at),
         "peak_mib": {k: v / 2**20 for k, v in peak.items()},
         "open_mib": memory_open,
+        "open_threads": threads_open,
         "parked": parked,
         "woken_s": woken,
         "restarted": restarted,
@@ -484,7 +495,8 @@ def stream_report(r: dict) -> list[str]:
     lines.append(
         f"  idle (every table committed, nothing produced): {sum(r['idle_cores'].values()):.2f} cores ("
         + ", ".join(f"{k} {v:.2f}" for k, v in r["idle_cores"].items())
-        + f"); memory now {sum(r['open_mib'].values()):,.0f} MiB"
+        + f"); memory now {sum(r['open_mib'].values()):,.0f} MiB; threads "
+        + ", ".join(f"{k} {v:,}" for k, v in r["open_threads"].items())
     )
     if parked := r["parked"]:
         idle, now = sum(r["idle_cores"].values()), sum(parked["cores"].values())
