@@ -5,7 +5,9 @@
 # %% ../nbs/50_kafka.ipynb #9e9747f0
 from __future__ import annotations
 
+import contextlib
 import logging
+import queue
 import threading
 import time
 import uuid
@@ -38,6 +40,8 @@ log = logging.getLogger(__name__)
 __all__ = [
     "log",
     "CONTROL_FETCH_WAIT_MS",
+    "CONTROL_DELIVERY_S",
+    "ControlClients",
     "ControlChannel",
     "list_offsets",
     "BrokerView",
@@ -49,15 +53,15 @@ __all__ = [
 # %% ../nbs/50_kafka.ipynb #5781c831
 # how long the broker holds a control consumer's fetch that finds no event: Kafka's default
 CONTROL_FETCH_WAIT_MS = 500
+# how long a control event may wait for the broker's answer before its sender goes on without it
+CONTROL_DELIVERY_S = 15.0
 
 
-class ControlChannel:
-    "Send and receive control events on the one-partition control topic."
+class ControlClients:
+    """The producer and the consumer behind control channels: one pair for every channel a process opens with it (a
+    table host's hundreds of tables), the consumer's events handed to each channel of their topic by a thread."""
 
-    def __init__(self, config: SinkConfig, sender: str):
-        self.topic, self.sender = config.control, sender
-        self.backlog: list[ControlEvent] = []  # read while waiting for our HELLO: handed out by the next receive
-        self.table, self.foreign = config.table_identity, ForeignEvents(config.table_identity, config.control)
+    def __init__(self, config: SinkConfig, poll_s: float = 0.5):
         # A control event is worth sending only while it is fresh: bound how long one may wait for delivery,
         # so that a broker restart cannot leave a role blocked behind an undeliverable event.
         self.producer = Producer(
@@ -65,12 +69,92 @@ class ControlChannel:
                 config, **{"linger.ms": 0, "acks": "all", "message.timeout.ms": 10_000, "request.timeout.ms": 5_000}
             )
         )
-        # its one partition is assigned once, so a long wait delays nothing: an event ends it at once
+        # each partition is assigned once, so a long wait delays nothing: an event ends it at once
         wait_ms = max(config.fetch_wait_max_ms, CONTROL_FETCH_WAIT_MS)
         self.consumer = Consumer(
             consumer_settings(config, f"{config.group_id}-control", **{"fetch.wait.max.ms": wait_ms})
         )
-        self.consumer.assign([TopicPartition(self.topic, 0, OFFSET_END)])
+        self.inboxes: dict[str, list[queue.SimpleQueue]] = {}  # control topic → its channels' inboxes
+        self.lock = threading.Lock()
+        self.stopping, self.closed = threading.Event(), False
+        self.thread = threading.Thread(target=self._run, args=(poll_s,), name="control-consumer", daemon=True)
+        self.thread.start()
+
+    def open(self, topic: str) -> queue.SimpleQueue:
+        "An inbox of `topic`'s events from now on; its one partition read from the end the first time it is asked for."
+        inbox: queue.SimpleQueue = queue.SimpleQueue()
+        with self.lock:
+            if topic not in self.inboxes:
+                self.consumer.incremental_assign([TopicPartition(topic, 0, OFFSET_END)])
+            self.inboxes.setdefault(topic, []).append(inbox)
+        return inbox
+
+    def leave(self, topic: str, inbox: queue.SimpleQueue):
+        "`inbox` gets no more events; the partition is no longer read once no channel of its topic is left."
+        with self.lock:
+            if self.closed:  # a role that outlived its host's stop
+                return
+            inboxes = self.inboxes.get(topic, [])
+            if inbox in inboxes:
+                inboxes.remove(inbox)
+            if not inboxes and self.inboxes.pop(topic, None) is not None:
+                self.consumer.incremental_unassign([TopicPartition(topic, 0)])
+
+    def send(self, topic: str, value: bytes, timeout_s: float = CONTROL_DELIVERY_S) -> tuple[bool, list[KafkaError]]:
+        "Publish `value` to `topic`'s partition; whether the broker answered within `timeout_s`, and its refusals."
+        answered, refused = threading.Event(), []
+
+        def delivered(error, _message):
+            if error is not None:
+                refused.append(error)
+            answered.set()
+
+        self.producer.produce(topic, value, partition=0, on_delivery=delivered)
+        # not a flush: that would wait for every channel's events, a table's send held up by another's
+        deadline = time.monotonic() + timeout_s
+        while not answered.is_set() and (left := deadline - time.monotonic()) > 0:
+            self.producer.poll(min(0.05, left))
+        return answered.is_set(), refused
+
+    def _run(self, poll_s: float):
+        while not self.stopping.is_set():
+            try:
+                # `poll` returns at the first event; a batch read (`consume`) would wait out its whole timeout
+                first = self.consumer.poll(poll_s)
+                messages = [first, *self.consumer.consume(499, timeout=0)] if first is not None else []
+            except Exception as e:  # closed under it, or the client failed: said, and tried again unless stopping
+                if not self.stopping.is_set():
+                    log.warning("control consumer: %s", e)
+                    time.sleep(poll_s)
+                continue
+            with self.lock:
+                for message in messages:
+                    inboxes = self.inboxes.get(message.topic() or "")
+                    if inboxes is None and message.error() is not None:
+                        log.warning("control consumer: %s", message.error())
+                    for inbox in inboxes or ():
+                        inbox.put(message)
+
+    def close(self):
+        self.stopping.set()
+        self.thread.join(timeout=10)
+        self.producer.flush(10)
+        with self.lock:
+            self.closed = True
+            self.consumer.close()
+
+
+class ControlChannel:
+    """Send and receive control events on the one-partition control topic, through `clients` shared with other
+    channels, or clients of its own."""
+
+    def __init__(self, config: SinkConfig, sender: str, clients: ControlClients | None = None):
+        self.topic, self.sender = config.control, sender
+        self.backlog: list[ControlEvent] = []  # read while waiting for our HELLO: handed out by the next receive
+        self.table, self.foreign = config.table_identity, ForeignEvents(config.table_identity, config.control)
+        self.own_clients = clients is None  # closed with the channel
+        self.clients = clients or ControlClients(config)
+        self.inbox = self.clients.open(self.topic)
         self._wait_for_position()
 
     def _wait_for_position(self, timeout_s: float = 30.0):
@@ -89,14 +173,9 @@ class ControlChannel:
 
     def send(self, event: ControlEvent):
         "Publish `event` and wait until the broker has it."
-        stamped, refused = msgspec.structs.replace(event, sender=self.sender, table=self.table), []
-
-        def delivered(error, _message):
-            if error is not None:
-                refused.append(error)
-
-        self.producer.produce(self.topic, encode_event(stamped), partition=0, on_delivery=delivered)
-        if self.producer.flush(15):
+        stamped = msgspec.structs.replace(event, sender=self.sender, table=self.table)
+        answered, refused = self.clients.send(self.topic, encode_event(stamped))
+        if not answered:
             log.warning("control event %s not delivered yet", type(event).__name__)
         for error in refused:
             warn_unless_unauthorised(error, f"control event {type(event).__name__} not delivered to {self.topic}")
@@ -104,12 +183,12 @@ class ControlChannel:
     def receive(self, timeout_s: float = 0.1, max_events: int = 500) -> list[ControlEvent]:
         """Events that arrived since the last call (malformed ones logged and skipped), waiting up to `timeout_s` for
         the first: the wait ends when an event arrives."""
-        events, self.backlog = self.backlog, []
-        # a batch read (`consume`) waits out its whole timeout unless the batch fills; `poll` returns at the first event
-        first = None if events else self.consumer.poll(timeout_s)
-        messages = [first] if first is not None else []
-        if events or messages:  # and whatever else has come
-            messages += self.consumer.consume(max_events - 1, timeout=0)
+        events, self.backlog, messages = self.backlog, [], []
+        with contextlib.suppress(queue.Empty):
+            messages.append(self.inbox.get_nowait() if events else self.inbox.get(timeout=max(0.0, timeout_s)))
+        with contextlib.suppress(queue.Empty):  # and whatever else has come
+            while messages and len(messages) < max_events:
+                messages.append(self.inbox.get_nowait())
         for message in messages:
             if (error := message.error()) is not None:
                 warn_unless_unauthorised(error, f"control topic {self.topic}")
@@ -120,8 +199,9 @@ class ControlChannel:
         return events
 
     def close(self):
-        self.producer.flush(10)
-        self.consumer.close()
+        self.clients.leave(self.topic, self.inbox)
+        if self.own_clients:
+            self.clients.close()
 
 
 # %% ../nbs/50_kafka.ipynb #257bf38c

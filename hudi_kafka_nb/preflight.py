@@ -182,9 +182,13 @@ def ensure_sink_topics(config: SinkConfig, admin: AdminClient, role: str):
 
 
 # %% ../nbs/49_preflight.ipynb #42b38024
-def preflight(config: SinkConfig, role: str) -> AdminClient:
-    "Before a role starts: reach the broker with the sink's settings, create the sink's own topics, check every right."
-    admin = admin_client(config)
+def preflight(config: SinkConfig, role: str, admin: SinkAdmin | None = None) -> AdminClient:
+    """Before a role starts: reach the broker with the sink's settings, create the sink's own topics, check every right;
+    through `admin` (a table host's, shared by its tables) or an admin client of its own, which it returns."""
+    if admin is None:
+        admin = admin_client(config)
+    else:  # a refusal met by an earlier table's check is not this one's
+        admin.refusals.clear()
     # its first request refuses bad credentials and certificates at once; a topic it cannot see is left to the rights
     # check, which names every right missing on it, and the rest
     with contextlib.suppress(TopicNotVisible):

@@ -23,13 +23,20 @@ from hudi_kafka_nb.dead_letters import DeadLetterQueue
 from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.json_schema import JSON_SCHEMA
-from hudi_kafka_nb.kafka import BrokerView, ControlChannel, KafkaSource, RouteValues, end_offsets_by_table
+from hudi_kafka_nb.kafka import (
+    BrokerView,
+    ControlChannel,
+    ControlClients,
+    KafkaSource,
+    RouteValues,
+    end_offsets_by_table,
+)
 from hudi_kafka_nb.leftovers import decision_in_flight, keyed_write_in_flight
 from hudi_kafka_nb.meta_sync import open_meta_sync
 from hudi_kafka_nb.metrics import SinkMetrics
 from hudi_kafka_nb.participant import Participant
 from hudi_kafka_nb.ports import CrashHook, no_crash
-from hudi_kafka_nb.preflight import admin_client, cluster_topics, data_partitions, matching_topics, preflight
+from hudi_kafka_nb.preflight import SinkAdmin, admin_client, cluster_topics, data_partitions, matching_topics, preflight
 from hudi_kafka_nb.protobuf import PROTOBUF
 from hudi_kafka_nb.records import Decode
 from hudi_kafka_nb.registry_records import decode_registry
@@ -44,7 +51,7 @@ from hudi_kafka_nb.schema_registry import (
 )
 from hudi_kafka_nb.services_client import HudiTableServices
 from hudi_kafka_nb.setting_values import ConfigError
-from hudi_kafka_nb.settings import load_config
+from hudi_kafka_nb.settings import consumer_settings, load_config
 from hudi_kafka_nb.spark import spark_session
 from hudi_kafka_nb.storage import (
     COORDINATOR_STATUS_KEY,
@@ -74,6 +81,7 @@ __all__ = [
     "open_participant",
     "wait_for_table",
     "open_table_services",
+    "KafkaClients",
     "tables_at_rest",
     "open_table_host",
 ]
@@ -143,11 +151,14 @@ def open_coordinator(
     crash: CrashHook = no_crash,
     metrics: SinkMetrics | None = None,
     park_after_s: float = 0.0,
+    clients: KafkaClients | None = None,
 ) -> Coordinator:
     """A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing;
-    `metrics`: it reports there; `park_after_s`: a table host's, which starts a parked table again."""
+    `metrics`: it reports there; `park_after_s`: a table host's, which starts a parked table again; `clients`: Kafka
+    clients it shares with other tables' roles."""
     coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
-    admin = preflight(config, "coordinator")  # credentials, topics, rights: refused before anything starts
+    # credentials, topics, rights: refused before anything starts
+    admin = preflight(config, "coordinator", clients.admin(config) if clients else None)
     # an Avro sink's fields: the registry's schemas of its topics
     config = with_registry_fields(config, matching_topics(config, admin))
     # the table's store, with its settings: handed to every part that reaches it
@@ -170,7 +181,7 @@ def open_coordinator(
 
     return Coordinator(
         config,
-        ControlChannel(config, coordinator_id),
+        ControlChannel(config, coordinator_id, clients.control(config) if clients else None),
         table,
         broker,
         coordinator_id=coordinator_id,
@@ -183,14 +194,19 @@ def open_coordinator(
 
 # %% ../nbs/61_wiring.ipynb #5b4e34da
 def open_participant(
-    config: SinkConfig, participant_id: str | None = None, spark=None, metrics: SinkMetrics | None = None
+    config: SinkConfig,
+    participant_id: str | None = None,
+    spark=None,
+    metrics: SinkMetrics | None = None,
+    clients: KafkaClients | None = None,
 ) -> Participant:
     """A participant on the real broker and table: Kafka channel and data source, dead-letter producer, Hudi writer in
-    Spark; `metrics`: it reports there."""
+    Spark; `metrics`: it reports there; `clients`: Kafka clients it shares with other tables' roles."""
     participant_id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
     storage = storage_of(config)  # the table's store, with its settings: handed to every part that reaches it
     check_table_folder(config, storage)  # a participant of the wrong table would stall every commit of the right one
-    preflight(config, "participant")  # credentials, topics (created if missing: it may start first), every right
+    # credentials, topics (created if missing: it may start first), every right
+    preflight(config, "participant", clients.admin(config) if clients else None)
     writer = HudiWriter(
         HudiJava(spark or spark_session(f"participant {participant_id}", table_path=storage), config, storage)
     )
@@ -198,7 +214,7 @@ def open_participant(
     dead_letters = DeadLetterQueue.for_config(config, participant_id)
     participant = Participant(
         config,
-        ControlChannel(config, participant_id),
+        ControlChannel(config, participant_id, clients.control(config) if clients else None),
         KafkaSource(config, participant_id),
         observed.dead_letters(dead_letters) if observed else dead_letters,
         writer,
@@ -259,6 +275,42 @@ def open_table_services(
     )
 
 
+# %% ../nbs/61_wiring.ipynb #a1c0ffee
+class KafkaClients:
+    "The Kafka clients a table host's tables share: an admin client and control clients for each set of Kafka settings."
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.admins: dict[str, SinkAdmin] = {}
+        self.controls: dict[str, ControlClients] = {}
+
+    @staticmethod
+    def _key(config: SinkConfig) -> str:
+        # what the clients are made of (the consumer's fetch settings included), secrets as they resolve now
+        return repr(sorted(consumer_settings(config, "").items()))
+
+    def admin(self, config: SinkConfig) -> SinkAdmin:
+        with self.lock:
+            key = self._key(config)
+            if key not in self.admins:
+                self.admins[key] = admin_client(config)
+            return self.admins[key]
+
+    def control(self, config: SinkConfig) -> ControlClients:
+        with self.lock:
+            key = self._key(config)
+            if key not in self.controls:
+                self.controls[key] = ControlClients(config)
+            return self.controls[key]
+
+    def close(self):
+        with self.lock:
+            for clients in self.controls.values():
+                clients.close()
+            self.controls.clear()
+            self.admins.clear()
+
+
 # %% ../nbs/61_wiring.ipynb #9e8a7d27
 def tables_at_rest(tables: dict[str, SinkConfig], admin) -> dict[str, dict[tuple[str, int], int]]:
     "Those of `tables` that may start parked, with each partition's next offset."
@@ -281,20 +333,28 @@ def open_table_host(
     """`role` for every table of a sink of several tables, in this process and one Spark; `crash`: every coordinator's
     crash hook (tests)."""
 
+    clients = KafkaClients()
+
     def open_parking_coordinator(table: SinkConfig, coordinator_id: str, spark=None) -> Coordinator:
         "A table's coordinator that parks it when idle (`26_coordinator`): the host starts it again."
         return open_coordinator(
-            table, coordinator_id, spark=spark, crash=crash, metrics=metrics, park_after_s=table.park_idle_table_s
+            table,
+            coordinator_id,
+            spark=spark,
+            crash=crash,
+            metrics=metrics,
+            park_after_s=table.park_idle_table_s,
+            clients=clients,
         )
 
     openers: dict[str, Callable[..., Any]] = {
         "coordinator": open_parking_coordinator,
-        "participant": functools.partial(open_participant, metrics=metrics),
+        "participant": functools.partial(open_participant, metrics=metrics, clients=clients),
         "table_services": functools.partial(open_table_services, metrics=metrics),
     }
     if role not in openers:
         raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")
-    open_role, admin = openers[role], admin_client(config)
+    open_role, admin = openers[role], clients.admin(config)
     sessions: list = []
     lock = threading.Lock()
 
@@ -321,9 +381,10 @@ def open_table_host(
         for family, own in families(config).items()
     }
 
-    def close_scans():
+    def close_clients():
         for scan in scans.values():
             scan.close()
+        clients.close()  # after every table's roles stopped (`TableHost.stop`)
 
     return TableHost(
         role,
@@ -336,7 +397,7 @@ def open_table_host(
         end_offsets=lambda tables: end_offsets_by_table(tables, admin),
         # table services run on: only the roles of the protocol park
         at_rest=(lambda tables: tables_at_rest(tables, admin)) if role != "table_services" else lambda tables: {},
-        cleanup=close_scans,
+        cleanup=close_clients,
         # a table whose coordinator failed says so where its status is read (reading.coordinator_status)
         report=lambda table, status: (
             status_writer(storage_of(table), COORDINATOR_STATUS_KEY)(status) if role == "coordinator" else None
