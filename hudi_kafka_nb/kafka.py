@@ -153,7 +153,7 @@ class ControlChannel:
         self.backlog: list[ControlEvent] = []  # read while waiting for our HELLO: handed out by the next receive
         self.table, self.foreign = config.table_identity, ForeignEvents(config.table_identity, config.control)
         self.own_clients = clients is None  # closed with the channel
-        self.clients = clients or ControlClients(config)
+        self.clients = clients if clients is not None else ControlClients(config)
         self.inbox = self.clients.open(self.topic)
         self._wait_for_position()
 
@@ -234,7 +234,8 @@ class BrokerView:
     "Partitions and watermarks of the data topics, from the broker."
 
     def __init__(self, config: SinkConfig, admin: AdminClient | None = None):
-        self.config, self.admin = config, admin or admin_client(config)
+        # `is None`: an idle client is false (its length is its queue's)
+        self.config, self.admin = config, admin if admin is not None else admin_client(config)
         self._partitions = data_partitions(config, self.admin)  # refuses missing topics before anything starts
         self._earliest: dict[tuple[str, int], int] = {}
         self._ends: dict[tuple[str, int], int] = {}

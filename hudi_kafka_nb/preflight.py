@@ -117,7 +117,8 @@ def data_topics(config: SinkConfig, topics: dict) -> list[str]:
 
 def data_partitions(config: SinkConfig, admin: AdminClient | None = None) -> list[tuple[str, int]]:
     "Every (topic, partition) of the data topics; `ConfigError` naming any topic that does not exist."
-    topics = _topic_metadata(admin or admin_client(config), config)
+    # `is None`, not `or`: a client's truth is its queue's length, so an idle one would be passed over for a new one
+    topics = _topic_metadata(admin if admin is not None else admin_client(config), config)
     missing = [t for t in config.topics if t not in topics or topics[t].error is not None]
     if missing:
         raise ConfigError(
