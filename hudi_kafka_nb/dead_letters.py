@@ -51,6 +51,7 @@ class DeadLetterQueue:
         positions=None,
         new_producer: Callable[[bool], Any] | None = None,
         group: str = "",
+        new_positions: Callable[[], Any] | None = None,
     ):
         self.producer, self.topic, self.participant_id, self.max_bytes, self.table = (
             producer,
@@ -60,7 +61,9 @@ class DeadLetterQueue:
             table,
         )
         # a consumer of the letters' group, never subscribed; None: at least once
-        self.positions, self.group = positions, group
+        self.positions, self.group, self.exactly_once = positions, group, positions is not None
+        # another of them, once `let_go` closed it
+        self.new_positions = new_positions
         # a transactional producer (one letter per batch, or batched), to replace one that failed
         self.new_producer = new_producer
         self.ready = False  # the transactional producer has registered its transactional.id
@@ -95,19 +98,39 @@ class DeadLetterQueue:
                 }
             )
 
-        positions = Consumer(consumer_settings(config, config.dead_letter_group, **{"client.id": participant_id}))
+        def new_positions():
+            return Consumer(consumer_settings(config, config.dead_letter_group, **{"client.id": participant_id}))
+
         queue = cls(
             transactional(False),
             config.dead_letters,
             participant_id,
             config.dead_letter_max_bytes,
             table=config.table_name,
-            positions=positions,
+            positions=new_positions(),
             new_producer=transactional,
             group=config.dead_letter_group,
+            new_positions=new_positions,
         )
         queue.register(config.broker_wait_s)
+        queue.let_go()
         return queue
+
+    def let_go(self):
+        """Close the producer and the consumer until the next letter: registered, the id has ended what a killed process
+        left open, and a table that letters nothing holds no Kafka client (a table host's hundreds of tables)."""
+        if not self.exactly_once or self.new_producer is None or self.new_positions is None or self.producer is None:
+            return
+        self.producer.flush(10)
+        self.positions.close()
+        self.producer, self.positions, self.ready = None, None, False
+
+    def _open(self):
+        "The producer and the consumer again, after `let_go`."
+        if self.producer is None and self.new_producer is not None:
+            self.producer, self.ready = self.new_producer(self.one_by_one), False
+        if self.positions is None and self.new_positions is not None:
+            self.positions = self.new_positions()
 
     def register(self, timeout_s: float) -> bool:
         """Register the transactional id (which ends what a killed process of this participant left open, so that others
@@ -130,8 +153,9 @@ class DeadLetterQueue:
         """Where the letters of each partition end: every bad record before that offset has its letter in the topic. A
         group coordinator that is moving or still loading (a broker restarted, a group asked for the first time) is
         asked again within `timeout_s`."""
-        if self.positions is None or not partitions:
+        if not self.exactly_once or not partitions:
             return {}
+        self._open()
         deadline = clock() + timeout_s
         while True:
             try:
@@ -155,7 +179,8 @@ class DeadLetterQueue:
         """Deliver `letters` (with transactions, and `ends` as their partitions' new positions); how many were not
         delivered."""
         messages = [dead_letter_message(letter, self.participant_id, self.max_bytes, self.table) for letter in letters]
-        if self.positions is None:
+        self._open()
+        if not self.exactly_once:
             for key, value, headers in messages:
                 self._produce(key, value, headers)
             return self.flush(timeout_s)
@@ -299,12 +324,13 @@ class DeadLetterQueue:
     def flush(self, timeout_s: float) -> int:
         """Wait for every letter sent without a transaction; the number not delivered (still queued or refused) since
         the last flush."""
-        left = self.producer.flush(timeout_s)
+        left = self.producer.flush(timeout_s) if self.producer is not None else 0
         failed, self.failed = self.failed, 0
         return left + failed
 
     def close(self):
-        self.producer.flush(10)
+        if self.producer is not None:
+            self.producer.flush(10)
         if self.positions is not None:
             self.positions.close()
 
