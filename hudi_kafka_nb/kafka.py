@@ -11,6 +11,7 @@ import queue
 import threading
 import time
 import uuid
+import zlib
 
 import msgspec
 from confluent_kafka import (
@@ -41,6 +42,7 @@ __all__ = [
     "log",
     "CONTROL_FETCH_WAIT_MS",
     "CONTROL_DELIVERY_S",
+    "CONTROL_PRODUCERS",
     "ControlClients",
     "ControlChannel",
     "list_offsets",
@@ -55,20 +57,23 @@ __all__ = [
 CONTROL_FETCH_WAIT_MS = 500
 # how long a control event may wait for the broker's answer before its sender goes on without it
 CONTROL_DELIVERY_S = 15.0
+# producers of a table host's control clients: librdkafka sends one partition per produce request, and a broker answers
+# a connection's requests one at a time, so the events of hundreds of control topics queue behind each other on one
+CONTROL_PRODUCERS = 8
 
 
 class ControlClients:
-    """The producer and the consumer behind control channels: one pair for every channel a process opens with it (a
-    table host's hundreds of tables), the consumer's events handed to each channel of their topic by a thread."""
+    """The producers and the consumer behind control channels: shared by every channel a process opens with them (a
+    table host's hundreds of tables), each topic's events sent by one of `producers`, the consumer's events handed to
+    each channel of their topic by a thread."""
 
-    def __init__(self, config: SinkConfig, poll_s: float = 0.5):
+    def __init__(self, config: SinkConfig, poll_s: float = 0.5, producers: int = 1):
         # A control event is worth sending only while it is fresh: bound how long one may wait for delivery,
         # so that a broker restart cannot leave a role blocked behind an undeliverable event.
-        self.producer = Producer(
-            client_settings(
-                config, **{"linger.ms": 0, "acks": "all", "message.timeout.ms": 10_000, "request.timeout.ms": 5_000}
-            )
+        settings = client_settings(
+            config, **{"linger.ms": 0, "acks": "all", "message.timeout.ms": 10_000, "request.timeout.ms": 5_000}
         )
+        self.producers = [Producer(settings) for _ in range(producers)]
         # each partition is assigned once, so a long wait delays nothing: an event ends it at once
         wait_ms = max(config.fetch_wait_max_ms, CONTROL_FETCH_WAIT_MS)
         self.consumer = Consumer(
@@ -109,11 +114,13 @@ class ControlClients:
                 refused.append(error)
             answered.set()
 
-        self.producer.produce(topic, value, partition=0, on_delivery=delivered)
+        # a topic's events always through the same producer, in the order sent
+        producer = self.producers[zlib.crc32(topic.encode()) % len(self.producers)]
+        producer.produce(topic, value, partition=0, on_delivery=delivered)
         # not a flush: that would wait for every channel's events, a table's send held up by another's
         deadline = time.monotonic() + timeout_s
         while not answered.is_set() and (left := deadline - time.monotonic()) > 0:
-            self.producer.poll(min(0.05, left))
+            producer.poll(min(0.05, left))
         return answered.is_set(), refused
 
     def _run(self, poll_s: float):
@@ -138,7 +145,8 @@ class ControlClients:
     def close(self):
         self.stopping.set()
         self.thread.join(timeout=10)
-        self.producer.flush(10)
+        for producer in self.producers:
+            producer.flush(10)
         with self.lock:
             self.closed = True
             self.consumer.close()

@@ -74,7 +74,8 @@ def admin_client(config: SinkConfig) -> SinkAdmin:
             refusals.append(error)
 
     try:
-        admin = SinkAdmin(client_settings(config, error_cb=on_error))
+        # a look-up of one topic that does not exist must not create it (brokers auto-create by default)
+        admin = SinkAdmin(client_settings(config, **{"allow.auto.create.topics": False}, error_cb=on_error))
     except KafkaException as e:
         raise ConfigError(f"setting 'kafka': librdkafka refuses it: {e.args[0].str()}") from None
     admin.refusals = refusals
@@ -90,12 +91,13 @@ def _refused(admin: AdminClient, config: SinkConfig):
         )
 
 
-def _topic_metadata(admin: AdminClient, config: SinkConfig):
-    "The cluster's topics; waits up to `broker_wait_s` for a broker that does not answer (one restarting, say)."
+def _topic_metadata(admin: AdminClient, config: SinkConfig, topic: str | None = None):
+    """The cluster's topics, or `topic` alone; waits up to `broker_wait_s` for a broker that does not answer (one
+    restarting, say)."""
     deadline = time.monotonic() + config.broker_wait_s
     while True:
         try:
-            return admin.list_topics(timeout=min(2, max(1, config.broker_wait_s))).topics
+            return admin.list_topics(topic=topic, timeout=min(2, max(1, config.broker_wait_s))).topics
         except KafkaException as e:
             _refused(admin, config)
             if time.monotonic() >= deadline:
@@ -118,9 +120,13 @@ def data_topics(config: SinkConfig, topics: dict) -> list[str]:
 def data_partitions(config: SinkConfig, admin: AdminClient | None = None) -> list[tuple[str, int]]:
     "Every (topic, partition) of the data topics; `ConfigError` naming any topic that does not exist."
     # `is None`, not `or`: a client's truth is its queue's length, so an idle one would be passed over for a new one
-    topics = _topic_metadata(admin if admin is not None else admin_client(config), config)
+    admin = admin if admin is not None else admin_client(config)
+    # one topic (each table of a database): its own metadata, not the cluster's, asked at every instant of every table
+    one = config.topics[0] if len(config.topics) == 1 else None
+    topics = _topic_metadata(admin, config, one)
     missing = [t for t in config.topics if t not in topics or topics[t].error is not None]
     if missing:
+        topics = _topic_metadata(admin, config) if one else topics  # the error names topics that exist
         raise ConfigError(
             f"setting 'topics': topic(s) {missing} do not exist on {config.bootstrap_servers}; create them or fix the "
             f"setting (existing: {sorted(t for t in topics if not t.startswith('__'))[:20]})"

@@ -11,6 +11,7 @@ import os
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.json_schema import JSON_SCHEMA
 from hudi_kafka_nb.kafka import (
+    CONTROL_PRODUCERS,
     BrokerView,
     ControlChannel,
     ControlClients,
@@ -73,6 +75,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "log",
     "TABLE_WAIT_S",
+    "ADMIN_CLIENTS",
     "status_writer",
     "registry_format",
     "with_registry_fields",
@@ -276,12 +279,18 @@ def open_table_services(
 
 
 # %% ../nbs/61_wiring.ipynb #a1c0ffee
+# admin clients of a table host, each table's look-ups through one of them: a broker answers a connection's requests in
+# turn, and 500 coordinators' look-ups through one admin client waited past broker_wait_s
+ADMIN_CLIENTS = 4
+
+
 class KafkaClients:
-    "The Kafka clients a table host's tables share: an admin client and control clients for each set of Kafka settings."
+    """The Kafka clients a table host's tables share: admin clients (`ADMIN_CLIENTS`) and control clients for each set
+    of Kafka settings."""
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.admins: dict[str, SinkAdmin] = {}
+        self.admins: dict[str, list[SinkAdmin]] = {}
         self.controls: dict[str, ControlClients] = {}
 
     @staticmethod
@@ -290,17 +299,18 @@ class KafkaClients:
         return repr(sorted(consumer_settings(config, "").items()))
 
     def admin(self, config: SinkConfig) -> SinkAdmin:
+        "A table's admin client: the same for the same table name, one of a few for all."
         with self.lock:
             key = self._key(config)
             if key not in self.admins:
-                self.admins[key] = admin_client(config)
-            return self.admins[key]
+                self.admins[key] = [admin_client(config) for _ in range(ADMIN_CLIENTS)]
+            return self.admins[key][zlib.crc32(config.table_name.encode()) % ADMIN_CLIENTS]
 
     def control(self, config: SinkConfig) -> ControlClients:
         with self.lock:
             key = self._key(config)
             if key not in self.controls:
-                self.controls[key] = ControlClients(config)
+                self.controls[key] = ControlClients(config, producers=CONTROL_PRODUCERS)
             return self.controls[key]
 
     def close(self):
