@@ -31,7 +31,7 @@ from hudi_kafka_nb.messages import ControlEvent, Hello, PartitionStart, decode_e
 from hudi_kafka_nb.ports import ForeignEvents
 from hudi_kafka_nb.preflight import admin_client, data_partitions, data_topics
 from hudi_kafka_nb.records import RawRecord
-from hudi_kafka_nb.rights import warn_unless_unauthorised
+from hudi_kafka_nb.rights import UNAUTHORISED, warn_unless_unauthorised
 from hudi_kafka_nb.routing import field_reader
 from hudi_kafka_nb.settings import client_settings, consumer_settings
 
@@ -82,8 +82,8 @@ class ControlClients:
         self.inboxes: dict[str, list[queue.SimpleQueue]] = {}  # control topic → its channels' inboxes
         self.lock = threading.Lock()
         self.stopping, self.closed = threading.Event(), False
+        # started by the first channel: no error of the consumer's first requests comes before an inbox takes it
         self.thread = threading.Thread(target=self._run, args=(poll_s,), name="control-consumer", daemon=True)
-        self.thread.start()
 
     def open(self, topic: str) -> queue.SimpleQueue:
         "An inbox of `topic`'s events from now on; its one partition read from the end the first time it is asked for."
@@ -92,6 +92,8 @@ class ControlClients:
             if topic not in self.inboxes:
                 self.consumer.incremental_assign([TopicPartition(topic, 0, OFFSET_END)])
             self.inboxes.setdefault(topic, []).append(inbox)
+            if self.thread.ident is None:
+                self.thread.start()
         return inbox
 
     def leave(self, topic: str, inbox: queue.SimpleQueue):
@@ -136,15 +138,23 @@ class ControlClients:
                 continue
             with self.lock:
                 for message in messages:
-                    inboxes = self.inboxes.get(message.topic() or "")
-                    if inboxes is None and message.error() is not None:
-                        log.warning("control consumer: %s", message.error())
-                    for inbox in inboxes or ():
+                    for inbox in self._inboxes_of(message):
                         inbox.put(message)
+
+    def _inboxes_of(self, message) -> list[queue.SimpleQueue]:
+        "The inboxes `message` goes to: its topic's; a right the clients lack (the control group's), every channel's."
+        error, inboxes = message.error(), self.inboxes.get(message.topic() or "")
+        if inboxes is not None or error is None:
+            return inboxes or []
+        if error.code() in UNAUTHORISED:  # each channel's role stops on it, as a lone channel's did
+            return [inbox for each in self.inboxes.values() for inbox in each]
+        log.warning("control consumer: %s", error)
+        return []
 
     def close(self):
         self.stopping.set()
-        self.thread.join(timeout=10)
+        if self.thread.ident is not None:
+            self.thread.join(timeout=10)
         for producer in self.producers:
             producer.flush(10)
         with self.lock:
@@ -163,7 +173,11 @@ class ControlChannel:
         self.own_clients = clients is None  # closed with the channel
         self.clients = clients if clients is not None else ControlClients(config)
         self.inbox = self.clients.open(self.topic)
-        self._wait_for_position()
+        try:
+            self._wait_for_position()
+        except BaseException:  # refused (a right it lacks): its clients are not left polling
+            self.close()
+            raise
 
     def _wait_for_position(self, timeout_s: float = 30.0):
         nonce, deadline = uuid.uuid4().hex, time.monotonic() + timeout_s
