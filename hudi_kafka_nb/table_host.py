@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -17,7 +18,17 @@ from hudi_kafka_nb.routing import table_configs
 from hudi_kafka_nb.setting_values import ConfigError
 
 # %% auto #0
-__all__ = ["log", "OpenRole", "EndOffsets", "WAKE_CHECK_S", "OPENING_AT_ONCE", "TableRun", "TableHost"]
+__all__ = [
+    "log",
+    "OpenRole",
+    "EndOffsets",
+    "WAKE_CHECK_S",
+    "OPENING_AT_ONCE",
+    "COMMITS_AT_ONCE",
+    "TableRun",
+    "TableHost",
+    "TakingTurns",
+]
 
 # %% ../nbs/60_table_host.ipynb #2b3ec717
 log = logging.getLogger(__name__)
@@ -239,3 +250,26 @@ class TableHost:
             }
             for name, run in sorted(self.tables.items())
         }
+
+
+# %% ../nbs/60_table_host.ipynb #7a0b1c2e
+# tables of a host that commit or roll back at once: one per core, each commit's Spark jobs run in turn anyway
+COMMITS_AT_ONCE = max(2, os.cpu_count() or 2)
+
+
+class TakingTurns:
+    "A table (`Table`) whose commits and rollbacks each wait for one of `turns`, shared by a host's tables."
+
+    def __init__(self, table, turns: threading.Semaphore):
+        self.table, self.turns = table, turns
+
+    def __getattr__(self, name: str):
+        return getattr(self.table, name)
+
+    def commit(self, *args, **kwargs):
+        with self.turns:
+            return self.table.commit(*args, **kwargs)
+
+    def rollback(self, instant: str):
+        with self.turns:
+            return self.table.rollback(instant)

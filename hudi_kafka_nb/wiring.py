@@ -63,7 +63,7 @@ from hudi_kafka_nb.storage import (
     storage_of,
     table_storage,
 )
-from hudi_kafka_nb.table_host import TableHost
+from hudi_kafka_nb.table_host import COMMITS_AT_ONCE, TableHost, TakingTurns
 from hudi_kafka_nb.table_identity import TableError, check_table, check_table_folder, table_properties
 from hudi_kafka_nb.table_services import TableServices
 from hudi_kafka_nb.timeline import committed_offsets, pending_instants
@@ -155,10 +155,11 @@ def open_coordinator(
     metrics: SinkMetrics | None = None,
     park_after_s: float = 0.0,
     clients: KafkaClients | None = None,
+    turns: threading.Semaphore | None = None,
 ) -> Coordinator:
     """A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing;
     `metrics`: it reports there; `park_after_s`: a table host's, which starts a parked table again; `clients`: Kafka
-    clients it shares with other tables' roles."""
+    clients it shares with other tables' roles; `turns`: its commits take turns with theirs (`60_table_host`)."""
     coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
     # credentials, topics, rights: refused before anything starts
     admin = preflight(config, "coordinator", clients.admin(config) if clients else None)
@@ -174,7 +175,8 @@ def open_coordinator(
     observed = metrics.role("coordinator", config.table_name, coordinator_id) if metrics else None
     hudi = HudiJava(spark, config, storage)
     # the table in its catalog, if asked for: kept in step after each commit, outside it (55_meta_sync)
-    table = FencedTable(storage, HudiCommitter(hudi, open_meta_sync(hudi, observe=observed)))
+    fenced = FencedTable(storage, HudiCommitter(hudi, open_meta_sync(hudi, observe=observed)))
+    table = TakingTurns(fenced, turns) if turns is not None else fenced
     write_status = status_writer(storage, COORDINATOR_STATUS_KEY)
 
     def publish(status: dict):
@@ -343,7 +345,7 @@ def open_table_host(
     """`role` for every table of a sink of several tables, in this process and one Spark; `crash`: every coordinator's
     crash hook (tests)."""
 
-    clients = KafkaClients()
+    clients, turns = KafkaClients(), threading.Semaphore(COMMITS_AT_ONCE)
 
     def open_parking_coordinator(table: SinkConfig, coordinator_id: str, spark=None) -> Coordinator:
         "A table's coordinator that parks it when idle (`26_coordinator`): the host starts it again."
@@ -355,6 +357,7 @@ def open_table_host(
             metrics=metrics,
             park_after_s=table.park_idle_table_s,
             clients=clients,
+            turns=turns,
         )
 
     openers: dict[str, Callable[..., Any]] = {
