@@ -65,7 +65,9 @@ CONTROL_PRODUCERS = 8
 class ControlClients:
     """The producers and the consumer behind control channels: shared by every channel a process opens with them (a
     table host's hundreds of tables), each topic's events sent by one of `producers`, the consumer's events handed to
-    each channel of their topic by a thread."""
+    each channel of their topic by a thread. A thread of each producer serves its delivery reports: a sender waits on
+    its own event's answer, asleep, where hundreds of senders each polling the producer kept a process's threads busy
+    taking turns at the interpreter (500 tables' heartbeats timed out that way)."""
 
     def __init__(self, config: SinkConfig, poll_s: float = 0.5, producers: int = 1):
         # A control event is worth sending only while it is fresh: bound how long one may wait for delivery,
@@ -82,6 +84,12 @@ class ControlClients:
         self.inboxes: dict[str, list[queue.SimpleQueue]] = {}  # control topic → its channels' inboxes
         self.lock = threading.Lock()
         self.stopping, self.closed = threading.Event(), False
+        self.delivering = [
+            threading.Thread(target=self._deliver, args=(producer,), name="control-deliveries", daemon=True)
+            for producer in self.producers
+        ]
+        for thread in self.delivering:
+            thread.start()
         # started by the first channel: no error of the consumer's first requests comes before an inbox takes it
         self.thread = threading.Thread(target=self._run, args=(poll_s,), name="control-consumer", daemon=True)
 
@@ -120,10 +128,13 @@ class ControlClients:
         producer = self.producers[zlib.crc32(topic.encode()) % len(self.producers)]
         producer.produce(topic, value, partition=0, on_delivery=delivered)
         # not a flush: that would wait for every channel's events, a table's send held up by another's
-        deadline = time.monotonic() + timeout_s
-        while not answered.is_set() and (left := deadline - time.monotonic()) > 0:
-            producer.poll(min(0.05, left))
+        answered.wait(timeout_s)
         return answered.is_set(), refused
+
+    def _deliver(self, producer: Producer, poll_s: float = 0.2):
+        "Serve `producer`'s delivery reports (their callbacks answer each sender) until the clients close."
+        while not self.stopping.is_set():
+            producer.poll(poll_s)  # returns as soon as it has served one
 
     def _run(self, poll_s: float):
         while not self.stopping.is_set():
@@ -153,8 +164,9 @@ class ControlClients:
 
     def close(self):
         self.stopping.set()
-        if self.thread.ident is not None:
-            self.thread.join(timeout=10)
+        for thread in (self.thread, *self.delivering):
+            if thread.ident is not None:
+                thread.join(timeout=10)
         for producer in self.producers:
             producer.flush(10)
         with self.lock:
