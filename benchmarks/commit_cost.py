@@ -5,7 +5,11 @@ its size. One process drives one table the way the coordinator does (`FencedTabl
 rows, `FencedTable.commit`: the upsert of the staged rows with Hudi's write client, then Hudi's commit with the metadata
 table, then the metadata table's services) with small instants of a database table's Debezium changes, merge-on-read
 then copy-on-write, and prints each step's wall time, the CPU its Spark JVM spent and the Spark stages it ran (medians
-over the commits after the first few, once the JVM has warmed up).
+over the commits after the first few, once the JVM has warmed up). Each table type three ways in the one run, taking
+turns (`WAYS`): Spark's write client writing and committing (what the coordinator did before, and does where Spark lacks
+Hudi's Java client), Spark's writing and the Java client committing (what it does with large instants), the Java client
+writing and committing (small instants); each way's whole commit as a ratio of Spark's, and each table checked equal to
+its source.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import psutil
 
 from hudi_kafka_nb.changes import decode_changes
 from hudi_kafka_nb.committer import HudiCommitter
-from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable
+from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_of, mirror_ok
 from hudi_kafka_nb.fenced_table import FencedTable
 from hudi_kafka_nb.hudi import HudiJava
 from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
@@ -66,45 +70,84 @@ class Meter:
         return lines
 
 
-def commit_cost(spark, root: Path, table_type: str, commits: int, changes: int, skip: int) -> list[str]:
-    "`commits` instants of about `changes` Debezium changes each into a new table; the steps' medians."
-    settings = {k: v for k, v in CDC_SETTINGS.items() if k != "hudi_options"}
-    path = root / table_type.lower()
-    config = load_config(
-        bootstrap_servers="127.0.0.1:1",
-        topics=["shop.public.customers"],
-        table_path=str(path),
-        table_name="customers",
-        **{**settings, "table_type": table_type},
-    )
-    hudi = HudiJava(spark, config)
-    committer = HudiCommitter(hudi)
-    table, writer = FencedTable(path, committer), HudiWriter(hudi)
-    table.take_over("commit-cost")
-    meter = Meter(spark)
-    for name in ("start an instant", "upsert of the staged rows", "Hudi's commit, metadata table"):
-        meter.readings[name] = []  # printed in the order a commit takes them
-    meter.wrap(committer, "write_staged", "upsert of the staged rows")
-    meter.wrap(committer, "commit", "Hudi's commit, metadata table")
-    meter.wrap(committer, "metadata_table_services", "  of which its services")
-    source, offset = SourceTable(seed=1), 0
-    events = source.snapshot(changes)
-    for n in range(commits):
-        instant = meter.measure("start an instant", table.start_instant)
-        events = events if n == 0 else source.changes(changes)
-        records = [RawRecord(config.topics[0], 0, offset + i, 0, k, v) for i, (k, v) in enumerate(events)]
+WAYS = {
+    "Spark": "Hudi's Spark write client writes and commits (where Spark lacks the Java client)",
+    "Spark write, Java commit": "Spark's client writes the staged rows, Hudi's Java client commits (large instants)",
+    "Java": "Hudi's Java client writes the staged rows and commits (small instants)",
+}
+
+
+class Driver:
+    "One table driven as the coordinator drives it, one of `WAYS`, its steps measured."
+
+    def __init__(self, spark, root: Path, table_type: str, way: str):
+        settings = {k: v for k, v in CDC_SETTINGS.items() if k != "hudi_options"}
+        path = root / f"{table_type.lower()}-{list(WAYS).index(way)}"
+        self.config = load_config(
+            bootstrap_servers="127.0.0.1:1",
+            topics=["shop.public.customers"],
+            table_path=str(path),
+            table_name="customers",
+            **{**settings, "table_type": table_type},
+        )
+        hudi = HudiJava(spark, self.config)
+        self.committer = committer = HudiCommitter(hudi)
+        if way == "Spark":
+            committer.commit_client.close()
+            committer.commit_client = None
+        elif way == "Spark write, Java commit":
+            committer.JAVA_WRITE_MAX_RECORDS = 0
+        self.table, self.writer = FencedTable(path, committer), HudiWriter(hudi)
+        self.table.take_over("commit-cost")
+        self.meter = meter = Meter(spark)
+        for name in ("start an instant", "upsert of the staged rows", "Hudi's commit, metadata table"):
+            meter.readings[name] = []  # printed in the order a commit takes them
+        meter.wrap(committer, "write_staged", "upsert of the staged rows")
+        meter.wrap(committer, "commit", "Hudi's commit, metadata table")
+        meter.wrap(committer, "metadata_table_services", "  of which its services")
+        self.offset, self.events = 0, []
+
+    def commit(self, events: list):
+        "One instant of these Debezium change events, staged as a participant stages them, then committed."
+        config, table = self.config, self.table
+        instant = self.meter.measure("start an instant", table.start_instant)
+        records = [RawRecord(config.topics[0], 0, self.offset + i, 0, k, v) for i, (k, v) in enumerate(events)]
         rows = decode_changes(records, config).rows
         if not rows.num_rows:
             raise RuntimeError(f"none of the {len(events)} changes decoded: nothing to commit")
-        staged = writer.write(rows, instant)  # a participant's part: Parquet in the table's store
-        progress = [PartitionProgress(config.topics[0], 0, offset, offset + len(events), len(events))]
-        offset += len(events)
+        staged = self.writer.write(rows, instant)  # a participant's part: Parquet in the table's store
+        progress = [PartitionProgress(config.topics[0], 0, self.offset, self.offset + len(events), len(events))]
+        self.offset += len(events)
+        self.events += events
         checkpoint = Checkpoint(epoch=table.epoch, coordinator_id="commit-cost", partitions=progress)
-        meter.measure("whole commit", table.commit, instant, checkpoint, [], "commit-cost", staged_files=staged.staged)
-    table.close()
-    return [f"{table_type}, {commits} commits of about {changes} changes (medians, the first {skip} left out):"] + (
-        meter.report(skip)
+        self.meter.measure(
+            "whole commit", table.commit, instant, checkpoint, [], "commit-cost", staged_files=staged.staged
+        )
+
+
+def commit_cost(spark, root: Path, table_type: str, commits: int, changes: int, skip: int) -> list[str]:
+    """`commits` instants of about `changes` Debezium changes each into a table for each of `WAYS`, the ways taking
+    turns (the JVM's warming up shared alike); each way's steps' medians, its whole commit's CPU as a ratio of Spark's,
+    and whether each table ends equal to its source."""
+    drivers = {way: Driver(spark, root, table_type, way) for way in WAYS}
+    source = SourceTable(seed=1)
+    for n in range(commits):
+        events = source.snapshot(changes) if n == 0 else source.changes(changes)
+        for driver in drivers.values():
+            driver.commit(events)
+    lines, whole = [], {}
+    for way, driver in drivers.items():
+        driver.table.close()
+        check = compare_mirror(driver.config.table_path, mirror_of(driver.events))
+        whole[way] = statistics.median(r[1] for r in driver.meter.readings["whole commit"][skip:])
+        lines += [f"{table_type}, {WAYS[way]}; equal to its source: {mirror_ok(check)} {check}"]
+        lines += driver.meter.report(skip)
+    spark_cpu = whole["Spark"]
+    lines.append(
+        f"{table_type}, {commits} commits of about {changes} changes (medians, the first {skip} left out), a whole "
+        "commit's JVM CPU / Spark's: " + ", ".join(f"{way} {cpu / spark_cpu:.2f}x" for way, cpu in whole.items())
     )
+    return lines
 
 
 def main():

@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from py4j.protocol import Py4JJavaError
+
 from hudi_kafka_nb.config import WriteMode
 from hudi_kafka_nb.hudi import HudiJava, coordinator_options, create_or_open_table, java_list
 from hudi_kafka_nb.messages import FailedRecord
@@ -59,10 +61,14 @@ class HudiCommitter:
     """The coordinator's Hudi write client: start, write staged records into, commit and roll back instants; table
     services inline."""
 
+    # staged instants of up to this many records are written by Hudi's Java client on one thread, larger ones by Spark
+    JAVA_WRITE_MAX_RECORDS = 20_000
+
     def __init__(self, hudi: HudiJava, meta_sync: MetaSync | None = None):
         self.hudi = hudi
         self.properties = create_or_open_table(hudi)
         self.client = self._new_client()
+        self.commit_client = self._new_commit_client()
         # the catalog's copy of the table (55_meta_sync): synced as the table opens, and after each commit
         self.meta_sync = meta_sync
         if meta_sync:
@@ -74,6 +80,30 @@ class HudiCommitter:
     def _new_client(self):
         return self.hudi.write_client(coordinator_options(self.hudi.config, self.hudi.avro_schema))
 
+    def _new_commit_client(self):
+        "Hudi's Java write client, which commits (*A commit without Spark jobs*, above); None where Spark lacks it."
+        try:
+            client = self.hudi.java_write_client(coordinator_options(self.hudi.config, self.hudi.avro_schema))
+        except Py4JJavaError as e:
+            # Hudi's Java engine has fewer indexes than Spark's (no bucket index, no record index)
+            log.info(
+                "commits run Spark jobs: Hudi's Java write client refuses the table's settings: %s", java_reason(e)
+            )
+            return None
+        if client is None:
+            log.warning(
+                "Hudi's Java write client (hudi-java-client) is not on Spark's classpath: commits run Spark jobs"
+            )
+        return client
+
+    def _renew_clients(self):
+        "New write clients: they hold the table's schema, and the views of it they built."
+        self.client.close()
+        self.client = self._new_client()
+        if self.commit_client is not None:
+            self.commit_client.close()
+            self.commit_client = self._new_commit_client()
+
     @property
     def write_mode(self) -> WriteMode:
         return self.hudi.config.write_mode
@@ -83,8 +113,7 @@ class HudiCommitter:
         change)."""
         if not self.hudi.use_value_schema(value_schema):
             return
-        self.client.close()
-        self.client = self._new_client()
+        self._renew_clients()
         if self.overlap_client is not None:
             self.overlap_client.close()
             self.overlap_client = None
@@ -98,8 +127,7 @@ class HudiCommitter:
             # the table-services job changes the table between our instants (compactions, cleans, the metadata table's
             # own compaction), and a long-lived client keeps reading the views it built before: an upsert's index lookup
             # then misses keys and inserts them a second time. A client per instant sees the table as it is.
-            self.client.close()
-            self.client = self._new_client()
+            self._renew_clients()
         instant = self.client.startCommit()
         # staged files of earlier instants are garbage now: those instants were committed or rolled back (a participant
         # that stages into one of them later finds it closed and deletes its file itself)
@@ -111,7 +139,7 @@ class HudiCommitter:
         inflight ones)."""
         meta = self.hudi.meta_client()
         meta.getActiveTimeline().transitionRequestedToInflight(meta.getCommitActionType(), instant)
-        self.client.preWrite(instant, self.hudi.write_operation(), meta)
+        self._pre_write(instant, meta)
         self.opened = instant
         return instant
 
@@ -139,17 +167,23 @@ class HudiCommitter:
 
     def write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
         """Insert or upsert the records participants staged for `instant` with Hudi's write client; its serialized write
-        statuses."""
+        statuses. Up to `JAVA_WRITE_MAX_RECORDS` records are written by the Java client (*Small instants*, above)."""
         hudi_java, hudi = self.hudi.H, self.hudi
         if not staged_files:
             return []
         records = self.staged_records(instant, staged_files)
-        written = (
-            self.client.upsert(records, instant)
-            if hudi.config.write_operation == "upsert"
-            else self.client.insert(records, instant)
+        few = None if self.commit_client is None else records.take(self.JAVA_WRITE_MAX_RECORDS + 1)
+        client, records = (
+            (self.commit_client, few)
+            if few is not None and few.size() <= self.JAVA_WRITE_MAX_RECORDS
+            else (self.client, records)
         )
-        statuses = hudi.jvm.java.util.ArrayList(written.collect())
+        written = (
+            client.upsert(records, instant)
+            if hudi.config.write_operation == "upsert"
+            else client.insert(records, instant)
+        )
+        statuses = hudi.jvm.java.util.ArrayList(written if client is self.commit_client else written.collect())
         return [bytes(hudi_java.common.util.SerializationUtils.serialize(statuses))]
 
     def failed_records(self, write_statuses: list[bytes], limit: int = 1000) -> tuple[int, list[FailedRecord]]:
@@ -205,11 +239,12 @@ class HudiCommitter:
         statuses = jvm.java.util.ArrayList()
         for blob in write_statuses:
             statuses.addAll(hudi_java.common.util.SerializationUtils.deserialize(bytearray(blob)))
-        rdd = self.hudi.jsc.parallelize(statuses, 1)
+        extra = hudi_java.common.util.Option.of(self.hudi.java_map(extra_metadata))
         try:
-            committed = bool(
-                self.client.commit(instant, rdd, hudi_java.common.util.Option.of(self.hudi.java_map(extra_metadata)))
-            )
+            if self.commit_client is None:
+                committed = bool(self.client.commit(instant, self.hudi.jsc.parallelize(statuses, 1), extra))
+            else:
+                committed = bool(self.commit_client.commit(instant, statuses, extra))
         except Exception as e:
             # Hudi runs the inline table services (clean, clustering, archival) inside commit, once the instant is
             # complete: their failure raises here, yet the commit stands. A completed instant is committed; its services
@@ -222,6 +257,9 @@ class HudiCommitter:
                 java_reason(e),
             )
             committed = True
+        if committed:
+            # the Spark client started the instant and beats its heart (multi-writer); a commit ends the beat
+            self.client.getHeartbeatClient().stop(instant)
         self.hudi.storage.delete_all(staging_key(instant))
         if committed:
             try:
@@ -299,7 +337,14 @@ class HudiCommitter:
         # its own heartbeat stopped with its process
         if self.hudi.config.multi_writer:
             self.client.getHeartbeatClient().start(instant)
-        self.client.preWrite(instant, self.hudi.write_operation(), self.hudi.meta_client())
+        self._pre_write(instant, self.hudi.meta_client())
+
+    def _pre_write(self, instant: str, meta):
+        """What Hudi's clients note as an instant's write begins: its operation (the commit's metadata says it) and,
+        with several writers, the instants a commit checks for conflicts."""
+        self.client.preWrite(instant, self.hudi.write_operation(), meta)
+        if self.commit_client is not None:
+            self.commit_client.preWrite(instant, self.hudi.write_operation(), meta)
 
     def is_completed(self, instant: str) -> bool:
         return self.hudi.is_completed(instant)
@@ -308,5 +353,7 @@ class HudiCommitter:
         if self.meta_sync:
             self.meta_sync.close()
         self.client.close()
+        if self.commit_client is not None:
+            self.commit_client.close()
         if self.overlap_client is not None:
             self.overlap_client.close()

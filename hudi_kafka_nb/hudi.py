@@ -9,6 +9,7 @@ import logging
 
 import msgspec
 import pyarrow as pa
+from py4j.java_gateway import JavaClass
 
 from hudi_kafka_nb.config import SinkConfig, WriteMode
 from hudi_kafka_nb.records import data_schema, in_table_order
@@ -236,6 +237,16 @@ class HudiJava:
     def write_client(self, options: dict[str, str]):
         "A Hudi `SparkRDDWriteClient` with these write settings (close it when done)."
         return self.H.client.SparkRDDWriteClient(self.engine_context(), self.write_config(options))
+
+    def java_write_client(self, options: dict[str, str]):
+        """A Hudi `HoodieJavaWriteClient` with these write settings, whose work runs on the calling thread with no Spark
+        job (close it when done); None where Spark's classpath lacks `hudi-java-client` (a Spark the user started)."""
+        if not isinstance(self.H.client.HoodieJavaWriteClient, JavaClass):
+            return None
+        context = self.H.client.common.HoodieJavaEngineContext(self.storage_conf)
+        # the table's file views are read from the store: no timeline server of its own beside the Spark client's
+        config = self.write_config({**options, "hoodie.embed.timeline.server": "false"})
+        return self.H.client.HoodieJavaWriteClient(context, config)
 
     def write_operation(self):
         "Hudi's `WriteOperationType` for the `write_operation` setting."
