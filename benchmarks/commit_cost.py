@@ -73,7 +73,7 @@ class Meter:
 WAYS = {
     "Spark": "Hudi's Spark write client writes and commits (where Spark lacks the Java client)",
     "Spark write, Java commit": "Spark's client writes the staged rows, Hudi's Java client commits (large instants)",
-    "Java": "Hudi's Java client writes the staged rows and commits (small instants)",
+    "Java": "Hudi's Java client writes the staged rows (merge-on-read: Spark's) and commits (small instants)",
 }
 
 

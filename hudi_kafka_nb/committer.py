@@ -61,7 +61,8 @@ class HudiCommitter:
     """The coordinator's Hudi write client: start, write staged records into, commit and roll back instants; table
     services inline."""
 
-    # staged instants of up to this many records are written by Hudi's Java client on one thread, larger ones by Spark
+    # staged instants of up to this many records (copy-on-write) are written by Hudi's Java client on one thread, larger
+    # ones by Spark
     JAVA_WRITE_MAX_RECORDS = 20_000
 
     def __init__(self, hudi: HudiJava, meta_sync: MetaSync | None = None):
@@ -167,12 +168,14 @@ class HudiCommitter:
 
     def write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
         """Insert or upsert the records participants staged for `instant` with Hudi's write client; its serialized write
-        statuses. Up to `JAVA_WRITE_MAX_RECORDS` records are written by the Java client (*Small instants*, above)."""
+        statuses. Up to `JAVA_WRITE_MAX_RECORDS` records of a copy-on-write table are written by the Java client (*Small
+        instants*, above)."""
         hudi_java, hudi = self.hudi.H, self.hudi
         if not staged_files:
             return []
         records = self.staged_records(instant, staged_files)
-        few = None if self.commit_client is None else records.take(self.JAVA_WRITE_MAX_RECORDS + 1)
+        by_java = self.commit_client is not None and hudi.config.table_type == "COPY_ON_WRITE"
+        few = records.take(self.JAVA_WRITE_MAX_RECORDS + 1) if by_java else None
         client, records = (
             (self.commit_client, few)
             if few is not None and few.size() <= self.JAVA_WRITE_MAX_RECORDS
