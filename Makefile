@@ -212,7 +212,8 @@ benchmark-ingest: setup .jars/spark-kafka/.resolved
 benchmark-tables: setup
 	$(PYTHON) benchmarks/many_tables.py $(ARGS)
 
-# What one small commit of one table costs the coordinator, step by step (about 3 minutes on 2 cores).
+# What one small commit of one table costs the coordinator, step by step, each way it can write and commit (Hudi's
+# Java client, Spark's), in turn in one run (about 7 minutes on 2 cores).
 benchmark-commit: setup
 	$(PYTHON) benchmarks/commit_cost.py $(ARGS)
 
