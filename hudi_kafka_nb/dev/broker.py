@@ -113,6 +113,15 @@ def kafka_uuid() -> str:
     return text
 
 
+def _only(acl):
+    "A filter matching exactly one ACL binding."
+    from confluent_kafka.admin import AclBindingFilter
+
+    return AclBindingFilter(
+        acl.restype, acl.name, acl.resource_pattern_type, acl.principal, acl.host, acl.operation, acl.permission_type
+    )
+
+
 class EmbeddedBroker(EmbeddedServer):
     """Apache Kafka (one KRaft node) on free loopback ports, for development and tests; restartable on the same log
     directory."""
@@ -165,17 +174,26 @@ class EmbeddedBroker(EmbeddedServer):
     def grant(self, acls):
         "Create ACL bindings (`confluent_kafka.admin.AclBinding`), e.g. those of `preflight.sink_acls`."
         self._as_operator("create_acls", list(acls))
+        self._until_acls_apply(acls, present=True)
 
     def revoke(self, acls):
-        from confluent_kafka.admin import AclBindingFilter
+        "Delete ACL bindings, as `grant` created them."
+        self._as_operator("delete_acls", [_only(a) for a in acls])
+        self._until_acls_apply(acls, present=False)
 
-        filters = [
-            AclBindingFilter(
-                a.restype, a.name, a.resource_pattern_type, a.principal, a.host, a.operation, a.permission_type
-            )
-            for a in acls
-        ]
-        self._as_operator("delete_acls", filters)
+    def _until_acls_apply(self, acls, present: bool, timeout_s: float = 30.0):
+        """Wait until the broker's own authorizer holds (or no longer holds) each binding. The controller answers once
+        the change is in the metadata log; the broker applies it a moment later, and a client may meet the old rights
+        in between."""
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+        deadline = time.monotonic() + timeout_s
+        for acl in acls:
+            while bool(admin.describe_acls(_only(acl)).result()) != present:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"the broker still {'lacks' if present else 'holds'} {acl} after {timeout_s:.0f}s"
+                    )
+                time.sleep(0.1)
 
     def client_settings(self, user: str, password: str) -> dict[str, str]:
         """The `kafka` setting a sink needs to reach the SASL_SSL listener as `user` (`password` as given, ideally a
