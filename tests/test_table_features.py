@@ -486,3 +486,38 @@ def test_local_tables_are_written_by_hadoops_file_system_without_a_chmod_process
 
     assert (mode(tmp_path / "folder"), mode(tmp_path / "folder" / "file")) == ("0o755", "0o644")
     assert (tmp_path / "folder" / ".file.crc").exists()
+
+
+def test_a_local_folder_lists_as_hadoop_lists_it(tmp_path, spark):
+    """Our file system lists a folder with a `stat` an entry (43_spark): each entry's status is Hadoop's own (path,
+    size, folder or not, time, owner, permission), names that a URI quotes or that hold a colon too."""
+    jvm = spark._jvm
+    fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI("file:///"), spark._jsc.hadoopConfiguration())
+    for name in ["20261204093500123.commit", "a b%c", "x:y", "part=1", ".hoodie_partition_metadata"]:
+        (tmp_path / name).write_text(name)
+    (tmp_path / "sub folder").mkdir()
+    (tmp_path / "a b%c").chmod(0o600)
+    (tmp_path / "link").symlink_to(tmp_path / "part=1")
+    folder = jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}")
+    hadoop = jvm.org.apache.hadoop.fs.RawLocalFileSystem()
+    hadoop.initialize(jvm.java.net.URI("file:///"), spark._jsc.hadoopConfiguration())
+
+    def statuses(listing):
+        return sorted(
+            (
+                s.getPath().toString(),
+                s.getLen(),
+                s.isDirectory(),
+                s.getModificationTime(),
+                s.getOwner(),
+                s.getGroup(),
+                s.getPermission().toShort(),
+            )
+            for s in listing
+        )
+
+    ours = statuses(fs.getRawFileSystem().listStatus(folder))
+    assert ours == statuses(hadoop.listStatus(folder)) and len(ours) == 7, ours
+    assert statuses(fs.listStatus(jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/x:y"))) == statuses(
+        hadoop.listStatus(jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/x:y"))
+    )

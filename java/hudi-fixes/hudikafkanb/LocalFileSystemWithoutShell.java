@@ -1,11 +1,20 @@
 package hudikafkanb;
 
+import java.io.File;
 import java.io.IOException;
+import java.net.URI;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.LocalFileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
@@ -25,6 +34,12 @@ import org.apache.hadoop.io.nativeio.NativeIO;
  * It also reads through a buffer of at most 64 KiB. Hudi opens each HFile of its metadata table with the file system's
  * block size as the buffer (32 MiB locally), dozens in a commit, for files of a few KiB: each open a fresh array the
  * size of a block for the garbage collector. The page cache buffers a local disk; large reads bypass the buffer anyway.
+ *
+ * And it lists a folder with one `stat` an entry. Hadoop's listing builds five paths an entry (each a URI parsed) and
+ * stats it four times, then runs `ls -ld` in a process of its own when a caller asks an entry's owner or permission;
+ * Hudi lists its timeline's folder, a few hundred files, a dozen times in every commit, for the names alone: half
+ * of a small commit's CPU went there. The statuses are the ones Hadoop gives (the same paths, sizes, times, owners
+ * and permissions), read at once.
  */
 public class LocalFileSystemWithoutShell extends LocalFileSystem {
 
@@ -50,6 +65,51 @@ public class LocalFileSystemWithoutShell extends LocalFileSystem {
       }
       Files.setPosixFilePermissions(pathToFile(path).toPath(), posix(permission));
     }
+
+    @Override
+    public FileStatus[] listStatus(Path path) throws IOException {
+      File folder = pathToFile(path);
+      if (!folder.isDirectory()) {
+        return super.listStatus(path); // a file, or nothing: Hadoop's own answer (or its FileNotFoundException)
+      }
+      String parent = new Path(folder.getAbsolutePath()).makeQualified(getUri(), getWorkingDirectory()).toString();
+      long blockSize = getDefaultBlockSize(path);
+      List<FileStatus> statuses = new ArrayList<>();
+      try (DirectoryStream<java.nio.file.Path> entries = Files.newDirectoryStream(folder.toPath())) {
+        for (java.nio.file.Path entry : entries) {
+          String name = entry.getFileName().toString();
+          PosixFileAttributes attributes;
+          try {
+            attributes = Files.readAttributes(entry, PosixFileAttributes.class); // through a link, as Hadoop's
+          } catch (NoSuchFileException gone) {
+            continue; // deleted since the folder was read, as Hadoop skips it
+          }
+          statuses.add(new FileStatus(attributes.size(), attributes.isDirectory(), 1, blockSize,
+              attributes.lastModifiedTime().toMillis(), 0, mode(attributes.permissions()),
+              attributes.owner().getName(), attributes.group().getName(), child(parent, name)));
+        }
+      }
+      return statuses.toArray(new FileStatus[0]);
+    }
+  }
+
+  /** Names a URI takes as they are (most of a table's: digits, letters, dots, dashes, underscores, `=`). */
+  static final Pattern PLAIN_NAME = Pattern.compile("[A-Za-z0-9._=-]+");
+
+  /** The path of `name` in the qualified folder `parent`, as Hadoop's listing names it. */
+  static Path child(String parent, String name) {
+    if (PLAIN_NAME.matcher(name).matches() && !name.equals(".") && !name.equals("..")) {
+      return new Path(URI.create(parent.endsWith("/") ? parent + name : parent + "/" + name));
+    }
+    return new Path(new Path(parent), new Path(null, null, name)); // Hadoop's own way: quoting, colons
+  }
+
+  static FsPermission mode(Set<PosixFilePermission> bits) {
+    int mode = 0;
+    for (PosixFilePermission bit : bits) {
+      mode |= 0400 >> bit.ordinal(); // OWNER_READ ... OTHERS_EXECUTE, in the order of the mode's bits
+    }
+    return new FsPermission((short) mode);
   }
 
   static Set<PosixFilePermission> posix(FsPermission permission) {
