@@ -286,8 +286,9 @@ class HudiCommitter:
         this the metadata table never compacts while the sink runs, and the data table's archival, which waits for that
         compaction, never archives. Between instants, with nothing pending, no delta commit of the metadata table can
         start before its compaction and end after it: hudi-rs 0.5 misreads a metadata table where one did and was
-        archived since (it finds files that cleaning deleted)."""
-        return metadata_table_services(self.hudi, self.client, opened)
+        archived since (it finds files that cleaning deleted). Through the Java client where there is one: no Spark
+        engine to set up."""
+        return metadata_table_services(self.hudi, self.commit_client or self.client, opened)
 
     def rollback(self, instant: str) -> bool:
         "Roll back a pending instant with Hudi (its files deleted through their markers), and what was staged for it."
