@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +28,8 @@ __all__ = [
     "LAUNCHING",
     "run_role",
     "crash_at",
+    "run_notebook",
+    "unix_socket_kernel_manager",
     "jobs_dir",
     "tree_memory",
     "RoleProcess",
@@ -60,6 +61,52 @@ def crash_at(point: str) -> CrashHook:
             os._exit(137)
 
     return crash if point else no_crash
+
+
+def run_notebook(role: str, output: str, params_file: str, cwd: str):
+    """The role's notebook under papermill, as `papermill <notebook> <output> -f <params_file> --log-output --cwd <cwd>`
+    runs it, with a kernel reached over Unix sockets (`unix_socket_kernel_manager`)."""
+    import tempfile
+
+    import nbclient
+    import papermill
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")  # what papermill's command sets: cells' output
+    with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
+        try:
+            papermill.execute_notebook(
+                str(jobs_dir() / f"{role}.ipynb"),
+                output,
+                parameters=yaml.safe_load(Path(params_file).read_text()),
+                progress_bar=False,
+                log_output=True,
+                cwd=cwd,
+                kernel_manager_class=unix_socket_kernel_manager(Path(sockets)),
+            )
+        except nbclient.exceptions.DeadKernelError:  # papermill's command exits so for a kernel that died
+            logging.exception("the kernel died")
+            sys.exit(138)
+
+
+def unix_socket_kernel_manager(folder: Path):
+    """Jupyter's kernel manager, with the kernel's five channels on Unix sockets in `folder` (this kernel's alone). Over
+    TCP, Jupyter picks each port by binding a free one and letting it go, and the kernel binds it again a moment later:
+    meanwhile another process can take it (another kernel, or any client's outgoing connection: they share the range),
+    and the kernel dies with "Address already in use". Jupyter's own name for the sockets is relative to the working
+    folder, which roles share: a folder of each kernel's own has no race."""
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class UnixSocketKernelManager(AsyncKernelManager):
+        @default("transport")
+        def _default_transport(self):
+            return "ipc"
+
+        @default("ip")
+        def _default_ip(self):
+            return str(folder / "channel")
+
+    return UnixSocketKernelManager
 
 
 # %% ../../nbs/77_roles.ipynb #1400e8dd
@@ -105,21 +152,8 @@ class RoleProcess:
         self.params = {**params, "stop_file": str(self.stop_file), "role_id": params.get("role_id") or self.name}
         self.process: subprocess.Popen | None = None
 
-    # Jupyter picks a kernel's ports by binding and releasing them, then the kernel binds them again: kernels launched
-    # at the same moment can pick the same port and one dies ("Address already in use"). Launches from this process are
-    # spaced by this many seconds, longer than a kernel takes to bind its ports.
-    KERNEL_LAUNCH_GAP_S, _last_kernel_launch = 3.0, 0.0
-
-    def _space_kernel_launches(self):
-        wait = RoleProcess._last_kernel_launch + self.KERNEL_LAUNCH_GAP_S - time.monotonic()
-        if wait > 0:
-            time.sleep(wait)
-        RoleProcess._last_kernel_launch = time.monotonic()
-
     def start(self) -> RoleProcess:
         self.stop_file.unlink(missing_ok=True)
-        if not self.direct:
-            self._space_kernel_launches()
         params_file = self.workdir / f"{self.name}.params.yaml"
         owner_only(params_file).write_text(yaml.safe_dump(self.params))
         for path in (self.output, self.log_path):
@@ -134,15 +168,11 @@ class RoleProcess:
         else:
             command = [
                 sys.executable,
-                "-m",
-                "papermill",
-                str(jobs_dir() / f"{self.role}.ipynb"),
+                "-c",
+                "import sys; from hudi_kafka_nb.dev.roles import run_notebook; run_notebook(*sys.argv[1:])",
+                self.role,
                 str(self.output),
-                "-f",
                 str(params_file),
-                "--log-output",
-                "--no-progress-bar",
-                "--cwd",
                 str(self.workdir),
             ]
         with open(self.log_path, "ab") as out:
