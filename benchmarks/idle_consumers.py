@@ -4,7 +4,7 @@ A participant reads each of its tables through a consumer of the table's own, so
 polls while nothing is produced. One embedded broker, one single-partition topic a table, nothing produced: the CPU the
 broker and the clients spend over a minute, and the clients' threads, with a consumer per table in each of two
 participants, then with one consumer a participant assigned every table's partition (the way a participant's tables
-could share one). Consumers take the sink's fetch settings (`consumer_settings`'s defaults).
+could share one). Consumers take the participants' settings (`consumer_settings`).
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ from __future__ import annotations
 import argparse
 import time
 
-import msgspec
 import psutil
 from confluent_kafka import Consumer, TopicPartition
 
-from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
+from hudi_kafka_nb.settings import consumer_settings, load_config
 
 PARTICIPANTS = 2
 
@@ -47,17 +46,16 @@ def main():
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=60)
     args = parser.parse_args()
-    defaults = {f.name: f.default for f in msgspec.structs.fields(SinkConfig)}
-    settings = {
-        "group.id": "idle-consumers",
-        "enable.auto.commit": False,
-        "fetch.wait.max.ms": defaults["fetch_wait_max_ms"],
-        "fetch.max.bytes": defaults["fetch_max_bytes"],
-        "max.partition.fetch.bytes": defaults["max_partition_fetch_bytes"],
-    }
     broker = EmbeddedBroker().start()
     try:
-        settings["bootstrap.servers"] = broker.bootstrap_servers
+        config = load_config(
+            bootstrap_servers=broker.bootstrap_servers,
+            topics=["table-0"],
+            table_path="/tmp/unused",
+            table_name="t",
+            value_schema={"id": "string"},
+        )
+        settings = consumer_settings(config, "idle-consumers")  # the participants' own
         partitions = [TopicPartition(f"table-{i}", 0, 0) for i in range(args.tables)]
         for partition in partitions:
             create_topic(broker.bootstrap_servers, partition.topic, 1)

@@ -98,7 +98,7 @@ public class LocalFileSystemWithoutShell extends LocalFileSystem {
 
   /** The path of `name` in the qualified folder `parent`, as Hadoop's listing names it. */
   static Path child(String parent, String name) {
-    if (PLAIN_NAME.matcher(name).matches() && !name.equals(".") && !name.equals("..")) {
+    if (PLAIN_NAME.matcher(name).matches()) { // a folder's stream never names "." or ".."
       return new Path(URI.create(parent.endsWith("/") ? parent + name : parent + "/" + name));
     }
     return new Path(new Path(parent), new Path(null, null, name)); // Hadoop's own way: quoting, colons
