@@ -55,6 +55,11 @@ class EmbeddedRegistry(EmbeddedServer):
             "-Dquarkus.http.host=127.0.0.1",
             f"-Dquarkus.http.port={self.port}",
             "-Dquarkus.log.level=WARN",
+            # the pool opens one connection to the H2 file, not twenty, and waits for it as long as a loaded machine
+            # takes after a kill (Agroal's 5 s failed a restart under a full test suite)
+            "-D%prod.quarkus.datasource.jdbc.initial-size=1",
+            "-D%prod.quarkus.datasource.jdbc.min-size=1",
+            "-D%prod.quarkus.datasource.jdbc.acquisition-timeout=60S",
             "-jar",
             str(registry_app()),
         ]

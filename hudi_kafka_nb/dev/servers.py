@@ -102,13 +102,18 @@ class EmbeddedServer:
     ) -> Self:
         """Launch the server's process until `serves()` says it answers (False: the process exited first). A port is
         chosen free by binding and releasing it, and another process may bind it before the server does: a server that
-        never served tries another port; one that has keeps its port, which its clients know."""
+        never served tries another port; one that has keeps its port, which its clients know, and is launched there
+        again (a restart after a kill that failed under load: the registry's once timed out opening its database)."""
         for attempt in itertools.count(1):
             self.process = launch()
             if serves():
                 break
-            if self.has_run or attempt >= attempts:
+            if attempt >= attempts:
                 raise RuntimeError(f"{what} did not start on port {self.port}")
+            stop_process(self.process, kill=True)
+            if self.has_run:
+                log.warning("%s did not serve on port %d; launching it there again", what, self.port)
+                continue
             log.warning("%s exited before it served; trying another port", what)
             self.port = free_port()
         self.has_run = True
