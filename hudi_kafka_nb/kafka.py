@@ -5,6 +5,7 @@
 # %% ../nbs/50_kafka.ipynb #9e9747f0
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import queue
@@ -18,6 +19,7 @@ from confluent_kafka import (
     OFFSET_BEGINNING,
     OFFSET_END,
     Consumer,
+    ConsumerGroupTopicPartitions,
     IsolationLevel,
     KafkaError,
     KafkaException,
@@ -43,12 +45,17 @@ __all__ = [
     "CONTROL_FETCH_WAIT_MS",
     "CONTROL_DELIVERY_S",
     "CONTROL_PRODUCERS",
+    "DATA_POLL_S",
     "ControlClients",
     "ControlChannel",
     "list_offsets",
     "BrokerView",
     "end_offsets_by_table",
+    "raw_record",
     "KafkaSource",
+    "SharedSource",
+    "DataLane",
+    "DataClients",
     "RouteValues",
 ]
 
@@ -340,6 +347,11 @@ def end_offsets_by_table(tables: dict[str, SinkConfig], admin: AdminClient) -> d
 
 
 # %% ../nbs/50_kafka.ipynb #5df6e144
+def raw_record(m) -> RawRecord:
+    "A consumer's record (a message without error: its topic, partition and offset are set) as the participant's."
+    return RawRecord(m.topic() or "", m.partition() or 0, m.offset() or 0, m.timestamp()[1], m.key(), m.value())
+
+
 class KafkaSource:
     "The data topics as one participant reads them, through a consumer of the sink's group (`DataSource`)."
 
@@ -366,12 +378,8 @@ class KafkaSource:
         records = []
         for m in self.consumer.consume(max_records, timeout=timeout_s):
             error = m.error()
-            if error is None:  # a record: its topic, partition and offset are set
-                records.append(
-                    RawRecord(
-                        m.topic() or "", m.partition() or 0, m.offset() or 0, m.timestamp()[1], m.key(), m.value()
-                    )
-                )
+            if error is None:
+                records.append(raw_record(m))
             elif error.code() != KafkaError._PARTITION_EOF:
                 warn_unless_unauthorised(error, f"{self.reader} reading {m.topic()}")
         return records
@@ -398,6 +406,266 @@ class KafkaSource:
 
     def close(self):
         self.consumer.close()
+
+
+# %% ../nbs/50_kafka.ipynb #dc7da22e
+# records of a table a shared consumer holds for its participant: above either bound, its partitions are paused until
+# the participant has read (the bounds of one read; a dedicated consumer's queue holds up to 64 MB)
+class SharedSource:
+    """A table's data partitions as a participant in a table host reads them (`DataSource`), through the host's shared
+    consumers (`DataClients`): a consumer's thread puts the table's records in an inbox of its own, and `read` takes
+    them from there."""
+
+    def __init__(self, clients: DataClients, config: SinkConfig, reader: str):
+        self.clients, self.reader, self.group = clients, reader, config.group_id
+        self.max_records, self.max_bytes = config.max_batch_records, config.max_partition_fetch_bytes
+        self.lane: DataLane | None = None  # the shared consumer its partitions are assigned to
+        self.partitions: set[tuple[str, int]] = set()
+        # guarded by `lane.lock`: paused for pacing (`pause`), paused while the inbox is over its bounds
+        self.paced: set[tuple[str, int]] = set()
+        self.held_back = False
+        # guarded by `arrived`: what the consumer fetched for it and where each partition stands after it
+        self.arrived = threading.Condition()
+        # RawRecords, and a partition's errors as (topic, KafkaError) for `read` to raise or log
+        self.inbox: collections.deque = collections.deque()
+        self.inbox_bytes = 0
+        self.pending: collections.Counter = collections.Counter()  # partition → its records in the inbox
+        self.fetched_to: dict[tuple[str, int], int] = {}  # the consumer's position after the last record put in
+
+    def assign(self, starts: list[PartitionStart]):
+        "Read these partitions from these offsets, none of them paused; nothing fetched before is handed out."
+        self.clients.assign(self, starts)
+
+    def unassign(self):
+        self.clients.assign(self, [])
+
+    def read(self, max_records: int, timeout_s: float) -> list[RawRecord]:
+        "Up to `max_records` from the inbox, once it holds as many or after `timeout_s`, as a consumer's batch read."
+        deadline = time.monotonic() + timeout_s
+        taken: list[RawRecord | tuple[str, KafkaError]] = []
+        with self.arrived:
+            while len(self.inbox) < max_records and (left := deadline - time.monotonic()) > 0:
+                self.arrived.wait(left)
+            while self.inbox and len(taken) < max_records:
+                item = self.inbox.popleft()
+                if isinstance(item, RawRecord):
+                    self.pending[(item.topic, item.partition)] -= 1
+                    self.inbox_bytes -= len(item.value or b"")
+                taken.append(item)
+        records = []
+        for item in taken:
+            if isinstance(item, RawRecord):
+                records.append(item)
+            else:
+                warn_unless_unauthorised(item[1], f"{self.reader} reading {item[0]}")
+        return records
+
+    def positions(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Where each partition's next read starts: the consumer's position once every record fetched before it was
+        read (past transaction markers, as `KafkaSource`'s); a partition with records still in the inbox is left out."""
+        with self.arrived:
+            return {tp: self.fetched_to[tp] for tp in partitions if tp in self.fetched_to and not self.pending[tp]}
+
+    def over_bounds(self) -> bool:
+        return len(self.inbox) >= self.max_records or self.inbox_bytes >= self.max_bytes
+
+    def pause(self, partitions: list[tuple[str, int]]):
+        if self.lane is not None:
+            self.lane.pause(self, partitions)
+
+    def resume(self, partitions: list[tuple[str, int]]):
+        if self.lane is not None:
+            self.lane.resume(self, partitions)
+
+    def commit(self, next_offsets: dict[tuple[str, int], int]):
+        "The offsets for lag tools, in the table's own consumer group (the shared consumer belongs to none)."
+        if next_offsets:
+            self.clients.commit(self.group, next_offsets)
+
+    def close(self):
+        self.unassign()
+
+    def _arrive(self, items: list, positions: dict[tuple[str, int], int]):
+        "Called by its consumer's thread: `items` fetched for it, and where its partitions stand after them."
+        with self.arrived:
+            for item in items:
+                self.inbox.append(item)
+                if isinstance(item, RawRecord):
+                    self.pending[(item.topic, item.partition)] += 1
+                    self.inbox_bytes += len(item.value or b"")
+            self.fetched_to.update(positions)
+            if items:
+                self.arrived.notify_all()
+
+    def _forget(self):
+        "Drop what was fetched for the last assignment."
+        with self.arrived:
+            self.inbox.clear()
+            self.pending.clear()
+            self.fetched_to.clear()
+            self.inbox_bytes = 0
+
+
+class DataLane:
+    """One consumer reading the partitions of many tables, each partition for one `SharedSource`, on a thread that
+    hands each table what was fetched for it. The consumer is used under `lock` alone, its reads included, so that no
+    record fetched before a new assignment is handed out after it; `turn` lets a waiting assignment in before the
+    thread's next read."""
+
+    def __init__(self, settings: dict, poll_s: float):
+        self.consumer = Consumer(settings)
+        # changed only under `DataClients.lock` and `lock`: read under either
+        self.owners: dict[tuple[str, int], SharedSource] = {}
+        self.positions: dict[tuple[str, int], int] = {}  # each partition's position last handed to its table
+        self.lock, self.turn = threading.Lock(), threading.Lock()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(poll_s,), name="data-consumer", daemon=True)
+        self.thread.start()
+
+    def taken(self, partitions: set[tuple[str, int]], source: SharedSource) -> bool:
+        "Whether another table reads any of `partitions` through this consumer (under `DataClients.lock`)."
+        return any(self.owners.get(tp, source) is not source for tp in partitions)
+
+    def assign(self, source: SharedSource, starts: list[PartitionStart]):
+        "`source`'s partitions from now on, read from these offsets and resumed (librdkafka keeps a pause across them)."
+        wanted = [TopicPartition(s.topic, s.partition, s.offset) for s in starts]
+        with self.turn, self.lock:
+            if source.partitions:
+                self.consumer.incremental_unassign([TopicPartition(t, p) for t, p in sorted(source.partitions)])
+            for tp in source.partitions:
+                del self.owners[tp]
+                self.positions.pop(tp, None)
+            source.partitions, source.paced, source.held_back = {(s.topic, s.partition) for s in starts}, set(), False
+            source._forget()
+            if wanted:
+                self.consumer.incremental_assign(wanted)
+                self.consumer.resume(wanted)
+            self.owners.update(dict.fromkeys(source.partitions, source))
+
+    def pause(self, source: SharedSource, partitions: list[tuple[str, int]]):
+        with self.turn, self.lock:
+            mine = [] if self.stopping.is_set() else [tp for tp in partitions if self.owners.get(tp) is source]
+            source.paced |= set(mine)
+            if mine and not source.held_back:
+                self.consumer.pause([TopicPartition(t, p) for t, p in mine])
+
+    def resume(self, source: SharedSource, partitions: list[tuple[str, int]]):
+        with self.turn, self.lock:
+            mine = [] if self.stopping.is_set() else [tp for tp in partitions if self.owners.get(tp) is source]
+            source.paced -= set(mine)
+            if mine and not source.held_back:
+                self.consumer.resume([TopicPartition(t, p) for t, p in mine])
+
+    def _run(self, poll_s: float):
+        while not self.stopping.is_set():
+            with self.turn:  # an assignment waiting for the lock goes first
+                pass
+            with self.lock:
+                try:
+                    self._read(poll_s)
+                    failed = None
+                except Exception as e:  # the client failed: said, and tried again unless stopping
+                    failed = e
+            if failed is not None and not self.stopping.is_set():
+                log.warning("data consumer: %s", failed)
+                time.sleep(poll_s)
+
+    def _read(self, poll_s: float):
+        "One read: each record and partition error to its table, positions that moved, bounds kept."
+        # `poll` returns at the first record; a batch read (`consume`) would wait out its whole timeout
+        first = self.consumer.poll(poll_s)
+        messages = [first, *self.consumer.consume(999, timeout=0)] if first is not None else []
+        fetched: dict[SharedSource, list] = {}
+        for m in messages:
+            error, tp = m.error(), (m.topic() or "", m.partition() or 0)
+            owner = self.owners.get(tp)
+            if error is None:
+                if owner is not None:
+                    fetched.setdefault(owner, []).append(raw_record(m))
+            elif error.code() == KafkaError._PARTITION_EOF:
+                continue
+            elif owner is not None:
+                fetched.setdefault(owner, []).append((tp[0], error))
+            elif error.code() in UNAUTHORISED:  # each table's participant stops on it, as with a consumer of its own
+                for source in set(self.owners.values()):
+                    fetched.setdefault(source, []).append((tp[0], error))
+            else:
+                log.warning("data consumer: %s", error)
+        moved: dict[SharedSource, dict] = {}
+        for now in self.consumer.position([TopicPartition(t, p) for t, p in self.owners]) if self.owners else []:
+            at = (now.topic, now.partition)
+            if now.error is None and now.offset >= 0 and self.positions.get(at) != now.offset:
+                self.positions[at] = now.offset
+                moved.setdefault(self.owners[at], {})[at] = now.offset
+        for source in fetched.keys() | moved.keys():
+            source._arrive(fetched.get(source, []), moved.get(source, {}))
+        for source in set(self.owners.values()):
+            self._keep_bounds(source)
+
+    def _keep_bounds(self, source: SharedSource):
+        "Pause a table's partitions while its inbox is over its bounds, until its participant has read."
+        over = source.over_bounds()
+        if over == source.held_back:
+            return
+        source.held_back = over
+        unpaced = [TopicPartition(t, p) for t, p in sorted(source.partitions - source.paced)]
+        if unpaced:
+            (self.consumer.pause if over else self.consumer.resume)(unpaced)
+
+    def close(self):
+        self.stopping.set()
+        self.thread.join(timeout=10)
+        with self.lock:
+            self.consumer.close()
+
+
+# how often a shared data consumer's thread gives a new assignment its turn when no record arrives
+DATA_POLL_S = 0.1
+
+
+class DataClients:
+    """The data consumers of a table host's participant: every table's partitions read by as few consumers as the
+    tables allow, each table through a `SharedSource`; a second consumer only for a table that reads a partition
+    another table already reads (tables routed by a field); lag commits through an admin client."""
+
+    def __init__(self, config: SinkConfig, client_id: str, admin: AdminClient, poll_s: float = DATA_POLL_S):
+        self.settings = consumer_settings(config, config.group_id, **{"client.id": client_id})
+        self.admin, self.poll_s = admin, poll_s
+        self.lanes: list[DataLane] = []
+        self.lock, self.closed = threading.Lock(), False
+
+    def source(self, config: SinkConfig, reader: str) -> SharedSource:
+        return SharedSource(self, config, reader)
+
+    def assign(self, source: SharedSource, starts: list[PartitionStart]):
+        "`source`'s partitions from now on: on its consumer if no other table reads them there, else on another."
+        wanted = {(s.topic, s.partition) for s in starts}
+        with self.lock:  # two tables never pick one consumer for one partition at once
+            if self.closed or (source.lane is None and not starts):  # a role that outlived its host's stop
+                return
+            lane = source.lane
+            if lane is None or lane.taken(wanted, source):
+                if lane is not None:
+                    lane.assign(source, [])
+                lane = next((each for each in self.lanes if not each.taken(wanted, source)), None)
+                if lane is None:
+                    lane = DataLane(self.settings, self.poll_s)
+                    self.lanes.append(lane)
+                source.lane = lane
+            lane.assign(source, starts)
+
+    def commit(self, group: str, next_offsets: dict[tuple[str, int], int], timeout_s: float = 10.0):
+        partitions = [TopicPartition(t, p, o) for (t, p), o in sorted(next_offsets.items())]
+        futures = self.admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, partitions)])
+        for future in futures.values():
+            future.result(timeout=timeout_s)
+
+    def close(self):
+        with self.lock:
+            self.closed = True
+            for lane in self.lanes:
+                lane.close()
+            self.lanes.clear()
 
 
 # %% ../nbs/50_kafka.ipynb #fa5c1689

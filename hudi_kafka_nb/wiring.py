@@ -29,8 +29,10 @@ from hudi_kafka_nb.kafka import (
     BrokerView,
     ControlChannel,
     ControlClients,
+    DataClients,
     KafkaSource,
     RouteValues,
+    SharedSource,
     end_offsets_by_table,
 )
 from hudi_kafka_nb.leftovers import decision_in_flight, keyed_write_in_flight
@@ -220,7 +222,7 @@ def open_participant(
     participant = Participant(
         config,
         ControlChannel(config, participant_id, clients.control(config) if clients else None),
-        KafkaSource(config, participant_id),
+        clients.source(config, participant_id) if clients else KafkaSource(config, participant_id),
         observed.dead_letters(dead_letters) if observed else dead_letters,
         writer,
         participant_id=participant_id,
@@ -287,13 +289,14 @@ ADMIN_CLIENTS = 4
 
 
 class KafkaClients:
-    """The Kafka clients a table host's tables share: admin clients (`ADMIN_CLIENTS`) and control clients for each set
-    of Kafka settings."""
+    """The Kafka clients a table host's tables share: admin clients (`ADMIN_CLIENTS`), control clients and data
+    consumers for each set of Kafka settings; `client_id`: the host's role, as the broker sees its consumers."""
 
-    def __init__(self):
-        self.lock = threading.Lock()
+    def __init__(self, client_id: str = "hudi-kafka-nb"):
+        self.client_id, self.lock = client_id, threading.Lock()
         self.admins: dict[str, list[SinkAdmin]] = {}
         self.controls: dict[str, ControlClients] = {}
+        self.data: dict[str, DataClients] = {}
 
     @staticmethod
     def _key(config: SinkConfig) -> str:
@@ -315,11 +318,21 @@ class KafkaClients:
                 self.controls[key] = ControlClients(config, producers=CONTROL_PRODUCERS)
             return self.controls[key]
 
+    def source(self, config: SinkConfig, reader: str) -> SharedSource:
+        "A participant's data source for a table, through the data consumers of the tables with its settings."
+        admin = self.admin(config)
+        with self.lock:
+            key = self._key(config)
+            if key not in self.data:
+                self.data[key] = DataClients(config, self.client_id, admin)
+            return self.data[key].source(config, reader)
+
     def close(self):
         with self.lock:
-            for clients in self.controls.values():
+            for clients in [*self.controls.values(), *self.data.values()]:
                 clients.close()
             self.controls.clear()
+            self.data.clear()
             self.admins.clear()
 
 
@@ -345,7 +358,7 @@ def open_table_host(
     """`role` for every table of a sink of several tables, in this process and one Spark; `crash`: every coordinator's
     crash hook (tests)."""
 
-    clients, turns = KafkaClients(), threading.Semaphore(COMMITS_AT_ONCE)
+    clients, turns = KafkaClients(role_id), threading.Semaphore(COMMITS_AT_ONCE)
 
     def open_parking_coordinator(table: SinkConfig, coordinator_id: str, spark=None) -> Coordinator:
         "A table's coordinator that parks it when idle (`26_coordinator`): the host starts it again."

@@ -8,6 +8,7 @@ import re
 import time
 import uuid
 
+import pytest
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
 
@@ -335,11 +336,21 @@ def test_a_backlog_in_one_partition_does_not_keep_the_quiet_ones_out_of_the_firs
     assert verdict_ok(report), verdict(report)
 
 
-def test_a_partition_paused_in_one_instant_is_read_in_the_next(broker, sink_config):
+def data_source(kind: str, config, reader: str):
+    "A participant's data source: a consumer of its own, or a view of a table host's shared consumer."
+    from hudi_kafka_nb.kafka import DataClients, KafkaSource
+
+    if kind == "own":
+        return KafkaSource(config, reader), lambda: None
+    clients = DataClients(config, reader, AdminClient({"bootstrap.servers": config.bootstrap_servers}), poll_s=0.05)
+    return clients.source(config, reader), clients.close
+
+
+@pytest.mark.parametrize("kind", ["own", "shared"])
+def test_a_partition_paused_in_one_instant_is_read_in_the_next(broker, sink_config, kind):
     """The source's contract (`DataSource.pause`): a pause lasts until `resume` or the next `assign`. librdkafka keeps
     a pause across a new assignment: without the source resuming on assign, a partition paused for its share when an
     instant ended was never read again (seen in a fresh-clone run: every later instant empty)."""
-    from hudi_kafka_nb.kafka import KafkaSource
     from hudi_kafka_nb.messages import PartitionStart
 
     topic = f"paused-{uuid.uuid4().hex[:8]}"
@@ -348,7 +359,7 @@ def test_a_partition_paused_in_one_instant_is_read_in_the_next(broker, sink_conf
     for _ in range(10):
         producer.produce(topic, b"{}", partition=0)
     assert producer.flush(30) == 0
-    source = KafkaSource(sink_config, "paused-reader")
+    source, close = data_source(kind, sink_config, "paused-reader")
     try:
         source.assign([PartitionStart(topic, 0, 0)])
         wait_for(lambda: source.read(100, 0.5), 30, "the first records")
@@ -359,3 +370,75 @@ def test_a_partition_paused_in_one_instant_is_read_in_the_next(broker, sink_conf
         assert [r.offset for r in read] == [5, 6, 7, 8, 9]
     finally:
         source.close()
+        close()
+
+
+def test_tables_of_a_host_share_one_consumer_each_reading_its_own_records_from_its_own_offsets(broker, sink_config):
+    """`DataClients`: tables on one consumer read only their partitions' records; a new assignment at an earlier
+    offset reads from there, with nothing fetched before it; a full inbox pauses its partitions until they are read; a
+    table reading a partition another reads gets a consumer of its own; positions pass transaction markers; lag
+    commits land in each table's group."""
+    from confluent_kafka import ConsumerGroupTopicPartitions
+
+    from hudi_kafka_nb.messages import PartitionStart
+    from hudi_kafka_nb.settings import load_config
+
+    servers, tag = broker.bootstrap_servers, uuid.uuid4().hex[:8]
+    topics = {name: f"shared-{name}-{tag}" for name in ("a", "b")}
+    for topic in topics.values():
+        create_topic(servers, topic, 2)
+    producer = Producer({"bootstrap.servers": servers, "transactional.id": f"shared-{tag}"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for name, topic in topics.items():
+        for i in range(60):
+            producer.produce(topic, f"{name}{i}".encode(), partition=i % 2)
+    producer.commit_transaction(30)  # a commit marker after each partition's 30 records: its end offset is 31
+    admin = AdminClient({"bootstrap.servers": servers})
+    reader, close = data_source("shared", sink_config, "host")
+    clients = reader.clients
+    # one read's worth is 10 records: each table's inbox is paused well before its 60 arrive
+    sources = {
+        name: clients.source(load_config(sink_config, table_name=name, max_batch_records=10), f"p-{name}")
+        for name in ("a", "b", "c")
+    }
+
+    def read_all(source, want: int) -> list:
+        read = []
+        wait_for(lambda: read.extend(source.read(10, 0.2)) or len(read) >= want, 60, f"{want} records")
+        return read
+
+    try:
+        for name in ("a", "b"):
+            sources[name].assign([PartitionStart(topics[name], p, 0) for p in (0, 1)])
+        read = {name: read_all(sources[name], 60) for name in ("a", "b")}
+        assert len(clients.lanes) == 1
+        for name, records in read.items():
+            assert sorted(r.value for r in records) == sorted(f"{name}{i}".encode() for i in range(60))
+        wait_for(
+            lambda: (
+                sources["a"].positions([(topics["a"], 0), (topics["a"], 1)])
+                == {(topics["a"], 0): 31, (topics["a"], 1): 31}
+            ),
+            30,
+            "positions past the commit markers",
+        )
+        # the next instant from an earlier offset: from there, nothing read twice
+        sources["a"].assign([PartitionStart(topics["a"], 0, 25)])
+        again = read_all(sources["a"], 5)
+        assert [r.offset for r in again] == [25, 26, 27, 28, 29]
+        assert sources["a"].read(10, 0.5) == []
+        # a table reading b's partition 0 too reads it on a second consumer, from its own offset
+        sources["c"].assign([PartitionStart(topics["b"], 0, 20)])
+        assert [r.offset for r in read_all(sources["c"], 10)] == list(range(20, 30))
+        assert len(clients.lanes) == 2
+        sources["a"].commit({(topics["a"], 0): 31, (topics["a"], 1): 31})
+        group = sources["a"].group
+        request = ConsumerGroupTopicPartitions(group, [TopicPartition(topics["a"], p) for p in (0, 1)])
+        answer = admin.list_consumer_group_offsets([request])[group].result(timeout=30)
+        assert {tp.partition: tp.offset for tp in answer.topic_partitions} == {0: 31, 1: 31}
+    finally:
+        for source in sources.values():
+            source.close()
+        reader.close()
+        close()
