@@ -42,6 +42,12 @@ class Heartbeats:
             self.channel.send(self.heartbeat())
             self.last_sent = now
 
+    def due_in(self) -> float:
+        "Seconds until `beat_if_due` sends the next heartbeat (never while a thread sends them): a loop's longest wait."
+        if self._stop is not None:
+            return float("inf")
+        return max(0.0, self.last_sent + self.interval_s - self.clock())
+
     def in_background(self):
         "Heartbeat from a thread from now on, so that the coordinator hears from the participant while Hudi writes."
         stop = threading.Event()

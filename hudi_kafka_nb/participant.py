@@ -111,8 +111,9 @@ class Participant:
 
     def step(self):
         self.heartbeats.beat_if_due()
-        # a move that waits waits here, for a control event, as long as the move says: the loop never sleeps
-        for event in self.channel.receive(timeout_s=self._next_move().pause_s):
+        # a move that waits waits here, for a control event, as long as the move says and no longer than the next
+        # heartbeat: the loop never sleeps, and an idle table wakes its thread once a second at most
+        for event in self.channel.receive(timeout_s=min(self._next_move().pause_s, self.heartbeats.due_in())):
             self.on_event(event)
         if self.parked is not None:
             return

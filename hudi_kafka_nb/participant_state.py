@@ -279,7 +279,7 @@ class Move(Enum):
     WAIT_FOR_END = ("WAIT_FOR_END", 0.01)  # full, and said so: END_COMMIT is coming
     REPORT = ("REPORT", 0.0)  # every write of the ended instant done: WRITE_STATUS
     READ_AHEAD = ("READ_AHEAD", 0.0)  # a batch for the next instant, while this one is decided
-    WAIT = ("WAIT", 0.1)  # nothing to do but listen
+    WAIT = ("WAIT", 1.0)  # nothing to do but listen (an event ends the wait; a heartbeat due, `step` says, too)
 
     def __init__(self, label: str, pause_s: float):
         self.pause_s = pause_s
