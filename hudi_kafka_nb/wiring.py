@@ -44,7 +44,7 @@ from hudi_kafka_nb.preflight import SinkAdmin, admin_client, cluster_topics, dat
 from hudi_kafka_nb.protobuf import PROTOBUF
 from hudi_kafka_nb.records import Decode
 from hudi_kafka_nb.registry_records import decode_registry
-from hudi_kafka_nb.routing import families, table_config
+from hudi_kafka_nb.routing import families, table_config, table_configs
 from hudi_kafka_nb.schema_registry import (
     AVRO,
     ConfluentRegistry,
@@ -78,6 +78,8 @@ __all__ = [
     "log",
     "TABLE_WAIT_S",
     "ADMIN_CLIENTS",
+    "HOST_MEMORY_MIB",
+    "TABLE_MEMORY_MIB",
     "status_writer",
     "registry_format",
     "with_registry_fields",
@@ -88,6 +90,7 @@ __all__ = [
     "open_table_services",
     "KafkaClients",
     "tables_at_rest",
+    "host_spark_memory",
     "open_table_host",
 ]
 
@@ -351,6 +354,18 @@ def tables_at_rest(tables: dict[str, SinkConfig], admin) -> dict[str, dict[tuple
     return resting
 
 
+# %% ../nbs/61_wiring.ipynb #b7c1d2e4
+# a table host's Spark driver: what a hundred tables need, and what each one more may take
+HOST_MEMORY_MIB, TABLE_MEMORY_MIB = 1024, 4
+
+
+def host_spark_memory(tables: int) -> str | None:
+    "The driver memory of a table host's Spark for `tables` tables; None where `HUDI_KAFKA_NB_SPARK_MEMORY` decides."
+    if os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY"):
+        return None
+    return f"{HOST_MEMORY_MIB + TABLE_MEMORY_MIB * max(0, tables - 100)}m"
+
+
 # %% ../nbs/61_wiring.ipynb #e954d7f3
 def open_table_host(
     role: str, config: SinkConfig, role_id: str, crash: CrashHook = no_crash, metrics: SinkMetrics | None = None
@@ -373,6 +388,14 @@ def open_table_host(
             turns=turns,
         )
 
+    def tables_at_start() -> int:
+        "How many tables the sink has now (0 if that cannot be told): its Spark is sized for them."
+        try:
+            return len(table_configs(config, cluster_topics(config, admin), {f: scan() for f, scan in scans.items()}))
+        except Exception as e:
+            log.warning("%s: Spark sized for no table in particular: the tables could not be told: %s", role, e)
+            return 0
+
     openers: dict[str, Callable[..., Any]] = {
         "coordinator": open_parking_coordinator,
         "participant": functools.partial(open_participant, metrics=metrics, clients=clients),
@@ -392,6 +415,7 @@ def open_table_host(
                         f"{role} {role_id}",
                         table_path=storage_of(table),
                         quick_compile=role == "coordinator" and not config.coordinator_writes_rows,
+                        memory=host_spark_memory(tables_at_start()),
                     )
                 )
         return sessions[0]
