@@ -543,18 +543,18 @@ class DataLane:
             self.owners.update(dict.fromkeys(source.partitions, source))
 
     def pause(self, source: SharedSource, partitions: list[tuple[str, int]]):
-        with self.turn, self.lock:
-            mine = [] if self.stopping.is_set() else [tp for tp in partitions if self.owners.get(tp) is source]
-            source.paced |= set(mine)
-            if mine and not source.held_back:
-                self.consumer.pause([TopicPartition(t, p) for t, p in mine])
+        self._pace(source, partitions, paused=True)
 
     def resume(self, source: SharedSource, partitions: list[tuple[str, int]]):
+        self._pace(source, partitions, paused=False)
+
+    def _pace(self, source: SharedSource, partitions: list[tuple[str, int]], paused: bool):
+        "Pause or resume those of `partitions` `source` owns here; a table held back over its bounds stays paused."
         with self.turn, self.lock:
             mine = [] if self.stopping.is_set() else [tp for tp in partitions if self.owners.get(tp) is source]
-            source.paced -= set(mine)
+            source.paced = source.paced | set(mine) if paused else source.paced - set(mine)
             if mine and not source.held_back:
-                self.consumer.resume([TopicPartition(t, p) for t, p in mine])
+                (self.consumer.pause if paused else self.consumer.resume)([TopicPartition(t, p) for t, p in mine])
 
     def _run(self, poll_s: float):
         while not self.stopping.is_set():
