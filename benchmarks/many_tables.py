@@ -23,7 +23,9 @@ a change that has to start its table's roles first.
 `--routed N` measures what tables routed by a field cost a participant to decode, without a stack: one topic's
 `--records` order events (in memory) split by region between N tables, each table's decoder (nbs/08_routing: the route
 field read alone, then its own records decoded) over the whole batch, against one decode of the batch (each record
-decoded once) and against every table decoding every record (what each routed table did before), in one run, as ratios.
+decoded once), against every table decoding every record (what each routed table did before), and against a table
+host's shared consumer splitting the batch with one read of the field a record before each table decodes its own
+(nbs/50_kafka), in one run, as ratios.
 """
 
 import argparse
@@ -52,7 +54,7 @@ from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from hudi_kafka_nb.records import RawRecord, decode_batch
-from hudi_kafka_nb.routing import routed_decoder
+from hudi_kafka_nb.routing import route_before_decoding, routed_decoder, split_by_route
 from hudi_kafka_nb.settings import load_config
 from hudi_kafka_nb.timeline import commit_log, has_committed, timeline_instants
 
@@ -570,12 +572,15 @@ def routed_decoding(tables: int, records: int, rounds: int = 5) -> list[str]:
 
     once = median_s(lambda: decode_batch(batch, configs[0]))
     routed = median_s(lambda: [d(batch, c) for d, c in zip(decoders, configs)])
+    routes = [route_before_decoding(c) for c in configs]
+    shared = median_s(lambda: [d(own, c) for d, c, own in zip(decoders, configs, split_by_route(batch, routes))])
     every = median_s(lambda: [decode_batch(batch, c) for c in configs])
     kept = sum(d(batch, c).rows.num_rows for d, c in zip(decoders, configs))
     return [
         f"{tables} tables routed by a field over {records:,} records ({kept:,} rows kept, each in one table):",
         f"  one decode of the batch          {once:.3f} s  ({once / records * 1e6:.2f} µs a record)",
         f"  the {tables} tables' routed decoders  {routed:.3f} s  ({routed / once:.1f}× one decode)",
+        f"  split once, then each its own    {shared:.3f} s  ({shared / once:.1f}× one decode: a table host)",
         f"  each table decoding every record {every:.3f} s  ({every / once:.1f}× one decode)",
     ]
 

@@ -34,7 +34,7 @@ from hudi_kafka_nb.ports import ForeignEvents
 from hudi_kafka_nb.preflight import admin_client, data_partitions, data_topics
 from hudi_kafka_nb.records import RawRecord
 from hudi_kafka_nb.rights import UNAUTHORISED, warn_unless_unauthorised
-from hudi_kafka_nb.routing import field_reader
+from hudi_kafka_nb.routing import field_reader, route_before_decoding, split_by_route
 from hudi_kafka_nb.settings import client_settings, consumer_settings
 
 log = logging.getLogger(__name__)
@@ -413,17 +413,21 @@ class KafkaSource:
 # the participant has read (the bounds of one read; a dedicated consumer's queue holds up to 64 MB)
 class SharedSource:
     """A table's data partitions as a participant in a table host reads them (`DataSource`), through the host's shared
-    consumers (`DataClients`): a consumer's thread puts the table's records in an inbox of its own, and `read` takes
+    consumer (`DataClients`): the consumer's thread puts the table's records in an inbox of its own, and `read` takes
     them from there."""
 
     def __init__(self, clients: DataClients, config: SinkConfig, reader: str):
         self.clients, self.reader, self.group = clients, reader, config.group_id
         self.max_records, self.max_bytes = config.max_batch_records, config.max_partition_fetch_bytes
+        self.route = route_before_decoding(config)  # its records picked by the consumer's thread, if routed
         self.lane: DataLane | None = None  # the shared consumer its partitions are assigned to
         self.partitions: set[tuple[str, int]] = set()
         # guarded by `lane.lock`: paused for pacing (`pause`), paused while the inbox is over its bounds
         self.paced: set[tuple[str, int]] = set()
         self.held_back = False
+        # guarded by `lane.lock`: each partition's next offset for this table, and the position last handed to it
+        self.next_at: dict[tuple[str, int], int] = {}
+        self.handed: dict[tuple[str, int], int] = {}
         # guarded by `arrived`: what the consumer fetched for it and where each partition stands after it
         self.arrived = threading.Condition()
         # RawRecords, and a partition's errors as (topic, KafkaError) for `read` to raise or log
@@ -507,40 +511,53 @@ class SharedSource:
 
 
 class DataLane:
-    """One consumer reading the partitions of many tables, each partition for one `SharedSource`, on a thread that
-    hands each table what was fetched for it. The consumer is used under `lock` alone, its reads included, so that no
-    record fetched before a new assignment is handed out after it; `turn` lets a waiting assignment in before the
-    thread's next read."""
+    """One consumer reading the partitions of many tables, on a thread that hands each table what it reads for it. A
+    partition that several tables read is read once, from the earliest offset any of them needs: each table gets the
+    records from its own next offset on that are its own (`split_by_route`). The consumer is used under `lock` alone,
+    its reads included, so that no record fetched before a new assignment is handed out after it; `turn` lets a waiting
+    assignment in before the thread's next read."""
 
     def __init__(self, settings: dict, poll_s: float):
         self.consumer = Consumer(settings)
         # changed only under `DataClients.lock` and `lock`: read under either
-        self.owners: dict[tuple[str, int], SharedSource] = {}
-        self.positions: dict[tuple[str, int], int] = {}  # each partition's position last handed to its table
+        self.owners: dict[tuple[str, int], list[SharedSource]] = {}  # the tables reading each partition
+        self.at: dict[tuple[str, int], int] = {}  # where the consumer reads each partition next, as far as known
+        self.paused: set[tuple[str, int]] = set()  # partitions paused on the consumer
         self.lock, self.turn = threading.Lock(), threading.Lock()
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, args=(poll_s,), name="data-consumer", daemon=True)
         self.thread.start()
 
-    def taken(self, partitions: set[tuple[str, int]], source: SharedSource) -> bool:
-        "Whether another table reads any of `partitions` through this consumer (under `DataClients.lock`)."
-        return any(self.owners.get(tp, source) is not source for tp in partitions)
-
     def assign(self, source: SharedSource, starts: list[PartitionStart]):
-        "`source`'s partitions from now on, read from these offsets and resumed (librdkafka keeps a pause across them)."
-        wanted = [TopicPartition(s.topic, s.partition, s.offset) for s in starts]
+        """`source`'s partitions from now on, from these offsets. A partition no other table reads, or one the consumer
+        has read past this start, is assigned again from it, resumed (librdkafka keeps a pause across an assignment);
+        the other tables reading it skip what they already have."""
+        wanted = {(s.topic, s.partition): s.offset for s in starts}
         with self.turn, self.lock:
-            if source.partitions:
-                self.consumer.incremental_unassign([TopicPartition(t, p) for t, p in sorted(source.partitions)])
+            left = source.partitions - wanted.keys()
             for tp in source.partitions:
-                del self.owners[tp]
-                self.positions.pop(tp, None)
-            source.partitions, source.paced, source.held_back = {(s.topic, s.partition) for s in starts}, set(), False
+                self.owners[tp].remove(source)
+            if gone := sorted(tp for tp in left if not self.owners[tp]):
+                self.consumer.incremental_unassign([TopicPartition(t, p) for t, p in gone])
+                for tp in gone:
+                    del self.owners[tp]
+                    self.at.pop(tp, None)
+                    self.paused.discard(tp)
+            source.partitions, source.paced, source.held_back = set(wanted), set(), False
+            source.next_at, source.handed = dict(wanted), {}
             source._forget()
-            if wanted:
-                self.consumer.incremental_assign(wanted)
-                self.consumer.resume(wanted)
-            self.owners.update(dict.fromkeys(source.partitions, source))
+            again = sorted(tp for tp, at in wanted.items() if not self.owners.get(tp) or at < self.at.get(tp, at))
+            if held := [TopicPartition(t, p) for t, p in again if (t, p) in self.owners]:
+                self.consumer.incremental_unassign(held)
+            if again:
+                partitions = [TopicPartition(t, p, wanted[(t, p)]) for t, p in again]
+                self.consumer.incremental_assign(partitions)
+                self.consumer.resume(partitions)
+                self.at.update((tp, wanted[tp]) for tp in again)
+                self.paused -= set(again)
+            for tp in wanted:
+                self.owners.setdefault(tp, []).append(source)
+            self._pause_as_asked([*wanted, *(tp for tp in left if tp in self.owners)])
 
     def pause(self, source: SharedSource, partitions: list[tuple[str, int]]):
         self._pace(source, partitions, paused=True)
@@ -549,12 +566,21 @@ class DataLane:
         self._pace(source, partitions, paused=False)
 
     def _pace(self, source: SharedSource, partitions: list[tuple[str, int]], paused: bool):
-        "Pause or resume those of `partitions` `source` owns here; a table held back over its bounds stays paused."
+        "Pause or resume for `source` those of `partitions` it reads here."
         with self.turn, self.lock:
-            mine = [] if self.stopping.is_set() else [tp for tp in partitions if self.owners.get(tp) is source]
+            mine = [] if self.stopping.is_set() else [tp for tp in partitions if source in self.owners.get(tp, ())]
             source.paced = source.paced | set(mine) if paused else source.paced - set(mine)
-            if mine and not source.held_back:
-                (self.consumer.pause if paused else self.consumer.resume)([TopicPartition(t, p) for t, p in mine])
+            self._pause_as_asked(mine)
+
+    def _pause_as_asked(self, partitions: list[tuple[str, int]]):
+        """Pause each of `partitions` that a table reading it asks to be paused (pacing it, or its inbox over its
+        bounds), resume the others."""
+        asked = {tp for tp in partitions if any(tp in o.paced or o.held_back for o in self.owners.get(tp, ()))}
+        if pause := sorted(asked - self.paused):
+            self.consumer.pause([TopicPartition(t, p) for t, p in pause])
+        if resume := sorted(tp for tp in set(partitions) - asked if tp in self.paused and tp in self.owners):
+            self.consumer.resume([TopicPartition(t, p) for t, p in resume])
+        self.paused = (self.paused | asked) - set(resume)
 
     def _run(self, poll_s: float):
         while not self.stopping.is_set():
@@ -571,46 +597,61 @@ class DataLane:
                 time.sleep(poll_s)
 
     def _read(self, poll_s: float):
-        "One read: each record and partition error to its table, positions that moved, bounds kept."
+        "One read: each record and partition error to the tables reading it, positions that moved, bounds kept."
         # `poll` returns at the first record; a batch read (`consume`) would wait out its whole timeout
         first = self.consumer.poll(poll_s)
         messages = [first, *self.consumer.consume(999, timeout=0)] if first is not None else []
         fetched: dict[SharedSource, list] = {}
+        by_partition: dict[tuple[str, int], list[RawRecord]] = {}
         for m in messages:
             error, tp = m.error(), (m.topic() or "", m.partition() or 0)
-            owner = self.owners.get(tp)
+            owners = self.owners.get(tp, ())
             if error is None:
-                if owner is not None:
-                    fetched.setdefault(owner, []).append(raw_record(m))
+                if owners:
+                    by_partition.setdefault(tp, []).append(raw_record(m))
             elif error.code() == KafkaError._PARTITION_EOF:
                 continue
-            elif owner is not None:
-                fetched.setdefault(owner, []).append((tp[0], error))
+            elif owners:
+                for owner in owners:
+                    fetched.setdefault(owner, []).append((tp[0], error))
             elif error.code() in UNAUTHORISED:  # each table's participant stops on it, as with a consumer of its own
-                for source in set(self.owners.values()):
+                for source in self._sources():
                     fetched.setdefault(source, []).append((tp[0], error))
             else:
                 log.warning("data consumer: %s", error)
+        for tp, records in by_partition.items():
+            owners = self.owners[tp]
+            for owner, share in zip(owners, split_by_route(records, [o.route for o in owners])):
+                start = owner.next_at[tp]
+                owner.next_at[tp] = max(start, records[-1].offset + 1)
+                if mine := [r for r in share if r.offset >= start]:
+                    fetched.setdefault(owner, []).extend(mine)
         moved: dict[SharedSource, dict] = {}
         for now in self.consumer.position([TopicPartition(t, p) for t, p in self.owners]) if self.owners else []:
             at = (now.topic, now.partition)
-            if now.error is None and now.offset >= 0 and self.positions.get(at) != now.offset:
-                self.positions[at] = now.offset
-                moved.setdefault(self.owners[at], {})[at] = now.offset
+            if now.error is not None or now.offset < 0:
+                continue
+            self.at[at] = now.offset
+            for owner in self.owners[at]:
+                # a table ahead of the consumer (it read this far before another table's earlier start) stays there
+                stands = owner.next_at[at] = max(owner.next_at[at], now.offset)
+                if owner.handed.get(at) != stands:
+                    owner.handed[at] = stands
+                    moved.setdefault(owner, {})[at] = stands
         for source in fetched.keys() | moved.keys():
             source._arrive(fetched.get(source, []), moved.get(source, {}))
-        for source in set(self.owners.values()):
+        for source in self._sources():
             self._keep_bounds(source)
+
+    def _sources(self) -> set[SharedSource]:
+        return {source for owners in self.owners.values() for source in owners}
 
     def _keep_bounds(self, source: SharedSource):
         "Pause a table's partitions while its inbox is over its bounds, until its participant has read."
         over = source.over_bounds()
-        if over == source.held_back:
-            return
-        source.held_back = over
-        unpaced = [TopicPartition(t, p) for t, p in sorted(source.partitions - source.paced)]
-        if unpaced:
-            (self.consumer.pause if over else self.consumer.resume)(unpaced)
+        if over != source.held_back:
+            source.held_back = over
+            self._pause_as_asked(sorted(source.partitions))
 
     def close(self):
         self.stopping.set()
@@ -624,35 +665,28 @@ DATA_POLL_S = 0.1
 
 
 class DataClients:
-    """The data consumers of a table host's participant: every table's partitions read by as few consumers as the
-    tables allow, each table through a `SharedSource`; a second consumer only for a table that reads a partition
-    another table already reads (tables routed by a field); lag commits through an admin client."""
+    """The data consumer of a table host's participant: every table's partitions read by one consumer, each table
+    through a `SharedSource`, a partition that several tables read (tables routed by a field) read once for all of them;
+    lag commits through an admin client."""
 
     def __init__(self, config: SinkConfig, client_id: str, admin: AdminClient, poll_s: float = DATA_POLL_S):
         self.settings = consumer_settings(config, config.group_id, **{"client.id": client_id})
         self.admin, self.poll_s = admin, poll_s
-        self.lanes: list[DataLane] = []
+        self.lane: DataLane | None = None  # started with the first assignment
         self.lock, self.closed = threading.Lock(), False
 
     def source(self, config: SinkConfig, reader: str) -> SharedSource:
         return SharedSource(self, config, reader)
 
     def assign(self, source: SharedSource, starts: list[PartitionStart]):
-        "`source`'s partitions from now on: on its consumer if no other table reads them there, else on another."
-        wanted = {(s.topic, s.partition) for s in starts}
-        with self.lock:  # two tables never pick one consumer for one partition at once
-            if self.closed or (source.lane is None and not starts):  # a role that outlived its host's stop
+        "`source`'s partitions from now on, from these offsets."
+        with self.lock:
+            if self.closed or (self.lane is None and not starts):  # a role that outlived its host's stop
                 return
-            lane = source.lane
-            if lane is None or lane.taken(wanted, source):
-                if lane is not None:
-                    lane.assign(source, [])
-                lane = next((each for each in self.lanes if not each.taken(wanted, source)), None)
-                if lane is None:
-                    lane = DataLane(self.settings, self.poll_s)
-                    self.lanes.append(lane)
-                source.lane = lane
-            lane.assign(source, starts)
+            if self.lane is None:
+                self.lane = DataLane(self.settings, self.poll_s)
+            source.lane = self.lane
+            self.lane.assign(source, starts)
 
     def commit(self, group: str, next_offsets: dict[tuple[str, int], int], timeout_s: float = 10.0):
         partitions = [TopicPartition(t, p, o) for (t, p), o in sorted(next_offsets.items())]
@@ -663,9 +697,9 @@ class DataClients:
     def close(self):
         with self.lock:
             self.closed = True
-            for lane in self.lanes:
-                lane.close()
-            self.lanes.clear()
+            if self.lane is not None:
+                self.lane.close()
+            self.lane = None
 
 
 # %% ../nbs/50_kafka.ipynb #fa5c1689

@@ -5,6 +5,7 @@
 # %% ../nbs/08_routing.ipynb #f76be1ab
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -25,6 +26,7 @@ __all__ = [
     "TOPIC_KEYS",
     "ROUTE",
     "Routed",
+    "Route",
     "topic_name_parts",
     "is_template",
     "table_name_for",
@@ -34,6 +36,9 @@ __all__ = [
     "table_config",
     "table_configs",
     "field_reader",
+    "route_field_values",
+    "route_before_decoding",
+    "split_by_route",
     "routed_decoder",
 ]
 
@@ -199,6 +204,7 @@ def table_configs(
 
 
 # %% ../nbs/08_routing.ipynb #7b8bb22b
+@functools.cache
 def field_reader(field: str) -> msgspec.json.Decoder[Any]:
     """A decoder of one field of a JSON object, the others skipped unbuilt (msgspec): `.decode(raw).value` is the
     field's value, None if the object lacks it; `msgspec.DecodeError` if the bytes are no JSON object."""
@@ -207,8 +213,9 @@ def field_reader(field: str) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(one_field)
 
 
-def _elsewhere(records: list[RawRecord], reader: msgspec.json.Decoder[Any], pattern: str) -> list[bool]:
-    "Whether each record is another table's: its field a string the pattern does not match (decoding judges the rest)."
+def route_field_values(records: list[RawRecord], field: str) -> pa.Array:
+    "Each record's value of `field` if it is a string, else null (no JSON object, no such field, another type)."
+    reader = field_reader(field)
     values: list[str | None] = []
     for record in records:
         try:
@@ -216,8 +223,37 @@ def _elsewhere(records: list[RawRecord], reader: msgspec.json.Decoder[Any], patt
         except msgspec.DecodeError:  # not a JSON object
             value = None
         values.append(value if isinstance(value, str) else None)
-    matches = pc.match_substring_regex(pa.array(values, pa.string()), pattern)
-    return pc.invert(pc.fill_null(matches, True)).to_pylist()
+    return pa.array(values, pa.string())
+
+
+# a table's route before decoding: its route field and the pattern its whole value matches
+Route = tuple[str, str]
+
+
+def route_before_decoding(config: SinkConfig) -> Route | None:
+    "How `config`'s table picks its records before decoding them: JSON records routed by a string column; else None."
+    by_field = config.value_format == "json" and config.value_schema.get(config.route_field) == "string"
+    return (config.route_field, f"^(?:{config.route_regex})$") if config.route_regex and by_field else None
+
+
+def split_by_route(records: list[RawRecord], routes: list[Route | None]) -> list[list[RawRecord]]:
+    """Each table's share of `records`, for tables routed as `routes` say (None: every record): the records whose
+    field is a string its pattern matches, and those that say nothing of where they go (decoding judges them). Each
+    route field is read once per record, and each pattern matched once per distinct value, whatever the number of
+    tables routed by it."""
+    values: dict[str, pa.DictionaryArray] = {}
+    shares = []
+    for route in routes:
+        if route is None or not records:
+            shares.append(records)
+            continue
+        field, pattern = route
+        if field not in values:
+            values[field] = pc.dictionary_encode(route_field_values(records, field))
+        matched = pc.match_substring_regex(values[field].dictionary, pattern)
+        kept = pc.fill_null(pc.take(matched, values[field].indices), True)
+        shares.append([records[i] for i in pc.indices_nonzero(kept).to_pylist()])
+    return shares
 
 
 def routed_decoder(decode: Decode, config: SinkConfig) -> Decode:
@@ -227,12 +263,11 @@ def routed_decoder(decode: Decode, config: SinkConfig) -> Decode:
     if not config.route_regex:
         return decode
     pattern, field = f"^(?:{config.route_regex})$", config.route_field
-    by_field = config.value_format == "json" and config.value_schema.get(field) == "string"
-    reader = field_reader(field) if by_field else None
+    route = route_before_decoding(config)
 
     def routed(records, config_, discover=None) -> Decoded:
-        if reader is not None and records:
-            records = [r for r, gone in zip(records, _elsewhere(records, reader, pattern)) if not gone]
+        if route is not None and records:
+            records = split_by_route(records, [route])[0]
         decoded = decode(records, config_, discover=discover)
         rows = decoded.rows
         if not rows.num_rows:

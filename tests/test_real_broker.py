@@ -8,6 +8,7 @@ import re
 import time
 import uuid
 
+import msgspec
 import pytest
 from confluent_kafka import IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
@@ -376,8 +377,8 @@ def test_a_partition_paused_in_one_instant_is_read_in_the_next(broker, sink_conf
 def test_tables_of_a_host_share_one_consumer_each_reading_its_own_records_from_its_own_offsets(broker, sink_config):
     """`DataClients`: tables on one consumer read only their partitions' records; a new assignment at an earlier
     offset reads from there, with nothing fetched before it; a full inbox pauses its partitions until they are read; a
-    table reading a partition another reads gets a consumer of its own; positions pass transaction markers; lag
-    commits land in each table's group."""
+    table reading a partition another reads has it read again from its own offset, the other skipping what it has;
+    positions pass transaction markers; lag commits land in each table's group."""
     from confluent_kafka import ConsumerGroupTopicPartitions
 
     from hudi_kafka_nb.messages import PartitionStart
@@ -412,7 +413,7 @@ def test_tables_of_a_host_share_one_consumer_each_reading_its_own_records_from_i
         for name in ("a", "b"):
             sources[name].assign([PartitionStart(topics[name], p, 0) for p in (0, 1)])
         read = {name: read_all(sources[name], 60) for name in ("a", "b")}
-        assert len(clients.lanes) == 1
+        assert clients.lane is not None
         for name, records in read.items():
             assert sorted(r.value for r in records) == sorted(f"{name}{i}".encode() for i in range(60))
         wait_for(
@@ -428,15 +429,71 @@ def test_tables_of_a_host_share_one_consumer_each_reading_its_own_records_from_i
         again = read_all(sources["a"], 5)
         assert [r.offset for r in again] == [25, 26, 27, 28, 29]
         assert sources["a"].read(10, 0.5) == []
-        # a table reading b's partition 0 too reads it on a second consumer, from its own offset
+        # a table reading b's partition 0 too, from an earlier offset: the partition read again for it, b skipping
+        # what it has
         sources["c"].assign([PartitionStart(topics["b"], 0, 20)])
         assert [r.offset for r in read_all(sources["c"], 10)] == list(range(20, 30))
-        assert len(clients.lanes) == 2
+        assert sources["b"].read(10, 0.5) == []
+        assert sources["b"].positions([(topics["b"], 0)]) == {(topics["b"], 0): 31}
         sources["a"].commit({(topics["a"], 0): 31, (topics["a"], 1): 31})
         group = sources["a"].group
         request = ConsumerGroupTopicPartitions(group, [TopicPartition(topics["a"], p) for p in (0, 1)])
         answer = admin.list_consumer_group_offsets([request])[group].result(timeout=30)
         assert {tp.partition: tp.offset for tp in answer.topic_partitions} == {0: 31, 1: 31}
+    finally:
+        for source in sources.values():
+            source.close()
+        reader.close()
+        close()
+
+
+def test_tables_routed_over_one_topic_read_it_once_each_getting_its_own_records(broker, sink_config):
+    """`DataClients` with tables routed by a field (`08_routing`): one consumer reads the topic for all of them, each
+    table gets only its own records (and those that say nothing of where they go), from its own offset; positions carry
+    a table past the others' records; a table that starts again behind has the partition read again for it alone."""
+    from hudi_kafka_nb.messages import PartitionStart
+    from hudi_kafka_nb.settings import load_config
+
+    servers, tag = broker.bootstrap_servers, uuid.uuid4().hex[:8]
+    topic = f"routed-{tag}"
+    create_topic(servers, topic, 1)
+    producer = Producer({"bootstrap.servers": servers})
+    regions = ["eu-west", "us-east", "eu-central", "ap-south"]
+    for i in range(40):
+        producer.produce(topic, msgspec.json.encode({"order_id": str(i), "region": regions[i % 4]}), partition=0)
+    producer.produce(topic, b"not json", partition=0)  # offset 40: every table judges it
+    assert producer.flush(30) == 0
+    reader, close = data_source("shared", sink_config, "host")
+    routes = {"eu": "eu-.*", "us": "us-.*", "all": ""}
+    sources = {
+        name: reader.clients.source(
+            load_config(sink_config, table_name=name, route_field="region", route_regex=regex, max_batch_records=100),
+            f"p-{name}",
+        )
+        for name, regex in routes.items()
+    }
+
+    def read_all(source, want: int) -> list:
+        read = []
+        wait_for(lambda: read.extend(source.read(100, 0.2)) or len(read) >= want, 60, f"{want} records")
+        return read
+
+    try:
+        for name, start in (("eu", 0), ("us", 10), ("all", 30)):
+            sources[name].assign([PartitionStart(topic, 0, start)])
+        eu, us, every = read_all(sources["eu"], 21), read_all(sources["us"], 8), read_all(sources["all"], 11)
+        assert [r.offset for r in eu] == [i for i in range(40) if i % 4 in (0, 2)] + [40]
+        assert [r.offset for r in us] == [i for i in range(10, 40) if i % 4 == 1] + [40]
+        assert [r.offset for r in every] == list(range(30, 41))
+        wait_for(
+            lambda: all(s.positions([(topic, 0)]) == {(topic, 0): 41} for s in sources.values()),
+            30,
+            "positions past the others' records",
+        )
+        # us starts again behind: read again for it alone
+        sources["us"].assign([PartitionStart(topic, 0, 20)])
+        assert [r.offset for r in read_all(sources["us"], 6)] == [21, 25, 29, 33, 37, 40]
+        assert sources["eu"].read(100, 0.5) == [] and sources["all"].read(100, 0.1) == []
     finally:
         for source in sources.values():
             source.close()
