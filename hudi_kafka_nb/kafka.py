@@ -425,9 +425,11 @@ class SharedSource:
         # guarded by `lane.lock`: paused for pacing (`pause`), paused while the inbox is over its bounds
         self.paced: set[tuple[str, int]] = set()
         self.held_back = False
-        # guarded by `lane.lock`: each partition's next offset for this table, and the position last handed to it
+        # guarded by `lane.lock`: each partition's next offset for this table, the position last handed to it, and the
+        # partitions that other tables read on while this one had asked for a pause
         self.next_at: dict[tuple[str, int], int] = {}
         self.handed: dict[tuple[str, int], int] = {}
+        self.behind: set[tuple[str, int]] = set()
         # guarded by `arrived`: what the consumer fetched for it and where each partition stands after it
         self.arrived = threading.Condition()
         # RawRecords, and a partition's errors as (topic, KafkaError) for `read` to raise or log
@@ -529,9 +531,9 @@ class DataLane:
         self.thread.start()
 
     def assign(self, source: SharedSource, starts: list[PartitionStart]):
-        """`source`'s partitions from now on, from these offsets. A partition no other table reads, or one the consumer
-        has read past this start, is assigned again from it, resumed (librdkafka keeps a pause across an assignment);
-        the other tables reading it skip what they already have."""
+        """`source`'s partitions from now on, from these offsets, none paused for it. A partition no other table reads,
+        or one the consumer has read past this start, is read again from it; the other tables reading it skip what
+        they already have."""
         wanted = {(s.topic, s.partition): s.offset for s in starts}
         with self.turn, self.lock:
             left = source.partitions - wanted.keys()
@@ -543,21 +545,25 @@ class DataLane:
                     del self.owners[tp]
                     self.at.pop(tp, None)
                     self.paused.discard(tp)
-            source.partitions, source.paced, source.held_back = set(wanted), set(), False
+            source.partitions, source.paced, source.held_back, source.behind = set(wanted), set(), False, set()
             source.next_at, source.handed = dict(wanted), {}
             source._forget()
-            again = sorted(tp for tp, at in wanted.items() if not self.owners.get(tp) or at < self.at.get(tp, at))
-            if held := [TopicPartition(t, p) for t, p in again if (t, p) in self.owners]:
-                self.consumer.incremental_unassign(held)
-            if again:
-                partitions = [TopicPartition(t, p, wanted[(t, p)]) for t, p in again]
-                self.consumer.incremental_assign(partitions)
-                self.consumer.resume(partitions)
-                self.at.update((tp, wanted[tp]) for tp in again)
-                self.paused -= set(again)
+            passed = {tp: at for tp, at in wanted.items() if not self.owners.get(tp) or at < self.at.get(tp, at)}
+            self._read_from(passed)
             for tp in wanted:
                 self.owners.setdefault(tp, []).append(source)
             self._pause_as_asked([*wanted, *(tp for tp in left if tp in self.owners)])
+
+    def _read_from(self, starts: dict[tuple[str, int], int]):
+        "Read these partitions from these offsets from now on, resumed (librdkafka keeps a pause across an assignment)."
+        if held := [TopicPartition(t, p) for t, p in sorted(starts) if (t, p) in self.owners]:
+            self.consumer.incremental_unassign(held)
+        if starts:
+            partitions = [TopicPartition(t, p, at) for (t, p), at in sorted(starts.items())]
+            self.consumer.incremental_assign(partitions)
+            self.consumer.resume(partitions)
+            self.at.update(starts)
+            self.paused -= starts.keys()
 
     def pause(self, source: SharedSource, partitions: list[tuple[str, int]]):
         self._pace(source, partitions, paused=True)
@@ -570,17 +576,31 @@ class DataLane:
         with self.turn, self.lock:
             mine = [] if self.stopping.is_set() else [tp for tp in partitions if source in self.owners.get(tp, ())]
             source.paced = source.paced | set(mine) if paused else source.paced - set(mine)
+            if not paused:
+                self._catch_up(source, mine)
             self._pause_as_asked(mine)
 
+    @staticmethod
+    def _asks_pause(source: SharedSource, tp: tuple[str, int]) -> bool:
+        "Whether `source` wants no records of `tp` now: it paces the partition, or its inbox is over its bounds."
+        return tp in source.paced or source.held_back
+
     def _pause_as_asked(self, partitions: list[tuple[str, int]]):
-        """Pause each of `partitions` that a table reading it asks to be paused (pacing it, or its inbox over its
-        bounds), resume the others."""
-        asked = {tp for tp in partitions if any(tp in o.paced or o.held_back for o in self.owners.get(tp, ()))}
+        """Pause each of `partitions` that every table reading it asks to be paused, resume the others: a table that
+        asks alone falls behind (`_read`), so that one table's wait (its participant full until a commit that may be
+        minutes away) never holds back the others."""
+        asked = {tp for tp in partitions if (o := self.owners.get(tp)) and all(self._asks_pause(s, tp) for s in o)}
         if pause := sorted(asked - self.paused):
             self.consumer.pause([TopicPartition(t, p) for t, p in pause])
         if resume := sorted(tp for tp in set(partitions) - asked if tp in self.paused and tp in self.owners):
             self.consumer.resume([TopicPartition(t, p) for t, p in resume])
         self.paused = (self.paused | asked) - set(resume)
+
+    def _catch_up(self, source: SharedSource, partitions: list[tuple[str, int]]):
+        "Partitions that others read on while `source` asked for a pause: read again from its next offset, if passed."
+        caught = {tp for tp in partitions if tp in source.behind and not self._asks_pause(source, tp)}
+        source.behind -= caught
+        self._read_from({tp: source.next_at[tp] for tp in caught if source.next_at[tp] < self.at.get(tp, 0)})
 
     def _run(self, poll_s: float):
         while not self.stopping.is_set():
@@ -622,6 +642,10 @@ class DataLane:
         for tp, records in by_partition.items():
             owners = self.owners[tp]
             for owner, share in zip(owners, split_by_route(records, [o.route for o in owners])):
+                # a table that asked for a pause others did not ask for takes none of these: it reads them later
+                if tp in owner.behind or (self._asks_pause(owner, tp) and tp not in self.paused):
+                    owner.behind.add(tp)
+                    continue
                 start = owner.next_at[tp]
                 owner.next_at[tp] = max(start, records[-1].offset + 1)
                 if mine := [r for r in share if r.offset >= start]:
@@ -632,7 +656,7 @@ class DataLane:
             if now.error is not None or now.offset < 0:
                 continue
             self.at[at] = now.offset
-            for owner in self.owners[at]:
+            for owner in (o for o in self.owners[at] if at not in o.behind):
                 # a table ahead of the consumer (it read this far before another table's earlier start) stays there
                 stands = owner.next_at[at] = max(owner.next_at[at], now.offset)
                 if owner.handed.get(at) != stands:
@@ -651,6 +675,8 @@ class DataLane:
         over = source.over_bounds()
         if over != source.held_back:
             source.held_back = over
+            if not over:
+                self._catch_up(source, sorted(source.partitions))
             self._pause_as_asked(sorted(source.partitions))
 
     def close(self):

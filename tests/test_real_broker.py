@@ -450,7 +450,8 @@ def test_tables_of_a_host_share_one_consumer_each_reading_its_own_records_from_i
 def test_tables_routed_over_one_topic_read_it_once_each_getting_its_own_records(broker, sink_config):
     """`DataClients` with tables routed by a field (`08_routing`): one consumer reads the topic for all of them, each
     table gets only its own records (and those that say nothing of where they go), from its own offset; positions carry
-    a table past the others' records; a table that starts again behind has the partition read again for it alone."""
+    a table past the others' records; a table that starts again behind has the partition read again for it alone; a
+    table whose inbox is full holds back no other, and reads on from where it stopped."""
     from hudi_kafka_nb.messages import PartitionStart
     from hudi_kafka_nb.settings import load_config
 
@@ -459,18 +460,23 @@ def test_tables_routed_over_one_topic_read_it_once_each_getting_its_own_records(
     create_topic(servers, topic, 1)
     producer = Producer({"bootstrap.servers": servers})
     regions = ["eu-west", "us-east", "eu-central", "ap-south"]
-    for i in range(40):
-        producer.produce(topic, msgspec.json.encode({"order_id": str(i), "region": regions[i % 4]}), partition=0)
+
+    def produce(orders: range):
+        for i in orders:
+            producer.produce(topic, msgspec.json.encode({"order_id": str(i), "region": regions[i % 4]}), partition=0)
+        assert producer.flush(30) == 0
+
+    produce(range(40))
     producer.produce(topic, b"not json", partition=0)  # offset 40: every table judges it
     assert producer.flush(30) == 0
     reader, close = data_source("shared", sink_config, "host")
-    routes = {"eu": "eu-.*", "us": "us-.*", "all": ""}
+    routes = {"eu": ("eu-.*", 5), "us": ("us-.*", 100), "all": ("", 100)}  # eu's inbox holds 5 records at most
     sources = {
         name: reader.clients.source(
-            load_config(sink_config, table_name=name, route_field="region", route_regex=regex, max_batch_records=100),
+            load_config(sink_config, table_name=name, route_field="region", route_regex=regex, max_batch_records=most),
             f"p-{name}",
         )
-        for name, regex in routes.items()
+        for name, (regex, most) in routes.items()
     }
 
     def read_all(source, want: int) -> list:
@@ -494,6 +500,12 @@ def test_tables_routed_over_one_topic_read_it_once_each_getting_its_own_records(
         sources["us"].assign([PartitionStart(topic, 0, 20)])
         assert [r.offset for r in read_all(sources["us"], 6)] == [21, 25, 29, 33, 37, 40]
         assert sources["eu"].read(100, 0.5) == [] and sources["all"].read(100, 0.1) == []
+        # eu's participant busy: the others read on past its full inbox, and it reads on from where it stopped
+        for first in range(41, 81, 10):  # in four reads: eu's inbox is full after the first
+            produce(range(first, first + 10))
+            assert [r.offset for r in read_all(sources["all"], 10)] == list(range(first, first + 10))
+        assert [r.offset for r in read_all(sources["us"], 10)] == [i for i in range(41, 81) if i % 4 == 1]
+        assert [r.offset for r in read_all(sources["eu"], 20)] == [i for i in range(41, 81) if i % 4 in (0, 2)]
     finally:
         for source in sources.values():
             source.close()
