@@ -5,11 +5,13 @@
 # %% ../nbs/42_timeline.ipynb #80537ed4
 from __future__ import annotations
 
+import io
 import json
 import re
 import time
 from typing import NamedTuple
 
+import fastavro
 import hudi
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -21,6 +23,7 @@ from hudi_kafka_nb.table_identity import table_properties
 # %% auto #0
 __all__ = [
     "SERVICE_ACTIONS",
+    "HISTORY",
     "InstantFile",
     "instant_file",
     "timeline_files",
@@ -42,7 +45,9 @@ __all__ = [
     "committed_offsets_now",
     "reaches",
     "has_committed",
+    "archived_files",
     "timeline_sizes",
+    "archived_commits",
 ]
 
 
@@ -216,11 +221,14 @@ def file_group_of(name: str) -> tuple[str, str] | None:
 
 
 # %% ../nbs/42_timeline.ipynb #98515ee1
-def commit_log(table_path: Table) -> list[dict]:
-    """One entry per commit of the sink on the active timeline, in commit order (epoch, then instant): instant,
-    completion time, epoch, records, files, offsets."""
+def commit_log(table_path: Table, archived: bool = False) -> list[dict]:
+    """One entry per commit of the sink on the active timeline (and the archived one, if `archived`), in commit order
+    (epoch, then instant): instant, completion time, epoch, records, files, offsets."""
     entries = []
-    for commit in completed_commits(table_path):
+    active = completed_commits(table_path)
+    older = archived_commits(table_path) if archived else []
+    shown = {commit["instant"] for commit in active}
+    for commit in [*(c for c in older if c["instant"] not in shown), *active]:
         checkpoint, stats = read_checkpoint(commit["metadata"]), write_stats(commit["metadata"])
         if checkpoint is None:
             continue  # a compaction's commit: see table_services_log
@@ -283,20 +291,48 @@ def has_committed(table_path: Table, ends: dict[tuple[str, int], int]) -> bool:
 
 
 # %% ../nbs/42_timeline.ipynb #cceb02a7
-def timeline_sizes(table_path: Table) -> dict[str, int]:
-    """Completed instants on the active timeline ('active') and in the archived timeline ('archived'). The archived
-    timeline's latest snapshot is the manifest `_version_` names, as Hudi reads it (its manifests are written through a
-    temporary `manifest_<n>.<uuid>` on local disks); without `_version_`, the highest `manifest_<n>`."""
-    storage, history = table_storage(table_path), ".hoodie/timeline/history"
-    active = [f for f in timeline_files(table_path) if f.state == "completed"]
-    names = storage.names(history)
+HISTORY = ".hoodie/timeline/history"  # the archived timeline (Hudi's LSM timeline): parquet files and their manifests
+
+
+def archived_files(table_path: Table) -> list[str]:
+    """The files of the archived timeline's latest snapshot: the manifest `_version_` names, as Hudi reads it (its
+    manifests are written through a temporary `manifest_<n>.<uuid>` on local disks); without `_version_`, the highest
+    `manifest_<n>`."""
+    storage = table_storage(table_path)
+    names = storage.names(HISTORY)
     version = (
-        int(storage.read(f"{history}/_version_"))
+        int(storage.read(f"{HISTORY}/_version_"))
         if "_version_" in names
         else max((int(n.split("_")[1]) for n in names if re.fullmatch(r"manifest_\d+", n)), default=None)
     )
-    files = json.loads(storage.read(f"{history}/manifest_{version}"))["files"] if version is not None else []
+    if version is None:
+        return []
+    return [f["fileName"] for f in json.loads(storage.read(f"{HISTORY}/manifest_{version}"))["files"]]
+
+
+def timeline_sizes(table_path: Table) -> dict[str, int]:
+    "Completed instants on the active timeline ('active') and in the archived timeline ('archived')."
+    storage = table_storage(table_path)
+    active = [f for f in timeline_files(table_path) if f.state == "completed"]
     archived = sum(
-        pq.read_metadata(pa.BufferReader(storage.read(f"{history}/{f['fileName']}"))).num_rows for f in files
+        pq.read_metadata(pa.BufferReader(storage.read(f"{HISTORY}/{name}"))).num_rows
+        for name in archived_files(table_path)
     )
     return {"active": len(active), "archived": archived}
+
+
+def archived_commits(table_path: Table) -> list[dict]:
+    """Commits and delta commits Hudi moved to the archived timeline, oldest first, as `completed_commits` gives the
+    active ones ({'instant', 'completed', 'metadata'}): each row holds its commit's metadata as an Avro container."""
+    storage, found = table_storage(table_path), {}
+    for name in archived_files(table_path):
+        columns = ["instantTime", "completionTime", "action", "metadata"]
+        for row in pq.read_table(pa.BufferReader(storage.read(f"{HISTORY}/{name}")), columns=columns).to_pylist():
+            if row["action"] in ("commit", "deltacommit") and row["metadata"]:
+                metadata = next(iter(fastavro.reader(io.BytesIO(row["metadata"]))))
+                found[row["instantTime"]] = {
+                    "instant": row["instantTime"],
+                    "completed": row["completionTime"],
+                    "metadata": metadata,
+                }
+    return [found[instant] for instant in sorted(found)]
