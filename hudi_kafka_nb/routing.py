@@ -37,6 +37,7 @@ __all__ = [
     "table_configs",
     "field_reader",
     "route_field_values",
+    "whole_value",
     "route_before_decoding",
     "split_by_route",
     "routed_decoder",
@@ -230,10 +231,15 @@ def route_field_values(records: list[RawRecord], field: str) -> pa.Array:
 Route = tuple[str, str]
 
 
+def whole_value(regex: str) -> str:
+    "`regex` matching a value as a whole (Iceberg's route-regex), for pyarrow's substring matching."
+    return f"^(?:{regex})$"
+
+
 def route_before_decoding(config: SinkConfig) -> Route | None:
     "How `config`'s table picks its records before decoding them: JSON records routed by a string column; else None."
     by_field = config.value_format == "json" and config.value_schema.get(config.route_field) == "string"
-    return (config.route_field, f"^(?:{config.route_regex})$") if config.route_regex and by_field else None
+    return (config.route_field, whole_value(config.route_regex)) if config.route_regex and by_field else None
 
 
 def split_by_route(records: list[RawRecord], routes: list[Route | None]) -> list[list[RawRecord]]:
@@ -262,7 +268,7 @@ def routed_decoder(decode: Decode, config: SinkConfig) -> Decode:
     decoded here."""
     if not config.route_regex:
         return decode
-    pattern, field = f"^(?:{config.route_regex})$", config.route_field
+    pattern, field = whole_value(config.route_regex), config.route_field
     route = route_before_decoding(config)
 
     def routed(records, config_, discover=None) -> Decoded:
