@@ -191,11 +191,18 @@ DEMO_AVRO_SCHEMA: dict = {
 
 def demo_avro_schema(version: int = 1) -> dict:
     """The demo's order schema: version 2 adds a nullable `coupon`; version 3 (a producer's mistake) also writes
-    `quantity` as a string, which no table of the earlier versions can take: its records are dead-lettered."""
+    `quantity` as a string, which no table of the earlier versions can take: its records are dead-lettered; version 4
+    (version 2's fix) promotes `quantity` to a `long` and gives the customer a nullable `country`, which widen the
+    table."""
     coupon = [{"name": "coupon", "type": ["null", "string"], "default": None}] if version >= 2 else []
+    country = {"name": "country", "type": ["null", "string"], "default": None}
 
     def retyped(f):
-        return {**f, "type": "string"} if version >= 3 and f["name"] == "quantity" else f
+        if f["name"] == "quantity" and version >= 3:
+            return {**f, "type": "string" if version == 3 else "long"}
+        if f["name"] == "customer" and version >= 4:
+            return {**f, "type": {**f["type"], "fields": f["type"]["fields"] + [country]}}
+        return f
 
     return {**DEMO_AVRO_SCHEMA, "fields": [retyped(f) for f in DEMO_AVRO_SCHEMA["fields"]] + coupon}
 
@@ -224,8 +231,11 @@ def demo_avro_order(i: int, version: int = 1) -> dict:
         "attributes": {"channel": "web"} if i % 4 else {},
         "note": None,
     }
-    if version >= 3:
+    if version == 3:
         order["quantity"] = str(order["quantity"])
+    if version >= 4:  # beyond an int's range now and then
+        order["quantity"] += 2**31 * (i % 3)
+        order["customer"] = {**order["customer"], "country": ("NL", "US", None)[i % 3]}
     return {**order, "coupon": f"C{i}" if i % 2 else None} if version >= 2 else order
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "KAFKA_COLUMNS",
     "Decode",
     "AVRO_NAME",
+    "PROMOTIONS",
     "data_schema",
     "in_table_order",
     "RawRecord",
@@ -33,6 +34,7 @@ __all__ = [
     "decode_batch",
     "ServiceUnavailable",
     "decode_records",
+    "common_type",
     "wider_type",
     "widen_value_schema",
 ]
@@ -286,12 +288,56 @@ def _discovered_type(arrow_type: pa.DataType) -> str | None:
     return None
 
 
+# Hudi's schema evolution on write promotes a column to a wider number, as Avro's schema resolution reads the narrower
+# into the wider: each type, and those it promotes to, narrowest first
+PROMOTIONS: dict[pa.DataType, tuple[pa.DataType, ...]] = {
+    pa.int32(): (pa.int64(), pa.float32(), pa.float64()),
+    pa.int64(): (pa.float32(), pa.float64()),
+    pa.float32(): (pa.float64(),),
+}
+
+
+def _struct_fields(a: pa.StructType, b: pa.StructType) -> list[pa.Field] | None:
+    "`a`'s fields, each widened to hold `b`'s of its name, then `b`'s that `a` lacks (nullable); None if one cannot."
+    fields = []
+    for field in a:
+        index = b.get_field_index(field.name)
+        kind = field.type if index < 0 else common_type(field.type, b.field(index).type)
+        if kind is None:
+            return None
+        fields.append(field.with_type(kind))
+    return fields + [f.with_nullable(True) for f in b if a.get_field_index(f.name) < 0]
+
+
+def common_type(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
+    """The narrowest type that holds the values of both `a` and `b` (`PROMOTIONS`, inside structs, lists and maps too;
+    a struct gains the fields it lacks, after its own), or None if none does: a narrowing or a change of kind."""
+    if a == b:
+        return a
+    if a in PROMOTIONS.get(b, ()):
+        return a
+    if b in PROMOTIONS.get(a, ()):
+        return b
+    if pa.types.is_struct(a) and pa.types.is_struct(b):
+        fields = _struct_fields(a, b)
+        return None if fields is None else pa.struct(fields)
+    if pa.types.is_list(a) and pa.types.is_list(b):
+        item = common_type(a.value_type, b.value_type)
+        return None if item is None else pa.list_(pa.field(a.value_field.name, item))
+    if pa.types.is_map(a) and pa.types.is_map(b) and a.key_type == b.key_type:
+        item = common_type(a.item_type, b.item_type)
+        return None if item is None else pa.map_(a.key_type, item)
+    return None
+
+
 def wider_type(a: str | None, b: str) -> str:
-    """The type both fit: one field inferred as `a` in some records and `b` in others (int64 and double: double; else
-    string)."""
+    """The `value_schema` type of one field met as `a` in some records and `b` in others: the narrowest that holds both
+    (`common_type`); two that no type holds keep the one named first, whichever came first, and the records of the
+    other are dead-lettered as they are read with it."""
     if a is None or a == b:
         return b
-    return "double" if {a, b} == {"int64", "double"} else "string"
+    kind = common_type(arrow_type(a), arrow_type(b))
+    return min(a, b) if kind is None else str(kind)
 
 
 def _why_not_addable(field: pa.Field, config: SinkConfig) -> str | None:
@@ -334,11 +380,17 @@ def _new_fields(
 
 
 def widen_value_schema(current: dict[str, str], proposals: Iterable[dict[str, str]]) -> dict[str, str]:
-    """`current` and, after its fields, the new fields participants proposed (one field proposed with two types:
-    `wider_type`)."""
+    """`current`, each of its columns widened in place where a proposal promotes it (`common_type`), and after them the
+    new fields participants proposed (one field proposed with two types: `wider_type`). A proposal that would narrow a
+    column or change its kind leaves it as it is: its records are the ones set aside."""
     widened = dict(current)
     for proposal in proposals:
         for name, type_name in proposal.items():
             if name not in current:
                 widened[name] = wider_type(widened.get(name), type_name)
+                continue
+            column = arrow_type(widened[name])
+            kind = common_type(column, arrow_type(type_name))
+            if kind is not None and kind != column:
+                widened[name] = str(kind)
     return widened

@@ -16,36 +16,39 @@ from hudi_kafka_nb.changes import Change, envelope_change, key_value, tombstone_
 from hudi_kafka_nb.config import DELETED_FIELD, POSITION_FIELD, SinkConfig
 from hudi_kafka_nb.json_schema import read_json_body
 from hudi_kafka_nb.protobuf import read_protobuf_body
-from hudi_kafka_nb.records import KAFKA_COLUMNS, DeadLetter, Decoded, RawRecord, _stored_rows, value_schema
+from hudi_kafka_nb.records import KAFKA_COLUMNS, DeadLetter, Decoded, RawRecord, _stored_rows, common_type, value_schema
 from hudi_kafka_nb.schema_registry import SchemaCache, UnknownSchema, WriterSchema
 from hudi_kafka_nb.setting_values import arrow_type
 
 # %% auto #0
-__all__ = ["WIDENINGS", "TOMBSTONES", "registry_key_reader", "keyed_schema", "decode_registry", "debezium_envelope"]
+__all__ = ["TOMBSTONES", "registry_key_reader", "keyed_schema", "decode_registry", "debezium_envelope"]
+
 
 # %% ../nbs/12_registry_records.ipynb #a8e0b134
-WIDENINGS = {
-    (pa.int32(), pa.int64()),
-    (pa.int32(), pa.float32()),
-    (pa.int32(), pa.float64()),
-    (pa.int64(), pa.float32()),
-    (pa.int64(), pa.float64()),
-    (pa.float32(), pa.float64()),
-}
-
-
-def _type_problem(schema: WriterSchema, table: pa.Schema) -> str:
-    "Why this writer schema's records cannot be stored in the table's columns, or ''."
+def _type_changes(schema: WriterSchema, table: pa.Schema, discover: bool) -> tuple[str, dict[str, str]]:
+    """(why this writer schema's records cannot be stored in the table's columns, or ''; the columns they widen, each
+    to the narrowest type that holds both, `common_type`)."""
+    widened = {}
     for name, type_name in schema.fields.items():
         if name not in table.names:
             continue
         written, column = arrow_type(type_name), table.field(name).type
-        if written != column and (written, column) not in WIDENINGS:
+        kind = common_type(column, written)
+        if kind is None:
             return (
-                f"it writes field {name!r} as {written}, but the table's column is {column}: Hudi cannot store one as "
-                "the other (register a compatible version, or a new field)"
+                f"it writes field {name!r} as {written}, but the table's column is {column}: no column type holds "
+                "both (a narrowing, or another kind; register a compatible version, or a new field)",
+                {},
             )
-    return ""
+        if kind != column and not discover:
+            return (
+                f"it writes field {name!r} as {written}, wider than the table's column {column}, and "
+                "schema_evolution='none' keeps the column's type",
+                {},
+            )
+        if kind != column:
+            widened[name] = str(kind)
+    return "", widened
 
 
 def _new_columns(schema: WriterSchema, table: pa.Schema, config: SinkConfig) -> tuple[dict[str, str], dict[str, str]]:
@@ -191,14 +194,15 @@ def _key_of(record: RawRecord, schemas: SchemaCache) -> tuple[WriterSchema, dict
 
 
 def _decision(
-    schema: WriterSchema, table: pa.Schema, config: SinkConfig, schemas: SchemaCache
+    schema: WriterSchema, table: pa.Schema, config: SinkConfig, schemas: SchemaCache, discover: bool
 ) -> tuple[str, dict, dict]:
-    """(why its records cannot be stored or '', the new columns it brings, the fields that cannot become columns and
-    why)."""
-    problem = schema.problem or _type_problem(schema, table)
-    if problem:
-        return f"{schemas.describe(schema.schema_id)}: {problem}", {}, {}
-    return "", *_new_columns(schema, table, config)
+    """(why its records cannot be stored or '', the columns it brings or widens, the fields that cannot become columns
+    and why)."""
+    problem, widened = ("", {}) if schema.problem else _type_changes(schema, table, discover)
+    if schema.problem or problem:
+        return f"{schemas.describe(schema.schema_id)}: {schema.problem or problem}", {}, {}
+    new, cannot = _new_columns(schema, table, config)
+    return "", {**widened, **new}, cannot
 
 
 def decode_registry(
@@ -256,7 +260,7 @@ def decode_registry(
             reader = (schema_id, message, key[0].schema_id, key[0].name)
             schema = keyed.setdefault(reader, keyed_schema(schema, key[0]))
         if reader not in decided:
-            decided[reader] = _decision(schema, table, config, schemas)
+            decided[reader] = _decision(schema, table, config, schemas, discover)
         problem, new, cannot = decided[reader]
         if problem and config.incompatible_schema == "stop":
             held[where] = record.offset

@@ -69,7 +69,9 @@ def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_regi
     tmp_path, broker, registry, spark
 ):
     """Then a third version, retyping a field, becomes the subject's latest while the coordinator restarts: the table
-    keeps its column's type, the third version's orders are dead-lettered, the others land."""
+    keeps its column's type, the third version's orders are dead-lettered, the others land. A fourth promotes the field
+    to a long and adds a field inside a struct, interleaved with the first: both columns widen in place, every order
+    lands."""
     stack = LocalStack(
         tmp_path / "stack",
         participants=1,
@@ -106,6 +108,10 @@ def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_regi
         stack.restart("coordinator")
         produce(stack, values(stack, registry.url, range(620, 700), version=1))
         stack.wait_committed(180)
+        promoting = values(stack, registry.url, range(700, 760), version=4)
+        older = values(stack, registry.url, range(760, 800), version=1)
+        produce(stack, promoting[:20] + [pair for both in zip(older, promoting[20:]) for pair in both])
+        stack.wait_committed(180)
     finally:
         stack.stop()
 
@@ -124,7 +130,7 @@ def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_regi
     # each good record as confluent-kafka's AvroDeserializer reads it, in the table's types
     report = stack.verify()
     assert (
-        verdict_ok(report) and report["in_table"] == report["rows_compared"] == 680 and report["dead_letters"] == 23
+        verdict_ok(report) and report["in_table"] == report["rows_compared"] == 780 and report["dead_letters"] == 23
     ), verdict(report)
 
     # every column of the type its Avro type means, and every value as produced; Spark's reader and hudi-rs agree
@@ -143,6 +149,7 @@ def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_regi
             "lines",
             "attributes",
             "coupon",
+            "quantity",
         )
     } == {
         "amount": "decimal(10,2)",
@@ -152,16 +159,17 @@ def test_avro_orders_of_two_schema_versions_land_with_their_types_while_the_regi
         "local_time": "timestamp",
         "cutoff": "int",
         "checksum": "binary",
-        "customer": "struct<id:bigint,email:string>",
+        "customer": "struct<id:bigint,email:string,country:string>",
         "lines": "array<struct<sku:string,price:decimal(12,3)>>",
         "attributes": "map<string,string>",
         "coupon": "string",
+        "quantity": "bigint",
     }
-    columns = [f["name"] for f in demo_avro_schema(2)["fields"]]
+    columns = [f["name"] for f in demo_avro_schema(4)["fields"]]
     expected = {}
-    for i in (*range(600), *range(620, 700)):
-        order = demo_avro_order(i, 2 if 200 <= i < 400 else 1)
-        expected[order["order_id"]] = row({"coupon": None, **order})
+    for i in (*range(600), *range(620, 800)):
+        order = demo_avro_order(i, 2 if 200 <= i < 400 else 4 if 700 <= i < 760 else 1)
+        expected[order["order_id"]] = row({"coupon": None, **order, "customer": {"country": None, **order["customer"]}})
     by_spark = {r["order_id"]: row(r.asDict()) for r in spark_read(spark, stack.table_path).select(*columns).collect()}
     by_hudi_rs = {r["order_id"]: row(r) for r in read_snapshot(stack.table_path, columns).to_pylist()}
     assert by_spark == by_hudi_rs == expected, next(
