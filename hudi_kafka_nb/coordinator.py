@@ -347,7 +347,10 @@ class Coordinator:
         if value_schema == self.value_schema:
             return
         added = ",".join(f"{k}:{v}" for k, v in value_schema.items() if k not in self.value_schema)
-        self._say("FIELDS_ADDED", instant=self.instant, fields=added)
+        widened = ",".join(
+            f"{k}:{self.value_schema[k]}->{v}" for k, v in value_schema.items() if self.value_schema.get(k, v) != v
+        )
+        self._say("FIELDS_ADDED", instant=self.instant, fields=added, widened=widened)
         self.value_schema = value_schema
 
     def on_empty(self):

@@ -24,7 +24,7 @@ from hudi_kafka_nb.fencing import (
     walk,
 )
 from hudi_kafka_nb.leftovers import sweep_aborted_writes, sweep_rolled_back_files, writing_by_key
-from hudi_kafka_nb.messages import extra_metadata, latest_checkpoint
+from hudi_kafka_nb.messages import extra_metadata, latest_checkpoint, read_checkpoint
 from hudi_kafka_nb.ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
 from hudi_kafka_nb.storage import Table, aux_key, table_storage
 from hudi_kafka_nb.table_identity import TableError
@@ -143,8 +143,12 @@ class FencedTable:
             return
 
     def _roll_forward(self, decision: Decision):
-        "Complete a decided commit whose coordinator died before Hudi completed it."
+        """Complete a decided commit whose coordinator died before Hudi completed it, with the fields it was decided with
+        (not this coordinator's settings, nor a registry's newer types)."""
         if not self.committer.is_completed(decision.instant):
+            checkpoint = read_checkpoint({"extraMetadata": decision.extra_metadata})
+            if checkpoint is not None and checkpoint.value_schema:
+                self.committer.use_value_schema(checkpoint.value_schema)
             self.committer.adopt(decision.instant)
             self.committer.commit(decision.instant, decision.statuses(), decision.extra_metadata)
             log.warning("rolled forward decided commit %s of epoch %d", decision.instant, decision.epoch)

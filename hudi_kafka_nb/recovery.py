@@ -10,6 +10,8 @@ import logging
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.messages import Checkpoint
 from hudi_kafka_nb.ports import Table
+from hudi_kafka_nb.records import common_type
+from hudi_kafka_nb.setting_values import arrow_type
 
 # %% auto #0
 __all__ = ["log", "table_value_schema", "table_fields", "resume_point"]
@@ -42,6 +44,20 @@ def table_fields(
         written or table.first_value_schema(config.value_schema), config.value_schema
     )
     for name, (column, declared) in differing.items():
+        kind = common_type(arrow_type(column), arrow_type(declared))
+        if kind == arrow_type(column):
+            continue  # a narrower type: its records are read into the column
+        if kind is not None:
+            log.info(
+                "coordinator %s: the settings (value_schema, or the schema registry's latest schema) give field %r as "
+                "%s, wider than the table's column %s: the column widens to %s when records written that way arrive",
+                coordinator_id,
+                name,
+                declared,
+                column,
+                kind,
+            )
+            continue
         log.warning(
             "coordinator %s: the settings (value_schema, or the schema registry's latest schema) give field %r as "
             "%s, but the table's column is %s: the column keeps its type, and records that write the field as %s "

@@ -18,6 +18,7 @@ from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, send_events
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.reading import read_snapshot, spark_read
+from hudi_kafka_nb.timeline import table_services_log
 
 from helpers import log_of, produced_while_the_registry_is_away, read_dead_letters
 
@@ -194,14 +195,18 @@ LINE_VALUE = {
         {"name": "status", "type": {"type": "enum", "name": "State", "symbols": ["NEW", "PAID", "SHIPPED"]}},
         {"name": "version", "type": "long"},
         {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+        {"name": "units", "type": "int"},
     ],
 }
+# a later version of the states: `units` promoted to a long
+LINE_VALUE_PROMOTED = {**LINE_VALUE, "fields": [*LINE_VALUE["fields"][:-1], {"name": "units", "type": "long"}]}
 
 
-def test_a_keyed_upsert_with_composite_avro_keys_keeps_each_keys_latest_state(tmp_path, broker, registry):
+def test_a_keyed_upsert_with_composite_avro_keys_keeps_each_keys_latest_state(tmp_path, broker, registry, spark):
     """Keys in Avro, as producers that key by a record of the key's columns write them (`key_format="avro"`): the value
     does not hold the key, the table's key is the key record's two fields (Hudi's complex key generator), upserted into
-    merge-on-read with an ordering field; updates arrive out of order through different partitions."""
+    merge-on-read with an ordering field; updates arrive out of order through different partitions. The later states
+    promote a field to a long: the column widens under the rows already in the table's files, which merge with it."""
     import random
 
     stack = LocalStack(
@@ -219,10 +224,13 @@ def test_a_keyed_upsert_with_composite_avro_keys_keeps_each_keys_latest_state(tm
         table_type="MERGE_ON_READ",
         max_buffered_records=750,
         max_batch_records=250,
+        # compacted every second delta commit: base files of ints merged with logs of longs
+        hudi_options={"hoodie.compact.inline.max.delta.commits": "2"},
     )
     client = SchemaRegistryClient({"url": registry.url})
     keys = AvroSerializer(client, msgspec.json.encode(LINE_KEY).decode())
     states = AvroSerializer(client, msgspec.json.encode(LINE_VALUE).decode())
+    promoted = AvroSerializer(client, msgspec.json.encode(LINE_VALUE_PROMOTED).decode())
     rng, latest, events = random.Random(5), {}, []
     for version in range(1, 6):
         for n in range(300):
@@ -231,25 +239,38 @@ def test_a_keyed_upsert_with_composite_avro_keys_keeps_each_keys_latest_state(tm
                 "status": ("NEW", "PAID", "SHIPPED")[(n + version) % 3],
                 "version": version,
                 "amount": decimal.Decimal(n * version) / 100,
+                "units": n + (2**33 if version >= 4 else 0),
             }
             events.append((key, state))
             latest[(key["region"], key["order_id"])] = state
     rng.shuffle(events)  # a later version may come first, through another partition
-    pairs = [
-        (
-            keys(k, SerializationContext(stack.topic, MessageField.KEY)),
-            states(v, SerializationContext(stack.topic, MessageField.VALUE)),
+
+    def pair(key, state):
+        value = promoted if state["version"] >= 4 else states
+        return (
+            keys(key, SerializationContext(stack.topic, MessageField.KEY)),
+            value(state, SerializationContext(stack.topic, MessageField.VALUE)),
         )
-        for k, v in events
-    ]
+
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
-    produce(stack, pairs[:500])
+    # the table starts with the first version's int, its files written before the promoting version is registered
+    first = [(k, v) for k, v in events if v["version"] < 4][:500]
+    produce(stack, [pair(k, v) for k, v in first])
     stack.start()
     try:
-        produce(stack, pairs[500:])
+        stack.wait_committed(180)
+        produce(stack, [pair(k, v) for k, v in events if (k, v) not in first])
         stack.wait_committed(180)
     finally:
         stack.stop()
-    rows = read_snapshot(stack.table_path, ["region", "order_id", "status", "version", "amount"]).to_pylist()
+    assert "FIELDS_ADDED" in log_of(stack, "coordinator")
+    assert "compaction" in {s["action"] for s in table_services_log(stack.table_path)}, table_services_log(stack.table_path)
+    columns = ["region", "order_id", "status", "version", "amount", "units"]
+    rows = read_snapshot(stack.table_path, columns).to_pylist()
     assert len(rows) == len(latest) == 300
-    assert {(r["region"], r["order_id"]): {k: r[k] for k in ("status", "version", "amount")} for r in rows} == latest
+    assert {(r["region"], r["order_id"]): {k: r[k] for k in columns[2:]} for r in rows} == latest
+    by_spark = spark_read(spark, stack.table_path)
+    assert dict(by_spark.dtypes)["units"] == "bigint"
+    assert {(r["region"], r["order_id"]): r.asDict() for r in by_spark.select(*columns).collect()} == {
+        k: {"region": k[0], "order_id": k[1], **v} for k, v in latest.items()
+    }
