@@ -234,8 +234,9 @@ def demo_avro_order(i: int, version: int = 1) -> dict:
     if version == 3:
         order["quantity"] = str(order["quantity"])
     if version >= 4:  # beyond an int's range now and then
-        order["quantity"] += 2**31 * (i % 3)
-        order["customer"] = {**order["customer"], "country": ("NL", "US", None)[i % 3]}
+        order["quantity"] = i % 7 + 2**31 * (i % 3)
+        email = f"c{i % 1000}@example.com" if i % 5 else None
+        order["customer"] = {"id": i % 1000, "email": email, "country": ("NL", "US", None)[i % 3]}
     return {**order, "coupon": f"C{i}" if i % 2 else None} if version >= 2 else order
 
 

@@ -12,7 +12,7 @@ import msgspec
 
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.messages import PartitionProgress, PartitionStart, WriteStatus
-from hudi_kafka_nb.records import widen_value_schema
+from hudi_kafka_nb.records import schema_misfit, widen_value_schema
 
 # %% auto #0
 __all__ = [
@@ -179,6 +179,15 @@ def verdict(open_instant: OpenInstant, config: SinkConfig, hudi_version: str) ->
             blame_reason="write_operation differs from the coordinator's",
             reason=f"participant(s) {wrong} use another write_operation than the coordinator's "
             f"{config.write_operation!r}: give every job of the table the same settings",
+        )
+    misfits = {p: why for p, s in statuses.items() if (why := schema_misfit(s.value_schema, open_instant.value_schema))}
+    if misfits and open_instant.value_schema:
+        return Verdict(
+            outcome=Outcome.ABORT,
+            blame=sorted(misfits),
+            blame_reason="wrote other fields than the instant's",
+            reason="participant(s) wrote files the instant's columns do not hold: "
+            + "; ".join(f"{p}: {why}" for p, why in sorted(misfits.items())),
         )
     proposing = sorted(p for p, s in statuses.items() if s.new_fields)
     if proposing and config.schema_evolution != "add_fields":

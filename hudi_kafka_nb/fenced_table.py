@@ -143,8 +143,8 @@ class FencedTable:
             return
 
     def _roll_forward(self, decision: Decision):
-        """Complete a decided commit whose coordinator died before Hudi completed it, with the fields it was decided with
-        (not this coordinator's settings, nor a registry's newer types)."""
+        """Complete a decided commit whose coordinator died before Hudi completed it, with the fields it was decided
+        with (not this coordinator's settings, nor a registry's newer types)."""
         if not self.committer.is_completed(decision.instant):
             checkpoint = read_checkpoint({"extraMetadata": decision.extra_metadata})
             if checkpoint is not None and checkpoint.value_schema:

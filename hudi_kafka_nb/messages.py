@@ -118,8 +118,10 @@ class WriteStatus(ControlEvent, tag="WRITE_STATUS", frozen=True):
     error: str = ""  # why this participant could not write the instant ("" when it could)
     # with insert/upsert: the Parquet files staged for the coordinator's write (no statuses)
     staged_files: list[str] = []
-    # fields seen in the events and not in the instant's value_schema, with inferred types
+    # fields seen in the events and not in the instant's value_schema, with inferred types (or wider ones)
     new_fields: dict[str, str] = {}
+    # the fields its files were written with ({}: none written): the coordinator commits only what its columns hold
+    value_schema: dict[str, str] = {}
 
 
 class AckCommit(ControlEvent, tag="ACK_COMMIT", frozen=True):

@@ -122,6 +122,7 @@ class ParticipantInstant:
             write_statuses=written.statuses if written else b"",
             staged_files=written.staged if written else [],
             new_fields={} if error else self.new_fields,
+            value_schema=self.value_schema if written else {},
             error=error,
         )
 

@@ -37,6 +37,7 @@ __all__ = [
     "common_type",
     "wider_type",
     "widen_value_schema",
+    "schema_misfit",
 ]
 
 # %% ../nbs/06_records.ipynb #b34579eb
@@ -394,3 +395,15 @@ def widen_value_schema(current: dict[str, str], proposals: Iterable[dict[str, st
             if kind is not None and kind != column:
                 widened[name] = str(kind)
     return widened
+
+
+def schema_misfit(written: dict[str, str], decided: dict[str, str]) -> str:
+    """Why files written with the fields `written` do not belong in an instant of the fields `decided` (each must be
+    one of them, of its type or one the column holds: `common_type`), or ''."""
+    for name, type_name in written.items():
+        if name not in decided:
+            return f"field {name!r} ({type_name}) is not among the instant's fields"
+        column = arrow_type(decided[name])
+        if common_type(column, arrow_type(type_name)) != column:
+            return f"field {name!r} is written as {type_name}, which the instant's column {decided[name]} does not hold"
+    return ""

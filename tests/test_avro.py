@@ -264,7 +264,8 @@ def test_a_keyed_upsert_with_composite_avro_keys_keeps_each_keys_latest_state(tm
     finally:
         stack.stop()
     assert "FIELDS_ADDED" in log_of(stack, "coordinator")
-    assert "compaction" in {s["action"] for s in table_services_log(stack.table_path)}, table_services_log(stack.table_path)
+    services = table_services_log(stack.table_path)
+    assert "compaction" in {s["action"] for s in services}, services
     columns = ["region", "order_id", "status", "version", "amount", "units"]
     rows = read_snapshot(stack.table_path, columns).to_pylist()
     assert len(rows) == len(latest) == 300
