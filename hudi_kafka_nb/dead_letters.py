@@ -5,11 +5,13 @@
 # %% ../nbs/51_dead_letters.ipynb #66b993a1
 from __future__ import annotations
 
+import functools
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
@@ -22,7 +24,17 @@ from hudi_kafka_nb.settings import client_settings, consumer_settings
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ["log", "COORDINATOR_MOVING", "COORDINATOR_RETRY_S", "DeadLetterQueue", "read_dead_letters"]
+__all__ = [
+    "log",
+    "COORDINATOR_MOVING",
+    "COORDINATOR_RETRY_S",
+    "STUCK_GRACE_S",
+    "T",
+    "StuckClient",
+    "by_deadline",
+    "DeadLetterQueue",
+    "read_dead_letters",
+]
 
 # %% ../nbs/51_dead_letters.ipynb #c0a7d1e5
 # the answers of a group coordinator that is elsewhere or not ready yet: librdkafka gives them up at once, not retried
@@ -32,6 +44,37 @@ COORDINATOR_MOVING = {
     KafkaError.COORDINATOR_NOT_AVAILABLE,
 }
 COORDINATOR_RETRY_S = 0.5
+# librdkafka does not end every call by its timeout: `send_offsets_to_transaction` waits for a group coordinator that
+# is away for as long as it is away (confluentinc/librdkafka#5456). A call is given this long past its own time, then
+# left to its thread, and its client to it
+STUCK_GRACE_S = 5.0
+
+T = TypeVar("T")
+
+
+class StuckClient(KafkaException):
+    "A Kafka client's call that did not return by its deadline: the client is left to the thread that is in it."
+
+
+def by_deadline(call: Callable[[], T], timeout_s: float, what: str) -> T:
+    """`call()`'s result or error, on a thread of its own; `StuckClient` once `timeout_s` has passed without one (the
+    call goes on in its thread: whoever made it must not use its client again)."""
+    done, outcome = threading.Event(), {}
+
+    def run():
+        try:
+            outcome["value"] = call()
+        except BaseException as e:  # the caller's, to raise on its own thread
+            outcome["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=what, daemon=True).start()
+    if not done.wait(timeout_s):
+        raise StuckClient(KafkaError(KafkaError._TIMED_OUT, f"{what} did not return in {timeout_s:.0f} s"))
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 # %% ../nbs/51_dead_letters.ipynb #d1e7a002
@@ -160,6 +203,9 @@ class DeadLetterQueue:
         while True:
             try:
                 return self._lettered(partitions, max(1.0, deadline - clock()))
+            except StuckClient:
+                self.positions = None  # left to its call; the next question opens another
+                raise
             except KafkaException as e:
                 if e.args[0].code() not in COORDINATOR_MOVING or clock() + COORDINATOR_RETRY_S >= deadline:
                     raise
@@ -167,7 +213,12 @@ class DeadLetterQueue:
 
     def _lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], int]:
         # read committed (the consumer's default): Kafka answers once a transaction that moves them has ended
-        found = self.positions.committed([TopicPartition(t, p) for t, p in partitions], timeout=timeout_s)
+        positions = self.positions
+        found = by_deadline(
+            lambda: positions.committed([TopicPartition(t, p) for t, p in partitions], timeout=timeout_s),
+            timeout_s + STUCK_GRACE_S,
+            f"asking where the dead letters of {partitions} end",
+        )
         for tp in found:
             if tp.error is not None and tp.error.code() in UNAUTHORISED:
                 warn_unless_unauthorised(tp.error, f"dead letters' group {self.group}")
@@ -189,7 +240,18 @@ class DeadLetterQueue:
         for attempt in range(5):
             self.refused = []
             try:
-                return self._in_transaction(messages, ends, max(1.0, deadline - time.monotonic()))
+                left = max(1.0, deadline - time.monotonic())
+                return by_deadline(
+                    functools.partial(self._in_transaction, self.producer, messages, ends, left),
+                    left + STUCK_GRACE_S,
+                    f"the transaction of {len(messages)} dead letter(s) to {self.topic}",
+                )
+            except StuckClient as e:
+                # the instant fails (its letters are delivered when it is read again), and a new producer of the same
+                # transactional id ends the stuck one's transaction as it registers, whenever the broker answers
+                log.warning("dead letters: %s; a new producer takes over", e.args[0])
+                self._replace()
+                return len(messages)
             except KafkaException as e:
                 # stops the role
                 if e.args[0].code() in UNAUTHORISED:
@@ -222,45 +284,48 @@ class DeadLetterQueue:
         "The letter, or its headers only if it is larger than a letter the topic refused."
         return _headers_only(*message) if self.limit is not None and _size(*message) > self.limit else message
 
-    def _in_transaction(self, messages: list, ends: dict[tuple[str, int], int], timeout_s: float) -> int:
+    def _in_transaction(self, producer, messages: list, ends: dict[tuple[str, int], int], timeout_s: float) -> int:
+        """The letters and `ends` in one transaction of `producer`, on a thread `by_deadline` may leave: what it finds
+        out about `producer` counts only while `producer` is still the queue's."""
         deadline = time.monotonic() + timeout_s
         if not self.ready:
-            self.producer.init_transactions(timeout_s)
-            self.ready = True
-        self.producer.begin_transaction()
+            producer.init_transactions(timeout_s)
+            self.ready = producer is self.producer
+        producer.begin_transaction()
         for index, (key, value, headers) in enumerate(messages):
 
             def refused(error, message, index=index):
-                return self._refused(error, index)
+                return self._refused(error, index) if producer is self.producer else None
 
             while True:
                 try:
-                    self.producer.produce(self.topic, key=key, value=value, headers=headers, on_delivery=refused)
+                    producer.produce(self.topic, key=key, value=value, headers=headers, on_delivery=refused)
                 except BufferError:  # the producer's queue is full: let it send, then go on
-                    self.producer.poll(0.1)
+                    producer.poll(0.1)
                     continue
                 break
         offsets = [TopicPartition(t, p, end) for (t, p), end in sorted(ends.items())]
-        self.producer.send_offsets_to_transaction(
+        producer.send_offsets_to_transaction(
             offsets, self.positions.consumer_group_metadata(), max(1.0, deadline - time.monotonic())
         )
         # every letter delivered, or one refused: the transaction can then only be aborted, and the letters after it in
         # the partition wait for nothing (an idempotent producer holds them back), so not for the commit's timeout
-        while len(self.producer) and not self.refused:
+        while len(producer) and not self.refused:
             if time.monotonic() >= deadline:
                 raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "the letters were not delivered in time"))
-            self.producer.poll(0.05)
+            producer.poll(0.05)
         if self.refused:
             raise KafkaException(
                 KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, f"{len(self.refused)} letter(s) too large for the topic")
             )
-        while True:  # a commit that timed out may be asked again (librdkafka), until the deadline
+        while producer is self.producer:  # a commit that timed out may be asked again (librdkafka), until the deadline
             try:
-                self.producer.commit_transaction(max(1.0, deadline - time.monotonic()))
+                producer.commit_transaction(max(1.0, deadline - time.monotonic()))
                 return 0
             except KafkaException as e:
                 if not e.args[0].retriable() or time.monotonic() >= deadline:
                     raise
+        raise StuckClient(KafkaError(KafkaError._TIMED_OUT, "left by its delivery before it committed"))
 
     def _refused(self, error, index: int):
         if error is not None and error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
@@ -270,13 +335,19 @@ class DeadLetterQueue:
         """End a failed transaction; a producer that cannot (fenced, failed for good, or still committing), or that
         holds letters back behind one the topic refused (an idempotent producer's gap), is replaced: the new one, of the
         same transactional id, ends the transaction as it registers."""
+        producer = self.producer
         if not self.refused:
             try:
-                self.producer.abort_transaction(timeout_s)
+                by_deadline(
+                    lambda: producer.abort_transaction(timeout_s), timeout_s + STUCK_GRACE_S, "aborting the letters"
+                )
                 return
+            except StuckClient as e:
+                log.warning("dead letters: %s; a new producer takes over", e.args[0])
+                return self._replace()
             except KafkaException as e:
                 log.warning("dead letters: could not abort the transaction (%s); a new producer takes over", e.args[0])
-        self.producer.purge()  # what it still holds is not to be sent, nor waited for as it goes
+        producer.purge()  # what it still holds is not to be sent, nor waited for as it goes
         self._replace()
 
     def _replace(self):
