@@ -11,7 +11,9 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
+import traceback
 from collections.abc import Callable
 
 import msgspec
@@ -27,7 +29,18 @@ from hudi_kafka_nb.wiring import open_coordinator, open_participant, open_table_
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ["log", "JOB_CONTROLS", "NOTEBOOK_NAMES", "JobControls", "job_parameters", "split_job_parameters", "run_job"]
+__all__ = [
+    "log",
+    "JOB_CONTROLS",
+    "NOTEBOOK_NAMES",
+    "STUCK_EXIT_CODE",
+    "JobControls",
+    "job_parameters",
+    "split_job_parameters",
+    "run_job",
+    "stuck_after_s",
+    "Watchdog",
+]
 
 
 # %% ../nbs/62_runtime.ipynb #40cfac9d
@@ -164,10 +177,61 @@ def _run_role(
         return worker.status()
     if role == "participant":
         participant = open_participant(config, controls.role_id or None, metrics=metrics)
-        participant.run(should_stop)
+        participant.run(Watchdog(stuck_after_s(config)).watching(should_stop, f"participant {participant.id}"))
         return {"participant": participant.id, **participant.stats}
     if role == "table_services":
         services = open_table_services(config, controls.role_id or None, metrics=metrics)
         services.run(should_stop)
         return services.status()
     raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")
+
+
+# %% ../nbs/62_runtime.ipynb #630a937a
+STUCK_EXIT_CODE = 75  # EX_TEMPFAIL: started again, the role is expected to go on
+
+
+def stuck_after_s(config: SinkConfig) -> float:
+    "How long a participant's main loop may go without a turn before it is stuck."
+    return max(10 * config.write_timeout_s, config.broker_wait_s + 2 * config.write_timeout_s)
+
+
+class Watchdog:
+    """Notes each turn of a role's main loop (`turned`); `stuck` says, once `limit_s` has passed since the last, where
+    the loop's thread is."""
+
+    def __init__(self, limit_s: float, clock: Callable[[], float] = time.monotonic):
+        self.limit_s, self.clock = limit_s, clock
+        self.last_turn, self.thread_id = clock(), threading.get_ident()
+
+    def turned(self):
+        self.last_turn = self.clock()
+
+    def stuck(self) -> str:
+        "'' while the loop turns; else how long it has not, and its thread's stack."
+        idle = self.clock() - self.last_turn
+        if idle < self.limit_s:
+            return ""
+        frame = sys._current_frames().get(self.thread_id)
+        where = "".join(traceback.format_stack(frame)) if frame is not None else "(the thread has ended)\n"
+        return f"the main loop has not turned for {idle:.0f} s; it is at:\n{where}"
+
+    def watching(self, should_stop: Callable[[], bool], what: str) -> Callable[[], bool]:
+        """`should_stop`, each call a turn; a thread checks meanwhile and ends the process (`STUCK_EXIT_CODE`) once the
+        loop is stuck."""
+
+        def watch():
+            while True:
+                time.sleep(min(5.0, self.limit_s / 4))
+                stuck = self.stuck()
+                if stuck:
+                    log.error("%s is stuck, and exits to be started again: %s", what, stuck)
+                    logging.shutdown()
+                    os._exit(STUCK_EXIT_CODE)
+
+        threading.Thread(target=watch, name=f"watchdog-{what}", daemon=True).start()
+
+        def turn_and_ask() -> bool:
+            self.turned()
+            return should_stop()
+
+        return turn_and_ask
