@@ -353,17 +353,31 @@ def _row_image(envelope: Descriptor) -> Descriptor:
     )
 
 
+def _used_inside(message: Descriptor, seen: set[str]) -> set[str]:
+    "The full names of the messages `message`'s fields are of, at any depth (`seen`: those walked already)."
+    for fd in message.fields:
+        kind = fd.message_type
+        if kind is not None and kind.full_name not in seen:
+            seen.add(kind.full_name)
+            _used_inside(kind, seen)
+    return seen
+
+
 def _table_message(file: FileDescriptor, envelope: bool) -> Descriptor:
-    "The message whose fields are the table's: the file's first, or (`envelope`) its first that is a change event."
-    first = message_at(file, (0,))
+    """The message whose fields are the table's: the file's first that no other of its messages holds (a file that
+    declares its helpers, an `Address`, before the message it is for), or (`envelope`) its first change event's row."""
+    messages = [message_at(file, (i,)) for i in range(len(file.message_types_by_name))]
     if envelope:
-        events = [m for m in file.message_types_by_name.values() if {"before", "after"} & set(m.fields_by_name)]
-        return _row_image(events[0] if events else first)
-    return first
+        events = [m for m in messages if {"before", "after"} & set(m.fields_by_name)]
+        return _row_image(events[0] if events else messages[0])
+    helpers: set[str] = set()
+    for message in messages:
+        helpers |= _used_inside(message, {message.full_name}) - {message.full_name}
+    return next((m for m in messages if m.full_name not in helpers), messages[0])
 
 
 def protobuf_fields(text: str, envelope: bool = False) -> dict[str, str]:
-    """The columns the first message of a Protobuf schema becomes (with `envelope`, the row image's of its first
+    """The columns a Protobuf schema's message becomes (`_table_message`; with `envelope`, the row image's of its first
     Debezium change event): name → `value_schema` type; `UnstorableSchema` names a field that cannot."""
     struct, _ = _message_type(_table_message(protobuf_file(text), envelope))
     return {field.name: str(field.type) for field in struct}
