@@ -16,7 +16,14 @@ from hudi_kafka_nb.json_schema import demo_json_order, demo_json_schema
 from hudi_kafka_nb.protobuf import demo_protobuf_order, demo_protobuf_order_type
 
 # %% auto #0
-__all__ = ["VERSION_3_RUN", "order_writers", "avro_order_version", "produce_registry_orders", "register_schema"]
+__all__ = [
+    "VERSION_3_RUN",
+    "VERSION_4_RUN",
+    "order_writers",
+    "avro_order_version",
+    "produce_registry_orders",
+    "register_schema",
+]
 
 
 # %% ../../nbs/80_avro_producers.ipynb #8916e92e
@@ -43,7 +50,7 @@ def order_writers(registry_url: str, topic: str, register: tuple = (1, 2), value
 
     order = {"json_schema": demo_json_order, "protobuf": demo_protobuf_order}.get(value_format, demo_avro_order)
     writers = {}
-    for version in (1, 2, 3):
+    for version in (1, 2, 3, 4) if value_format == "avro" else (1, 2, 3):
         serializer = serializer_of(version)
         writers[version] = lambda n, version=version, serializer=serializer: serializer(order(n, version), context)
         if version in register:
@@ -52,13 +59,20 @@ def order_writers(registry_url: str, topic: str, register: tuple = (1, 2), value
 
 
 VERSION_3_RUN = 20  # orders a producer of the mistaken version 3 writes before it is fixed
+VERSION_4_RUN = 60  # orders of its fix (version 4, promoting) that follow, every other one
 
 
-def avro_order_version(n: int, version_2_from: int, version_3_every: int = 0, version_3_from: int = 0) -> int:
+def avro_order_version(
+    n: int, version_2_from: int, version_3_every: int = 0, version_3_from: int = 0, promoting: bool = False
+) -> int:
     """The schema version order `n` is written with: 1; every other one 2 from `version_2_from` on; short runs of 3
-    every `version_3_every` orders, the first from `version_3_from` on."""
-    if version_3_every and n >= version_3_from and (n - version_3_from) % version_3_every < VERSION_3_RUN:
+    every `version_3_every` orders, the first from `version_3_from` on; with `promoting`, after each, every other one of
+    the next `VERSION_4_RUN` orders 4."""
+    at = (n - version_3_from) % version_3_every if version_3_every and n >= version_3_from else None
+    if at is not None and at < VERSION_3_RUN:
         return 3
+    if promoting and at is not None and at < VERSION_3_RUN + VERSION_4_RUN and n % 2:
+        return 4
     return 2 if n >= version_2_from and n % 2 else 1
 
 
@@ -86,7 +100,7 @@ def produce_registry_orders(
     with tqdm(total=count, desc=f"orders to {topic}", unit="rec", disable=None if progress else True) as bar:
         for start in range(0, count, chunk):
             for n in range(first + start, first + min(start + chunk, count)):
-                version = avro_order_version(n, version_2_from, version_3_every, version_3_from)
+                version = avro_order_version(n, version_2_from, version_3_every, version_3_from, 4 in writers)
                 not_avro = bad_every and n % bad_every == bad_every - 1
                 value = b'{"order_id": "not Avro"}' if not_avro else writers[version](n)
                 deliveries.produce(
