@@ -48,12 +48,14 @@ class FencedTable:
         self.aborted_seen: dict[str, float] = {}
         # what each rollback undid, and when to look again (sweep_rolled_back_files)
         self.rollbacks_seen: dict[str, tuple[list[str], list[float]]] = {}
+        self.fields: dict[str, str] = {}  # what the instants are written with (`use_value_schema`)
 
     @property
     def hudi_version(self) -> str:
         return self.committer.hudi.version
 
     def use_value_schema(self, value_schema: dict[str, str]):
+        self.fields = value_schema  # the instants' from now on: a decision names them, for a successor to commit with
         self.committer.use_value_schema(value_schema)
 
     def first_value_schema(self, proposed: dict[str, str]) -> dict[str, str]:
@@ -147,8 +149,9 @@ class FencedTable:
         with (not this coordinator's settings, nor a registry's newer types)."""
         if not self.committer.is_completed(decision.instant):
             checkpoint = read_checkpoint({"extraMetadata": decision.extra_metadata})
-            if checkpoint is not None and checkpoint.value_schema:
-                self.committer.use_value_schema(checkpoint.value_schema)
+            fields = decision.value_schema or (checkpoint.value_schema if checkpoint is not None else {})
+            if fields:  # a decision of an older version names none: its checkpoint's, which hold its own
+                self.committer.use_value_schema(fields)
             self.committer.adopt(decision.instant)
             self.committer.commit(decision.instant, decision.statuses(), decision.extra_metadata)
             log.warning("rolled forward decided commit %s of epoch %d", decision.instant, decision.epoch)
@@ -219,6 +222,7 @@ class FencedTable:
             instant=instant,
             extra_metadata=extra,
             write_statuses=[base64.b64encode(b).decode() for b in write_statuses],
+            value_schema=self.fields,
         )
         if not claim_slot(self.path, slot, decision):
             raise CommitConflict(f"another coordinator decided the successor of {latest or 'the start'} first")

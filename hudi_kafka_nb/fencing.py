@@ -74,6 +74,8 @@ class Decision(msgspec.Struct, kw_only=True):
     instant: str | None = None
     extra_metadata: dict[str, str] = {}
     write_statuses: list[str] = []  # base64 of Hudi's Kryo-serialized write statuses
+    # the fields the instant was written with (its checkpoint's are the next instants', widened by what it met)
+    value_schema: dict[str, str] = {}
 
     def statuses(self) -> list[bytes]:
         return [base64.b64decode(s) for s in self.write_statuses]

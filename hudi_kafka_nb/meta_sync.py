@@ -22,10 +22,12 @@ __all__ = [
     "log",
     "HIVE_SYNC_TOOL",
     "SYNC_PREFIXES",
+    "REFUSED_COLUMN_CHANGE",
     "sync_names",
     "meta_sync_properties",
     "hudi_meta_sync",
     "root_reason",
+    "what_to_do",
     "MetaSync",
     "open_meta_sync",
 ]
@@ -103,7 +105,22 @@ def root_reason(error: Exception) -> str:
         return java_reason(error)
     while cause.getCause() is not None:
         cause = cause.getCause()
-    return str(cause.toString()).strip().splitlines()[0][:300]
+    return " ".join(str(cause.toString()).strip().splitlines()[:2])[:300]
+
+
+# a metastore's check of column changes (on by default in Hive) refuses a struct that gains a field, and any type change
+# it does not count as a widening; it reads its own configuration, not its clients'
+REFUSED_COLUMN_CHANGE = "types incompatible with the existing columns"
+
+
+def what_to_do(reason: str) -> str:
+    "What a user can do about a sync that failed for `reason`."
+    if REFUSED_COLUMN_CHANGE in reason:
+        return (
+            "the metastore refuses a column's wider type (a struct with a new field); set "
+            "hive.metastore.disallow.incompatible.col.type.changes=false in the metastore's own configuration"
+        )
+    return "is the metastore up and reachable?"
 
 
 class MetaSync:
@@ -183,10 +200,11 @@ class MetaSync:
         else:
             log.error(
                 "catalog sync of %s has failed %d times in a row for %.0f s: the table is committed, but the catalog "
-                "does not show its latest commits; is the metastore up and reachable? %s",
+                "does not show its latest commits; %s: %s",
                 self.name,
                 self.failures,
                 self.clock() - self.failing_since,
+                what_to_do(reason),
                 reason,
             )
 

@@ -61,6 +61,8 @@ class EmbeddedMetastore(EmbeddedServer):
             "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={self.workdir / 'catalog'};create=true",
             "datanucleus.schema.autoCreateAll": "true",
             "hive.metastore.schema.verification": "false",
+            # as a metastore of tables whose schema evolves is set up: a struct column that gains a field is taken
+            "hive.metastore.disallow.incompatible.col.type.changes": "false",
             "hive.metastore.warehouse.dir": str(self.workdir / "warehouse"),
         }
         return [
