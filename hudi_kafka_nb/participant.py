@@ -5,6 +5,7 @@
 # %% ../nbs/19_participant.ipynb #4db8c9c9
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -70,7 +71,9 @@ class Participant:
         # how a batch of records becomes rows: JSON (06_records), Debezium's change events (09_changes), or a registry's
         # formats (12_registry_records, its decoder handed in by the runtime with its registry); route_regex: this
         # table's records
-        decode = routed_decoder(decode or (decode_changes if config.mirrors_changes else decode_batch), config)
+        # (JSON's widens the whole-number columns it added itself, never those of the user's value_schema)
+        plain = functools.partial(decode_batch, declared=frozenset(config.value_schema))
+        decode = routed_decoder(decode or (decode_changes if config.mirrors_changes else plain), config)
         self.sleep = sleep  # pauses between tries of a service that is away
         self.reader = InstantReader(
             self.id, source, decode, self.letters, self.heartbeats, self._say, sleep=lambda s: self.sleep(s)

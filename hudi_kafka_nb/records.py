@@ -22,6 +22,7 @@ from hudi_kafka_nb.setting_values import arrow_type
 # %% auto #0
 __all__ = [
     "KAFKA_COLUMNS",
+    "MISMATCH",
     "Decode",
     "AVRO_NAME",
     "PROMOTIONS",
@@ -119,13 +120,16 @@ def _json_problem(value: bytes | None) -> tuple[str | None, bytes | None]:
     return None, (msgspec.json.encode(parsed) if b"\n" in value else value)
 
 
+MISMATCH = "does not match value_schema"  # a record that is JSON, but not of the columns' types
+
+
 def _parse_isolating(records: list[RawRecord], lines: list[bytes], schema: pa.Schema, infer: bool = False):
     "Parse `lines`, halving on failure to isolate records that do not match the schema."
     try:
         return records, [_parse(lines, schema, infer)], []
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         if len(lines) == 1:
-            return [], [], [DeadLetter(records[0], f"does not match value_schema: {e}")]
+            return [], [], [DeadLetter(records[0], f"{MISMATCH}: {e}")]
     mid = len(lines) // 2
     left, right = (
         _parse_isolating(records[:mid], lines[:mid], schema, infer),
@@ -228,21 +232,29 @@ class Decoded(NamedTuple):
     stopped: dict[tuple[str, int], str] = {}
 
 
-def decode_batch(records: list[RawRecord], config: SinkConfig, discover: bool | None = None) -> Decoded:
+def decode_batch(
+    records: list[RawRecord], config: SinkConfig, discover: bool | None = None, declared: Iterable[str] | None = None
+) -> Decoded:
     """Decode `records` against `config.value_schema`; with `discover` (default: `schema_evolution="add_fields"`) also
-    find fields it lacks, and stop each partition at its first record that has one ("New fields in the events", below).
-    """
+    find fields it lacks, and fractions in the whole-number columns the user did not `declared` (default: every column
+    is), and stop each partition at its first record that has one ("New fields in the events", below)."""
     discover = config.schema_evolution == "add_fields" if discover is None else discover
     schema = value_schema(config)
     good, tables, dead = _split_good_bad(records, schema, infer=discover)
     new_fields, ignored, flags = _new_fields(tables, schema, config) if discover else ({}, {}, [])
     table = pa.concat_tables([t.select(schema.names) for t in tables]) if tables else schema.empty_table()
+    fixed = set(config.value_schema if declared is None else declared)
+    promotable = {f.name for f in schema if discover and f.type == pa.int64() and f.name not in fixed}
+    # records set aside only for a fraction in such a column: they hold their partition, as a new field does
+    widening = [(d.record, widened) for d in dead if promotable and (widened := _promotion(d, schema, promotable))]
+    for _, widened in widening:
+        for name, type_name in widened.items():
+            new_fields[name] = wider_type(new_fields.get(name), type_name)
     held: dict[tuple[str, int], int] = {}
-    for record, has_new in zip(good, flags):
-        if has_new:
-            held[(record.topic, record.partition)] = min(
-                record.offset, held.get((record.topic, record.partition), record.offset)
-            )
+    for record in [r for r, has_new in zip(good, flags) if has_new] + [r for r, _ in widening]:
+        held[(record.topic, record.partition)] = min(
+            record.offset, held.get((record.topic, record.partition), record.offset)
+        )
     if held:  # the held records (and any dead letters among them) are read again in the next instant
 
         def before(r):
@@ -253,6 +265,25 @@ def decode_batch(records: list[RawRecord], config: SinkConfig, discover: bool | 
         dead = [d for d in dead if before(d.record)]
     rows, dead = _stored_rows(good, table, dead, config)
     return Decoded(rows, dead, new_fields, held, ignored)
+
+
+def _promotion(letter: DeadLetter, schema: pa.Schema, promotable: set[str]) -> dict[str, str]:
+    """The columns a record set aside for not matching `schema` would widen to read it: fractions in `promotable`
+    whole-number columns make them `double` ({}: widening would not make it read)."""
+    if not letter.reason.startswith(MISMATCH):
+        return {}
+    value = msgspec.json.decode(letter.record.value or b"{}")
+    widened = {name: "double" for name in promotable if isinstance(value.get(name), float)}
+    if not widened:
+        return {}
+    try:
+        _parse(
+            [msgspec.json.encode(value)],
+            pa.schema([f.with_type(pa.float64()) if f.name in widened else f for f in schema]),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return {}
+    return widened
 
 
 class ServiceUnavailable(RuntimeError):
