@@ -13,7 +13,7 @@ from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.reading import read_snapshot, snapshot_rows, spark_read
 from hudi_kafka_nb.timeline import commit_log, table_services_log
 
-from helpers import catalog_query, read_dead_letters
+from helpers import catalog_query, log_of, read_dead_letters
 
 
 def logs_since_base(table_path) -> dict[str, int]:
@@ -136,10 +136,16 @@ def test_debezium_change_events_through_a_registrys_converter_mirror_their_sourc
     """The same changes as Debezium writes them with Confluent's Avro converter, its JSON Schema or Protobuf converter:
     envelopes and keys in Confluent's wire format, their schemas in the registry, tombstones null, some in Kafka
     transactions. The table's columns come from the registry's envelope (its row image), and the table ends in the
-    source table's rows."""
+    source table's rows. Through the Avro converter, the source alters a column after its snapshot (`balance` from REAL
+    to DOUBLE PRECISION: a float, then a double): the column widens under the snapshot's rows."""
     from hudi_kafka_nb.dev.broker import create_topic
     from hudi_kafka_nb.dev.producers import marked_changes, send_events, send_in_transaction
-    from hudi_kafka_nb.dev.source_table import as_avro_events, as_json_schema_events, as_protobuf_events
+    from hudi_kafka_nb.dev.source_table import (
+        CUSTOMER_ROW_REAL,
+        as_avro_events,
+        as_json_schema_events,
+        as_protobuf_events,
+    )
 
     converted = {"avro": as_avro_events, "json_schema": as_json_schema_events, "protobuf": as_protobuf_events}[
         converter
@@ -158,8 +164,9 @@ def test_debezium_change_events_through_a_registrys_converter_mirror_their_sourc
     )
     source = stack.source
 
-    def send(events, transaction=""):
-        events = converted(marked_changes(events), registry.url, stack.topic)
+    def send(events, transaction="", altered=True):
+        before = {} if altered or converter != "avro" else {"row": CUSTOMER_ROW_REAL}
+        events = converted(marked_changes(events), registry.url, stack.topic, **before)
         stack.feed.add_ends(
             send_in_transaction(broker.bootstrap_servers, stack.topic, events, transaction)
             if transaction
@@ -167,9 +174,10 @@ def test_debezium_change_events_through_a_registrys_converter_mirror_their_sourc
         )
 
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
-    send(source.snapshot(200))  # the subjects exist before the sink starts: its columns come from them
+    send(source.snapshot(200), altered=False)  # the subjects exist before the sink starts: its columns come from them
     stack.start()
     try:
+        stack.wait_committed(180)  # the snapshot in the table, as its columns had it, before the source alters one
         send(source.changes(800))
         send(source.changes(400), transaction=f"{stack.topic}-tx")
         send(source.changes(400))
@@ -181,6 +189,9 @@ def test_debezium_change_events_through_a_registrys_converter_mirror_their_sourc
     columns = list(CUSTOMERS_SCHEMA)
     by_spark = {tuple(r) for r in spark_read(spark, stack.table_path).select(*columns).collect()}
     assert by_spark == {tuple(row[c] for c in columns) for row in source.rows.values()}
+    if converter == "avro":  # the altered column, widened in place
+        assert "widened=balance:float->double" in log_of(stack, "coordinator")
+        assert dict(spark_read(spark, stack.table_path).dtypes)["balance"] == "double"
     report = stack.verify()  # the source's rows, and each broken event dead-lettered once
     assert verdict_ok(report) and report["dead_letters"] == source.ops["broken"], verdict(report)
     letters = read_dead_letters(

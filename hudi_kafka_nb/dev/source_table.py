@@ -21,6 +21,7 @@ __all__ = [
     "CDC_SETTINGS",
     "BROKEN_EVENT",
     "CUSTOMER_ROW",
+    "CUSTOMER_ROW_REAL",
     "CUSTOMER_KEY",
     "CUSTOMER_ROW_JSON_SCHEMA",
     "CUSTOMER_ENVELOPE_JSON_SCHEMA",
@@ -73,8 +74,12 @@ class SourceTable:
             "name": f"customer {id} {self.rng.randrange(1000)}",
             "email": f"c{id}@example.com",
             "tier": tier,
-            "balance": round(self.rng.uniform(0, 5_000), 2),
+            "balance": self._balance(),
         }
+
+    def _balance(self) -> float:
+        "A balance to the quarter: exact in a 32-bit float too (a column the source altered from REAL, below)."
+        return round(self.rng.uniform(0, 5_000) * 4) / 4
 
     def _event(
         self, op: str, before: dict | None, after: dict | None, tx: dict | None
@@ -151,7 +156,7 @@ class SourceTable:
         if roll < 0.75:  # an update
             before, after = (
                 self.rows[id],
-                {**self.rows[id], "tier": self.rng.choice(TIERS), "balance": round(self.rng.uniform(0, 5_000), 2)},
+                {**self.rows[id], "tier": self.rng.choice(TIERS), "balance": self._balance()},
             )
             self.rows[id] = after
             return self._event("u", before, after, tx)
@@ -170,7 +175,7 @@ class SourceTable:
 
 
 # %% ../../nbs/78_source_table.ipynb #395f01ee
-CUSTOMER_ROW = {
+CUSTOMER_ROW: dict = {
     "type": "record",
     "name": "Value",
     "fields": [{"name": "id", "type": "long"}]
@@ -179,6 +184,11 @@ CUSTOMER_ROW = {
         for name, kind in CUSTOMERS_SCHEMA.items()
         if name != "id"
     ],
+}
+# the row before the source altered `balance` from REAL to DOUBLE PRECISION: the converter wrote it as a float
+CUSTOMER_ROW_REAL = {
+    **CUSTOMER_ROW,
+    "fields": [{**f, "type": ["null", "float"]} if f["name"] == "balance" else f for f in CUSTOMER_ROW["fields"]],
 }
 CUSTOMER_KEY = {
     "type": "record",
@@ -222,15 +232,16 @@ def _avro_envelope(envelope: dict) -> dict:
 
 
 def as_avro_events(
-    events: list[tuple[bytes, bytes | None]], registry_url: str, topic: str
+    events: list[tuple[bytes, bytes | None]], registry_url: str, topic: str, row: dict = CUSTOMER_ROW
 ) -> list[tuple[bytes, bytes | None]]:
     """Debezium's JSON events of the customers table as its Avro converter writes them (schemas registered in the
-    registry at `registry_url`); headers kept."""
+    registry at `registry_url`; `row`: the table's row as the converter has it, `CUSTOMER_ROW_REAL` before the
+    source altered a column); headers kept."""
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
 
     registry = SchemaRegistryClient({"url": registry_url})
-    values = AvroSerializer(registry, msgspec.json.encode(debezium_envelope(CUSTOMER_ROW, "shop")).decode())
+    values = AvroSerializer(registry, msgspec.json.encode(debezium_envelope(row, "shop")).decode())
     keys = AvroSerializer(registry, msgspec.json.encode(CUSTOMER_KEY).decode())
     return through_converter(events, topic, values, keys, _avro_envelope)
 
