@@ -106,6 +106,12 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # avro, json_schema, protobuf: records of a schema version the table cannot take (a type it cannot promote):
     # "dead_letter" them with the reason, or "stop" their partition there
     incompatible_schema: str = "dead_letter"
+    # what a schema change does, by Flink CDC's names for it (schema.change.behavior), each standing for the two
+    # settings above: "lenient" and "try_evolve" (new and promoted fields widen the table, records no column takes are
+    # dead-lettered: the defaults), "evolve" (such records stop their partition), "ignore" (the table keeps its
+    # columns: new fields left out, records of another type dead-lettered), "exception" (such records stop their
+    # partition)
+    schema_change_behavior: str = ""
     # avro, json_schema, protobuf: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name",
     # "topic_record_name"
     subject_name_strategy: str = "topic_name"

@@ -20,6 +20,7 @@ __all__ = [
     "HUDI_NAMES",
     "CONNECT_NAMES",
     "REGISTRY_NAMES",
+    "SCHEMA_CHANGE_BEHAVIORS",
     "unknown_setting_error",
     "load_config",
     "client_settings",
@@ -131,6 +132,36 @@ def _our_names(settings: dict) -> dict:
     return result
 
 
+# Flink CDC's schema.change.behavior, as this sink does each: (schema_evolution, incompatible_schema)
+SCHEMA_CHANGE_BEHAVIORS = {
+    "lenient": ("add_fields", "dead_letter"),
+    "try_evolve": ("add_fields", "dead_letter"),
+    "evolve": ("add_fields", "stop"),
+    "ignore": ("none", "dead_letter"),
+    "exception": ("none", "stop"),
+}
+
+
+def _schema_change(settings: dict) -> dict:
+    """Settings with `schema_change_behavior` spelled out as the two it stands for; either of those given otherwise is
+    refused, naming both."""
+    behavior = settings.get("schema_change_behavior") or ""
+    if not behavior:
+        return settings
+    if behavior not in SCHEMA_CHANGE_BEHAVIORS:
+        raise ConfigError(
+            f"setting 'schema_change_behavior' is {behavior!r}; use one of {', '.join(SCHEMA_CHANGE_BEHAVIORS)}"
+        )
+    implied = dict(zip(("schema_evolution", "incompatible_schema"), SCHEMA_CHANGE_BEHAVIORS[behavior]))
+    for key, value in implied.items():
+        if settings.get(key) not in (None, "", value):
+            raise ConfigError(
+                f"setting {key!r} is {settings[key]!r}, but schema_change_behavior={behavior!r} means {key}={value!r}: "
+                "give one of the two"
+            )
+    return {**settings, **implied}
+
+
 def _registry_names(settings: dict) -> dict:
     "Settings with Confluent's top-level registry names (`schema.registry.url`, …) moved into `schema_registry`."
     given = {REGISTRY_NAMES[k]: v for k, v in settings.items() if k in REGISTRY_NAMES}
@@ -150,7 +181,7 @@ def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkC
     if isinstance(settings, SinkConfig):
         settings = msgspec.structs.asdict(settings)
     merged = _our_names({**(settings or {}), **overrides})
-    merged = _registry_names(merged)
+    merged = _schema_change(_registry_names(merged))
     for key in merged:
         if key not in SinkConfig.__struct_fields__:
             raise unknown_setting_error(key)
