@@ -115,6 +115,9 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # avro, json_schema, protobuf: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name",
     # "topic_record_name"
     subject_name_strategy: str = "topic_name"
+    # protobuf: the full name of the message the values are (shop.Order), whose fields are the table's columns; "": the
+    # one the subject's latest version was registered for (its file's first that no other of its messages holds)
+    protobuf_message: str = ""
     # debezium: the envelope fields, first present wins, whose value orders one key's changes (column cdc_position)
     cdc_position: str = "source.lsn,source.ts_ms,ts_ms"
     # debezium: a truncate (op=t) goes to the dead-letter topic with the reason, or "skip" (logged, not applied)

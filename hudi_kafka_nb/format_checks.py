@@ -37,6 +37,12 @@ def check_formats(config: SinkConfig):
         "'avro' (Avro in Confluent's wire format, with schema_registry), 'json_schema' (JSON in Confluent's wire "
         "format, its JSON Schema in schema_registry) or 'protobuf' (Protobuf in Confluent's wire format)",
     )
+    need(
+        not config.protobuf_message or config.reads_protobuf,
+        "protobuf_message",
+        f"names a Protobuf message, but the values are not Protobuf (value_format={config.value_format!r}): leave it "
+        "out",
+    )
     if config.reads_registry:
         need(
             config.schema_registry.get("url", "").strip(),

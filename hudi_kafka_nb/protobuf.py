@@ -363,23 +363,44 @@ def _used_inside(message: Descriptor, seen: set[str]) -> set[str]:
     return seen
 
 
-def _table_message(file: FileDescriptor, envelope: bool) -> Descriptor:
-    """The message whose fields are the table's: the file's first that no other of its messages holds (a file that
-    declares its helpers, an `Address`, before the message it is for), or (`envelope`) its first change event's row."""
+def _named(file: FileDescriptor, message: str) -> Descriptor:
+    "The message of `file` whose full name (or name in the file's package) is `message`, nested ones too."
+    found: dict[str, Descriptor] = {}
+    walking: list[Descriptor] = list(file.message_types_by_name.values())
+    while walking:
+        kind = walking.pop()
+        found[kind.full_name] = kind
+        walking.extend(kind.nested_types)
+    for name in (message, f"{file.package}.{message}".lstrip(".")):
+        if name in found:
+            return found[name]
+    raise UnstorableSchema(
+        f"protobuf_message names {message!r}, which the schema does not define (it defines {sorted(found)})"
+    )
+
+
+def _table_message(file: FileDescriptor, envelope: bool, message: str = "") -> Descriptor:
+    """The message whose fields are the table's: the one `message` names, or the file's first that no other of its
+    messages holds (a file that declares its helpers, an `Address`, before the message it is for), or (`envelope`) its
+    first change event's row."""
+    if message:
+        named = _named(file, message)
+        return _row_image(named) if envelope else named
     messages = [message_at(file, (i,)) for i in range(len(file.message_types_by_name))]
     if envelope:
         events = [m for m in messages if {"before", "after"} & set(m.fields_by_name)]
         return _row_image(events[0] if events else messages[0])
     helpers: set[str] = set()
-    for message in messages:
-        helpers |= _used_inside(message, {message.full_name}) - {message.full_name}
+    for kind in messages:
+        helpers |= _used_inside(kind, {kind.full_name}) - {kind.full_name}
     return next((m for m in messages if m.full_name not in helpers), messages[0])
 
 
-def protobuf_fields(text: str, envelope: bool = False) -> dict[str, str]:
-    """The columns a Protobuf schema's message becomes (`_table_message`; with `envelope`, the row image's of its first
-    Debezium change event): name → `value_schema` type; `UnstorableSchema` names a field that cannot."""
-    struct, _ = _message_type(_table_message(protobuf_file(text), envelope))
+def protobuf_fields(text: str, envelope: bool = False, message: str = "") -> dict[str, str]:
+    """The columns a Protobuf schema's message becomes (`_table_message`: the one `message` names, if it names one;
+    with `envelope`, the row image's of its first Debezium change event): name → `value_schema` type;
+    `UnstorableSchema` names a field that cannot."""
+    struct, _ = _message_type(_table_message(protobuf_file(text), envelope, message))
     return {field.name: str(field.type) for field in struct}
 
 

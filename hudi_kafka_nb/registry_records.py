@@ -193,14 +193,23 @@ def _key_of(record: RawRecord, schemas: SchemaCache) -> tuple[WriterSchema, dict
     return key if isinstance(key, str) else (schema, key)
 
 
+def _other_message(schema: WriterSchema, config: SinkConfig) -> str:
+    "Why records of `schema` are not of the table's message (`protobuf_message`, if it names one), or ''."
+    wanted, name = config.protobuf_message, schema.name.split(" keyed by ")[0]
+    if not wanted or name == wanted or name.endswith(f".{wanted}"):
+        return ""
+    return f"its records are {name} messages, not the table's {wanted} (protobuf_message)"
+
+
 def _decision(
     schema: WriterSchema, table: pa.Schema, config: SinkConfig, schemas: SchemaCache, discover: bool
 ) -> tuple[str, dict, dict]:
     """(why its records cannot be stored or '', the columns it brings or widens, the fields that cannot become columns
     and why)."""
     problem, widened = ("", {}) if schema.problem else _type_changes(schema, table, discover)
-    if schema.problem or problem:
-        return f"{schemas.describe(schema.schema_id)}: {schema.problem or problem}", {}, {}
+    problem = schema.problem or _other_message(schema, config) or problem
+    if problem:
+        return f"{schemas.describe(schema.schema_id)}: {problem}", {}, {}
     new, cannot = _new_columns(schema, table, config)
     return "", {**widened, **new}, cannot
 

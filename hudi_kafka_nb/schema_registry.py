@@ -242,7 +242,8 @@ class RegistryFormat(NamedTuple):
 
     schema_type: str  # the registry's name (SCHEMA_TYPES)
     writer_schema: Callable[[int, str, bool], WriterSchema]  # (id, text, envelope) → how its records are read
-    fields: Callable[[str, bool], dict[str, str]]  # (text, envelope) → its fields' columns; UnstorableSchema
+    # (text, envelope; Protobuf's also message=) → its fields' columns; UnstorableSchema
+    fields: Callable[..., dict[str, str]]
     # what follows the schema id → (the message it names, the body), or why it names none
     message: Callable[[bytes], tuple[tuple[int, ...], bytes] | str] = whole_body
     # (the reader of a schema, a message it names) → that message's reader
@@ -333,6 +334,13 @@ def _latest_fields(
         raise UnstorableSchema(f"subject {subject!r} version {version} (schema id {schema_id}): {e}") from None
 
 
+def _of_message(schema_format: RegistryFormat, message: str) -> RegistryFormat:
+    "`schema_format`, its columns those of the message `message` names (Protobuf's `protobuf_message`), if any."
+    if not message:
+        return schema_format
+    return schema_format._replace(fields=lambda text, envelope: schema_format.fields(text, envelope, message=message))
+
+
 def registry_value_schema(
     config: SinkConfig,
     registry: SchemaRegistry,
@@ -350,7 +358,7 @@ def registry_value_schema(
     deadline, fields = clock() + config.broker_wait_s, {}
     for topic in config.topics if topics is None else topics:
         subjects = ([(key_subject(topic), False, schema_format)] if config.registry_keys else []) + [
-            (value_subject(topic), config.mirrors_changes, schema_format)
+            (value_subject(topic), config.mirrors_changes, _of_message(schema_format, config.protobuf_message))
         ]
         for subject, envelope, written_in in subjects:
             found = _latest_fields(
