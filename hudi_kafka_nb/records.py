@@ -236,8 +236,8 @@ def decode_batch(
     records: list[RawRecord], config: SinkConfig, discover: bool | None = None, declared: Iterable[str] | None = None
 ) -> Decoded:
     """Decode `records` against `config.value_schema`; with `discover` (default: `schema_evolution="add_fields"`) also
-    find fields it lacks, and fractions in the whole-number columns the user did not `declared` (default: every column
-    is), and stop each partition at its first record that has one ("New fields in the events", below)."""
+    find fields it lacks, and fractions in whole-number columns the user did not declare (`declared`; by default every
+    column is), and stop each partition at its first record that has one ("New fields in the events", below)."""
     discover = config.schema_evolution == "add_fields" if discover is None else discover
     schema = value_schema(config)
     good, tables, dead = _split_good_bad(records, schema, infer=discover)

@@ -43,7 +43,7 @@ def _type_changes(schema: WriterSchema, table: pa.Schema, discover: bool) -> tup
         if kind != column and not discover:
             return (
                 f"it writes field {name!r} as {written}, wider than the table's column {column}, and "
-                "schema_evolution='none' keeps the column's type",
+                "schema_evolution='none' (schema_change_behavior 'ignore' or 'exception') keeps the column's type",
                 {},
             )
         if kind != column:
