@@ -20,7 +20,7 @@ from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.reading import read_snapshot, spark_read
 from hudi_kafka_nb.timeline import table_services_log
 
-from helpers import log_of, produced_while_the_registry_is_away, read_dead_letters
+from helpers import log_of, produced_while_the_registry_is_away, read_dead_letters, wait_for
 
 
 def serializer(registry_url, version):
@@ -224,8 +224,9 @@ def test_a_keyed_upsert_with_composite_avro_keys_keeps_each_keys_latest_state(tm
         table_type="MERGE_ON_READ",
         max_buffered_records=750,
         max_batch_records=250,
-        # compacted every second delta commit: base files of ints merged with logs of longs
+        # compacted every second delta commit, looked at every second: base files of ints merged with logs of longs
         hudi_options={"hoodie.compact.inline.max.delta.commits": "2"},
+        table_services_interval_s=1.0,
     )
     client = SchemaRegistryClient({"url": registry.url})
     keys = AvroSerializer(client, msgspec.json.encode(LINE_KEY).decode())
@@ -261,6 +262,9 @@ def test_a_keyed_upsert_with_composite_avro_keys_keeps_each_keys_latest_state(tm
         stack.wait_committed(180)
         produce(stack, [pair(k, v) for k, v in events if (k, v) not in first])
         stack.wait_committed(180)
+        wait_for(
+            lambda: any(s["action"] == "compaction" for s in table_services_log(stack.table_path)), 120, "a compaction"
+        )
     finally:
         stack.stop()
     assert "FIELDS_ADDED" in log_of(stack, "coordinator")

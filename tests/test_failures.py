@@ -28,9 +28,9 @@ from hudi_kafka_nb.messages import (
 )
 from hudi_kafka_nb.reading import coordinator_status
 from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.timeline import timeline_sizes
+from hudi_kafka_nb.timeline import latest_checkpoint_of, timeline_sizes
 
-from helpers import finish, log_of, state_line, wait_for
+from helpers import finish, log_of, order_event, state_line, wait_for
 
 
 @pytest.fixture
@@ -62,10 +62,13 @@ def test_coordinator_crash_at_each_protocol_step_resumes_exactly_once(stack):
     test's largest cost.)"""
     s = stack(participants=2).start()
     s.produce(3_000)
+    s.send([order_event(i, prefix="w", boxes=i) for i in range(20)])  # a field the sink adds, of whole numbers
     s.wait_committed()
     s.kill("coordinator")
     for point in CRASH_POINTS:
         mark = len(log_of(s, "coordinator"))
+        if point == "after_decision":  # a fraction: the instant decided and not completed widens the column
+            s.send([order_event(20, prefix="w", boxes=0.5)])
         s.restart("coordinator", env={"HUDI_KAFKA_NB_CRASH_AT": point})
         s.produce(3_000)
         wait_for(lambda: not s.roles["coordinator"].running(), what=f"crash at {point}")
@@ -73,7 +76,9 @@ def test_coordinator_crash_at_each_protocol_step_resumes_exactly_once(stack):
     s.restart("coordinator")
     s.produce(2_000)
     report = finish(s)
-    assert report["in_table"] == 3_000 + 3_000 * len(CRASH_POINTS) + 2_000
+    assert report["in_table"] == 3_000 + 3_000 * len(CRASH_POINTS) + 2_000 + 21
+    _, checkpoint = latest_checkpoint_of(s.table_path)
+    assert checkpoint.value_schema["boxes"] == "double"
 
 
 def test_late_write_status_for_an_aborted_instant_is_ignored(stack):
