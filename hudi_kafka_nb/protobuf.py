@@ -168,20 +168,21 @@ message Order {
 }
 
 message Customer {
-  int64 id = 1;
+  int32 id = 1;
   string email = 2;
 }
 """
 
 
 def demo_protobuf_schema(version: int = 1) -> str:
-    """The demo's order `.proto` file; version 2 adds an optional `coupon`, as schemas usually evolve; version 3, a
-    producer's mistake, writes `quantity` as a string."""
+    """The demo's order `.proto` file; version 2 adds an optional `coupon` and promotes the customer's `id` from int32
+    to int64 (the same on the wire), as schemas usually evolve; version 3, a producer's mistake, writes `quantity` as a
+    string."""
     text = ORDER_PROTO
     if version >= 2:
         text = text.replace(
             "  uint64 tracking_number = 15;\n", "  uint64 tracking_number = 15;\n  optional string coupon = 16;\n"
-        )
+        ).replace("  int32 id = 1;\n", "  int64 id = 1;\n")
     if version == 3:
         text = text.replace("int64 quantity = 5;", "string quantity = 5;")
     return text

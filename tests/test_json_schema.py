@@ -36,7 +36,8 @@ def produce(stack, pairs):
 def test_json_schema_orders_of_two_versions_land_field_by_field_while_the_registry_is_killed(
     tmp_path, broker, registry
 ):
-    """About a minute alone: one participant, the second version (a new property) widening the table mid-stream."""
+    """About a minute alone: one participant, the second version (a new property) widening the table mid-stream, a
+    third promoting an integer property to a number, whose column becomes a double under the whole numbers in it."""
     stack = LocalStack(
         tmp_path / "stack",
         participants=1,
@@ -66,6 +67,13 @@ def test_json_schema_orders_of_two_versions_land_field_by_field_while_the_regist
             (None, old[2][1][:-9], DEAD_LETTER_EXPECTED),
         ]
         produced_while_the_registry_is_away(stack, registry, mixed[:150] + bad + mixed[150:])
+        promoting = demo_json_schema(2)
+        promoting["properties"]["quantity"] = {"type": "number"}
+        serialize = JSONSerializer(msgspec.json.encode(promoting).decode(), SchemaRegistryClient({"url": registry.url}))
+        context = SerializationContext(stack.topic, MessageField.VALUE)
+        weighed = {i: {**demo_json_order(i, 2), "quantity": 0.5 + i % 9} for i in range(600, 700)}
+        produce(stack, [(str(i).encode(), serialize(order, context)) for i, order in weighed.items()])
+        stack.wait_committed(180)
     finally:
         stack.stop()
 
@@ -77,10 +85,11 @@ def test_json_schema_orders_of_two_versions_land_field_by_field_while_the_regist
     # each good record once, every field as confluent-kafka's JSONDeserializer reads it, in the table's types
     report = stack.verify()
     assert (
-        verdict_ok(report) and report["in_table"] == report["rows_compared"] == 600 and report["dead_letters"] == 4
+        verdict_ok(report) and report["in_table"] == report["rows_compared"] == 700 and report["dead_letters"] == 4
     ), verdict(report)
     types = {f.name: str(f.type) for f in read_snapshot(stack.table_path).schema}
-    assert {k: types[k] for k in ("ordered_on", "placed_at", "customer", "lines", "attributes", "gift", "coupon")} == {
+    kinds = ("ordered_on", "placed_at", "customer", "lines", "attributes", "gift", "coupon", "quantity")
+    assert {k: types[k] for k in kinds} == {
         "ordered_on": "date32[day]",
         "placed_at": "timestamp[us, tz=UTC]",
         "customer": "struct<id: int64, email: string>",
@@ -88,4 +97,5 @@ def test_json_schema_orders_of_two_versions_land_field_by_field_while_the_regist
         "attributes": "map<string, string>",
         "gift": "bool",
         "coupon": "string",
+        "quantity": "double",
     }, types

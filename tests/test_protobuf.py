@@ -31,7 +31,8 @@ def registered_as_text(registry_url, subject, text):
 
 
 def test_protobuf_orders_of_two_versions_land_field_by_field_while_the_registry_is_killed(tmp_path, broker, registry):
-    """About a minute alone: one participant, the second version (a new field) widening the table mid-stream."""
+    """About a minute alone: one participant, the second version (a new field, and the customer's id promoted from
+    int32 to int64 inside its message) widening the table mid-stream."""
     stack = LocalStack(
         tmp_path / "stack",
         participants=1,
