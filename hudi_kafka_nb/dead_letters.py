@@ -17,7 +17,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.letters import dead_letter_message
-from hudi_kafka_nb.records import DeadLetter
+from hudi_kafka_nb.records import DeadLetter, Lettered
 from hudi_kafka_nb.rights import UNAUTHORISED, warn_unless_unauthorised
 from hudi_kafka_nb.settings import client_settings, consumer_settings
 
@@ -30,9 +30,12 @@ __all__ = [
     "COORDINATOR_RETRY_S",
     "STUCK_GRACE_S",
     "T",
+    "REFUSED_TEXT_MAX",
     "StuckClient",
     "by_deadline",
     "DeadLetterQueue",
+    "refused_text",
+    "refused_offsets",
     "read_dead_letters",
 ]
 
@@ -80,9 +83,10 @@ def by_deadline(call: Callable[[], T], timeout_s: float, what: str) -> T:
 # %% ../nbs/51_dead_letters.ipynb #d1e7a002
 class DeadLetterQueue:
     """The participant's dead-letter topic: an instant's letters delivered at once, each sent so that it fits. With
-    `dead_letter_exactly_once`, in one Kafka transaction with where the letters of each of their partitions end (offsets
-    of the consumer group `dead_letter_group`): read committed, a letter is there with its instant's others, or not at
-    all, and `lettered` says which records' letters are there."""
+    `dead_letter_exactly_once`, the letters of each data partition in one Kafka transaction, of that partition's own
+    transactional id, with where its letters stand (an offset of the consumer group `dead_letter_group`, the refused
+    records' offsets in its metadata): read committed, a letter is there with its partition's others of the instant,
+    or not at all, and `lettered` says which records' letters are there."""
 
     def __init__(
         self,
@@ -92,7 +96,7 @@ class DeadLetterQueue:
         max_bytes: int,
         table: str = "",
         positions=None,
-        new_producer: Callable[[bool], Any] | None = None,
+        new_producer: Callable[[tuple[str, int], bool], Any] | None = None,
         group: str = "",
         new_positions: Callable[[], Any] | None = None,
     ):
@@ -103,13 +107,14 @@ class DeadLetterQueue:
             max_bytes,
             table,
         )
-        # a consumer of the letters' group, never subscribed; None: at least once
-        self.positions, self.group, self.exactly_once = positions, group, positions is not None
-        # another of them, once `let_go` closed it
-        self.new_positions = new_positions
-        # a transactional producer (one letter per batch, or batched), to replace one that failed
+        # a consumer of the letters' group, never subscribed, and another once `let_go` closed it (none: at least once)
+        self.positions, self.group, self.new_positions = positions, group, new_positions
+        self.exactly_once = positions is not None or new_positions is not None
+        # a data partition's transactional producer (one letter per batch, or batched), made as the partition's letters
+        # are asked for, to replace one that failed
         self.new_producer = new_producer
-        self.ready = False  # the transactional producer has registered its transactional.id
+        self.producers: dict[tuple[str, int], Any] = {}
+        self.registered: set[tuple[str, int]] = set()  # partitions whose producer has registered its transactional.id
         # the topic refused a batch as too large: from then on each letter goes alone, judged alone
         self.one_by_one = False
         # the size of the smallest letter the topic refused, less one: larger ones go without values
@@ -131,75 +136,80 @@ class DeadLetterQueue:
                 table=config.table_name,
             )
 
-        # one transactional.id per participant, the same across its restarts: the new process fences a killed one's
-        # unfinished transaction at once, instead of after transaction.timeout.ms
-        def transactional(one_by_one):
+        # one transactional.id per data partition of the table, whichever process reads it (a role_id or none): the
+        # participant that reads a partition registers its id before it asks where its letters stand, which ends what
+        # a killed reader left open and fences one that stalled, whose late letters then fail
+        def transactional(partition: tuple[str, int], one_by_one: bool):
+            topic, number = partition
             return Producer(
                 {
                     **(alone if one_by_one else settings),
-                    "transactional.id": f"{config.dead_letter_group}-{participant_id}",
+                    "transactional.id": f"{config.dead_letter_group}-{config.table_name}-{topic}-{number}",
                 }
             )
 
         def new_positions():
             return Consumer(consumer_settings(config, config.dead_letter_group, **{"client.id": participant_id}))
 
-        queue = cls(
-            transactional(False),
+        return cls(
+            None,
             config.dead_letters,
             participant_id,
             config.dead_letter_max_bytes,
             table=config.table_name,
-            positions=new_positions(),
             new_producer=transactional,
             group=config.dead_letter_group,
             new_positions=new_positions,
         )
-        queue.register(config.broker_wait_s)
-        queue.let_go()
-        return queue
 
     def let_go(self):
-        """Close the producer and the consumer until the next letter: registered, the id has ended what a killed process
-        left open, and a table that letters nothing holds no Kafka client (a table host's hundreds of tables)."""
-        if not self.exactly_once or self.new_producer is None or self.new_positions is None or self.producer is None:
+        """Close the producers and the consumer until the next letters: a partition's next delivery registers its id
+        again, and a table that letters nothing holds no Kafka client (a table host's hundreds of tables)."""
+        if self.new_producer is not None:  # each ended its transaction: nothing left to send
+            self.producers, self.registered = {}, set()
+        if self.positions is not None and self.new_positions is not None:
+            self.positions.close()
+            self.positions = None
+
+    def _register(self, partitions: list[tuple[str, int]], deadline: float, clock=time.monotonic):
+        """Register the transactional id of each partition not registered yet: it ends the transaction an earlier reader
+        of the partition left open, and fences that reader, so that the letters it could still send fail. Asked before
+        where the letters stand: no letter of another can then land after the answer."""
+        if self.new_producer is None:
             return
-        self.producer.flush(10)
-        self.positions.close()
-        self.producer, self.positions, self.ready = None, None, False
-
-    def _open(self):
-        "The producer and the consumer again, after `let_go`."
-        if self.producer is None and self.new_producer is not None:
-            self.producer, self.ready = self.new_producer(self.one_by_one), False
-        if self.positions is None and self.new_positions is not None:
-            self.positions = self.new_positions()
-
-    def register(self, timeout_s: float) -> bool:
-        """Register the transactional id (which ends what a killed process of this participant left open, so that others
-        can read where its letters end at once); False if the broker did not answer (the first delivery tries again)."""
-        try:
-            self.producer.init_transactions(timeout_s)
-            self.ready = True
-        except KafkaException as e:
-            if e.args[0].code() in UNAUTHORISED:
-                warn_unless_unauthorised(e.args[0], f"dead letters to {self.topic}")
-            log.warning(
-                "dead letters: could not register transactional id yet (%s); trying again at the first letter",
-                e.args[0],
-            )
-        return self.ready
+        for tp in partitions:
+            if tp in self.registered:
+                continue
+            if tp not in self.producers:
+                self.producers[tp] = self.new_producer(tp, self.one_by_one)
+            left = max(1.0, deadline - clock())
+            try:
+                by_deadline(
+                    functools.partial(self.producers[tp].init_transactions, left),
+                    left + STUCK_GRACE_S,
+                    f"registering the transactional id of the dead letters of {tp}",
+                )
+            except StuckClient:
+                del self.producers[tp]  # left to its call; the next question makes another
+                raise
+            except KafkaException as e:
+                if e.args[0].code() in UNAUTHORISED:
+                    warn_unless_unauthorised(e.args[0], f"dead letters to {self.topic}")
+                raise
+            self.registered.add(tp)
 
     def lettered(
         self, partitions: list[tuple[str, int]], timeout_s: float = 30, sleep=time.sleep, clock=time.monotonic
-    ) -> dict[tuple[str, int], int]:
-        """Where the letters of each partition end: every bad record before that offset has its letter in the topic. A
-        group coordinator that is moving or still loading (a broker restarted, a group asked for the first time) is
-        asked again within `timeout_s`."""
+    ) -> dict[tuple[str, int], Lettered]:
+        """Where the letters of each partition stand (`Lettered`), once this queue has registered each one's
+        transactional id (`_register`). A group coordinator that is moving or still loading (a broker restarted, a
+        group asked for the first time) is asked again within `timeout_s`."""
         if not self.exactly_once or not partitions:
             return {}
-        self._open()
         deadline = clock() + timeout_s
+        self._register(partitions, deadline, clock)
+        if self.positions is None and self.new_positions is not None:
+            self.positions = self.new_positions()
         while True:
             try:
                 return self._lettered(partitions, max(1.0, deadline - clock()))
@@ -211,7 +221,7 @@ class DeadLetterQueue:
                     raise
                 sleep(COORDINATOR_RETRY_S)
 
-    def _lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], int]:
+    def _lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], Lettered]:
         # read committed (the consumer's default): Kafka answers once a transaction that moves them has ended
         positions = self.positions
         found = by_deadline(
@@ -224,78 +234,92 @@ class DeadLetterQueue:
                 warn_unless_unauthorised(tp.error, f"dead letters' group {self.group}")
             if tp.error is not None:
                 raise KafkaException(tp.error)
-        return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
+        return {
+            (tp.topic, tp.partition): Lettered(tp.offset, refused_offsets(tp.metadata))
+            for tp in found
+            if tp.offset >= 0
+        }
 
-    def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], int], timeout_s: float) -> int:
-        """Deliver `letters` (with transactions, and `ends` as their partitions' new positions); how many were not
-        delivered."""
+    def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], Lettered], timeout_s: float) -> int:
+        """Deliver `letters` (with transactions: each partition's with where its letters stand now, `ends`); how many
+        were not delivered."""
         messages = [dead_letter_message(letter, self.participant_id, self.max_bytes, self.table) for letter in letters]
-        self._open()
         if not self.exactly_once:
             for key, value, headers in messages:
                 self._produce(key, value, headers)
             return self.flush(timeout_s)
         deadline = time.monotonic() + timeout_s
+        try:
+            return sum(
+                self._deliver_partition(
+                    tp,
+                    [m for letter, m in zip(letters, messages) if (letter.record.topic, letter.record.partition) == tp],
+                    stands,
+                    deadline,
+                )
+                for tp, stands in sorted(ends.items())
+            )
+        finally:
+            self.let_go()
+
+    def _deliver_partition(self, tp: tuple[str, int], messages: list, stands: Lettered, deadline: float) -> int:
+        """One partition's letters and where they stand, in a transaction of the producer that registered as they were
+        asked for (`lettered`); how many were not delivered. A producer left or dropped on the way is not registered
+        again here, where it would fence whoever took the partition since: the participant asks again where the letters
+        stand, registering a new one first, and delivers what is still due."""
         messages = [self._fitting(m) for m in messages]
-        for attempt in range(5):
-            self.refused = []
-            try:
-                left = max(1.0, deadline - time.monotonic())
-                return by_deadline(
-                    functools.partial(self._in_transaction, self.producer, messages, ends, left),
-                    left + STUCK_GRACE_S,
-                    f"the transaction of {len(messages)} dead letter(s) to {self.topic}",
-                )
-            except StuckClient as e:
-                # the instant fails (its letters are delivered when it is read again), and a new producer of the same
-                # transactional id ends the stuck one's transaction as it registers, whenever the broker answers
-                log.warning("dead letters: %s; a new producer takes over", e.args[0])
-                self._replace()
-                return len(messages)
-            except KafkaException as e:
-                # stops the role
-                if e.args[0].code() in UNAUTHORISED:
-                    warn_unless_unauthorised(e.args[0], f"dead letters to {self.topic}")
-                log.warning(
-                    "dead letters: the transaction of %d letter(s) to %s failed (attempt %d): %s",
-                    len(messages),
-                    self.topic,
-                    attempt + 1,
-                    e.args[0],
-                )
-                self._abort(max(1.0, deadline - time.monotonic()))
-            if not self.refused:
-                break  # the broker, not a letter: the participant tries again, and says it waits
-            if not self.one_by_one:  # which letter is too large? each alone, in the next attempt
-                log.warning(
-                    "dead-letter topic %s refused a batch of letters as too large: each goes alone from now on (give "
-                    "the topic a max.message.bytes above dead_letter_max_bytes, or lower that)",
-                    self.topic,
-                )
-                self.one_by_one = True
-                self._replace()
-                continue
-            # too large alone: larger letters than this one go without their values, from now on
+        if tp not in self.registered:
+            return len(messages)
+        self.refused = []
+        try:
+            left = max(1.0, deadline - time.monotonic())
+            return by_deadline(
+                functools.partial(self._in_transaction, tp, self.producers[tp], messages, stands, left),
+                left + STUCK_GRACE_S,
+                f"the transaction of {len(messages)} dead letter(s) of {tp} to {self.topic}",
+            )
+        except StuckClient as e:
+            # the instant's letters are delivered when they are asked for again: a new producer of the same
+            # transactional id then ends the stuck one's transaction as it registers, whenever the broker answers
+            log.warning("dead letters: %s; the next delivery registers a new producer", e.args[0])
+            self._drop(tp)
+            return len(messages)
+        except KafkaException as e:
+            # stops the role
+            if e.args[0].code() in UNAUTHORISED:
+                warn_unless_unauthorised(e.args[0], f"dead letters to {self.topic}")
+            log.warning(
+                "dead letters: the transaction of %d letter(s) of %s to %s failed: %s",
+                len(messages),
+                tp,
+                self.topic,
+                e.args[0],
+            )
+            self._abort(tp, max(1.0, deadline - time.monotonic()))
+        if self.refused and not self.one_by_one:  # which letter is too large? each alone, from the next delivery on
+            log.warning(
+                "dead-letter topic %s refused a batch of letters as too large: each goes alone from now on (give "
+                "the topic a max.message.bytes above dead_letter_max_bytes, or lower that)",
+                self.topic,
+            )
+            self.one_by_one = True
+        elif self.refused:  # too large alone: larger letters than this one go without their values, from now on
             self.limit = min(self.limit or self.max_bytes * 4, min(_size(*messages[i]) for i in self.refused) - 1)
-            messages = [self._fitting(m) for m in messages]
         return len(messages)
 
     def _fitting(self, message: tuple) -> tuple:
         "The letter, or its headers only if it is larger than a letter the topic refused."
         return _headers_only(*message) if self.limit is not None and _size(*message) > self.limit else message
 
-    def _in_transaction(self, producer, messages: list, ends: dict[tuple[str, int], int], timeout_s: float) -> int:
-        """The letters and `ends` in one transaction of `producer`, on a thread `by_deadline` may leave: what it finds
-        out about `producer` counts only while `producer` is still the queue's."""
+    def _in_transaction(self, tp: tuple[str, int], producer, messages: list, stands: Lettered, timeout_s: float) -> int:
+        """Partition `tp`'s letters and where they stand in one transaction of `producer`, on a thread `by_deadline` may
+        leave: what it finds out about `producer` counts only while `producer` is still the partition's."""
         deadline = time.monotonic() + timeout_s
-        if not self.ready:
-            producer.init_transactions(timeout_s)
-            self.ready = producer is self.producer
         producer.begin_transaction()
         for index, (key, value, headers) in enumerate(messages):
 
             def refused(error, message, index=index):
-                return self._refused(error, index) if producer is self.producer else None
+                return self._refused(error, index) if self._holds(tp, producer) else None
 
             while True:
                 try:
@@ -304,9 +328,9 @@ class DeadLetterQueue:
                     producer.poll(0.1)
                     continue
                 break
-        offsets = [TopicPartition(t, p, end) for (t, p), end in sorted(ends.items())]
+        position = TopicPartition(*tp, stands.end, metadata=self._refused_text(tp, stands.refused))
         producer.send_offsets_to_transaction(
-            offsets, self.positions.consumer_group_metadata(), max(1.0, deadline - time.monotonic())
+            [position], self.positions.consumer_group_metadata(), max(1.0, deadline - time.monotonic())
         )
         # every letter delivered, or one refused: the transaction can then only be aborted, and the letters after it in
         # the partition wait for nothing (an idempotent producer holds them back), so not for the commit's timeout
@@ -318,7 +342,7 @@ class DeadLetterQueue:
             raise KafkaException(
                 KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, f"{len(self.refused)} letter(s) too large for the topic")
             )
-        while producer is self.producer:  # a commit that timed out may be asked again (librdkafka), until the deadline
+        while self._holds(tp, producer):  # a commit that timed out may be asked again, until the deadline
             try:
                 producer.commit_transaction(max(1.0, deadline - time.monotonic()))
                 return 0
@@ -327,15 +351,30 @@ class DeadLetterQueue:
                     raise
         raise StuckClient(KafkaError(KafkaError._TIMED_OUT, "left by its delivery before it committed"))
 
+    def _holds(self, tp: tuple[str, int], producer) -> bool:
+        "Whether `producer` is still partition `tp`'s (not left to a stuck call, nor replaced)."
+        return self.producers.get(tp) is producer
+
+    def _refused_text(self, tp: tuple[str, int], offsets: frozenset[int]) -> str:
+        text = refused_text(offsets)
+        if refused_offsets(text) != offsets:
+            log.warning(
+                "dead letters of %s: %d records Hudi refused are more than a position's metadata holds; the earliest "
+                "may be lettered again if their instant is read again after a restart",
+                tp,
+                len(offsets),
+            )
+        return text
+
     def _refused(self, error, index: int):
         if error is not None and error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
             self.refused.append(index)
 
-    def _abort(self, timeout_s: float):
+    def _abort(self, tp: tuple[str, int], timeout_s: float):
         """End a failed transaction; a producer that cannot (fenced, failed for good, or still committing), or that
         holds letters back behind one the topic refused (an idempotent producer's gap), is replaced: the new one, of the
         same transactional id, ends the transaction as it registers."""
-        producer = self.producer
+        producer = self.producers[tp]
         if not self.refused:
             try:
                 by_deadline(
@@ -343,17 +382,21 @@ class DeadLetterQueue:
                 )
                 return
             except StuckClient as e:
-                log.warning("dead letters: %s; a new producer takes over", e.args[0])
-                return self._replace()
+                log.warning("dead letters: %s; the next delivery registers a new producer", e.args[0])
+                return self._drop(tp)
             except KafkaException as e:
-                log.warning("dead letters: could not abort the transaction (%s); a new producer takes over", e.args[0])
+                log.warning(
+                    "dead letters: could not abort the transaction (%s); the next delivery registers a new producer",
+                    e.args[0],
+                )
         producer.purge()  # what it still holds is not to be sent, nor waited for as it goes
-        self._replace()
+        self._drop(tp)
 
-    def _replace(self):
-        "A new transactional producer of the same id: registering it ends whatever the old one left open."
-        if self.new_producer is not None:
-            self.producer, self.ready = self.new_producer(self.one_by_one), False
+    def _drop(self, tp: tuple[str, int]):
+        """Leave partition `tp`'s producer (to a stuck call, or failed): the next question registers a new one of the
+        same transactional id, which ends whatever the old one left open."""
+        self.producers.pop(tp, None)
+        self.registered.discard(tp)
 
     def _produce(self, key, value, headers):
         # reports do not carry the headers
@@ -400,10 +443,46 @@ class DeadLetterQueue:
         return left + failed
 
     def close(self):
-        if self.producer is not None:
-            self.producer.flush(10)
+        for producer in [self.producer, *self.producers.values()]:
+            if producer is not None:
+                producer.flush(10)
         if self.positions is not None:
             self.positions.close()
+
+
+# Kafka keeps at most offset.metadata.max.bytes (4,096 by default) of metadata with an offset
+REFUSED_TEXT_MAX = 4000
+
+
+def refused_text(offsets: frozenset[int], room: int = REFUSED_TEXT_MAX) -> str:
+    """The offsets of refused records as a position's metadata, in runs (`refused=3,5-7`): the latest runs that fit in
+    `room` characters."""
+    runs: list[list[int]] = []
+    for offset in sorted(offsets):
+        if runs and offset == runs[-1][1] + 1:
+            runs[-1][1] = offset
+        else:
+            runs.append([offset, offset])
+    kept, size = [], len("refused=")
+    for first, last in reversed(runs):
+        run = str(first) if first == last else f"{first}-{last}"
+        if size + len(run) + 1 > room:
+            break
+        kept.append(run)
+        size += len(run) + 1
+    return "refused=" + ",".join(reversed(kept)) if kept else ""
+
+
+def refused_offsets(text: str | None) -> frozenset[int]:
+    "The offsets `refused_text` wrote; none from a position of no metadata (or another's)."
+    if not text or not text.startswith("refused="):
+        return frozenset()
+    offsets: set[int] = set()
+    for run in text.removeprefix("refused=").split(","):
+        first, _, last = run.partition("-")
+        if first.isdigit() and (last.isdigit() or not last):
+            offsets.update(range(int(first), int(last or first) + 1))
+    return frozenset(offsets)
 
 
 def _size(key, value, headers) -> int:

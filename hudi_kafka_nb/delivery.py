@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.messages import FailedRecord
-from hudi_kafka_nb.participant_state import ParticipantInstant, letters_due, set_aside_failed
+from hudi_kafka_nb.participant_state import ParticipantInstant, lettered_after, letters_due, set_aside_failed
 from hudi_kafka_nb.ports import DeadLetters
 from hudi_kafka_nb.records import DeadLetter, RawRecord
 from hudi_kafka_nb.setting_values import ConfigError
@@ -29,7 +29,6 @@ class LetterDelivery:
         self.config, self.dead_letters, self.delivered = config, dead_letters, delivered
         # Hudi keys of records Hudi could not write → its reason (until a commit)
         self.failed_keys: dict[str, str] = {}
-        self.refused_lettered: set = set()  # coordinates of those records whose letters were delivered (until a commit)
 
     def refused(self, failed: Iterable[FailedRecord]):
         "Records Hudi could not write (an ABORT_COMMIT names them): when read again, they are dead letters."
@@ -38,7 +37,6 @@ class LetterDelivery:
     def committed(self):
         "An instant committed: the records Hudi refused were read again and set aside."
         self.failed_keys.clear()
-        self.refused_lettered.clear()
 
     def set_aside(
         self, rows: pa.Table, records: list[RawRecord], dead: list[DeadLetter]
@@ -62,13 +60,11 @@ class LetterDelivery:
             raise
         except Exception as e:
             return f"could not ask where the dead letters of {partitions} end in {self.config.dead_letters}: {e}"
-        due = letters_due(now.letters, lettered, self.refused_lettered)
+        due = letters_due(now.letters, lettered)
         if not due:
             return ""  # every one delivered by an instant that was then aborted
-        ends = {tp: max(lettered.get(tp, 0), now.progress[tp].next_offset) for tp in partitions}
-        undelivered = self.dead_letters.deliver(due, ends, timeout_s=budget_s)
+        undelivered = self.dead_letters.deliver(due, lettered_after(due, lettered, now.progress), timeout_s=budget_s)
         if undelivered:
             return f"{undelivered} dead letter(s) not delivered to {self.config.dead_letters}"
         self.delivered()
-        self.refused_lettered |= {(d.record.topic, d.record.partition, d.record.offset) for d in due if d.refused}
         return ""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, push_to_gateway, start_http_server
 
 from hudi_kafka_nb.ports import Clock, DeadLetters
-from hudi_kafka_nb.records import DeadLetter
+from hudi_kafka_nb.records import DeadLetter, Lettered
 
 log = logging.getLogger(__name__)
 SECONDS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)  # from a quick local commit to a slow store's
@@ -231,10 +231,10 @@ class CountedDeadLetters:
     def __init__(self, port: DeadLetters, count: Callable[[str], None]):
         self.port, self.count = port, count
 
-    def lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], int]:
+    def lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], Lettered]:
         return self.port.lettered(partitions, timeout_s)
 
-    def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], int], timeout_s: float) -> int:
+    def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], Lettered], timeout_s: float) -> int:
         undelivered = self.port.deliver(letters, ends, timeout_s)
         if not undelivered:
             for letter in letters:

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from hudi_kafka_nb.config import SinkConfig
 from hudi_kafka_nb.messages import PartitionProgress, PartitionStart, StartCommit, WriteStatus
-from hudi_kafka_nb.records import DeadLetter, RawRecord
+from hudi_kafka_nb.records import DeadLetter, Lettered, RawRecord
 
 # %% auto #0
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "hudi_keys",
     "set_aside_failed",
     "letters_due",
+    "lettered_after",
     "Move",
     "Situation",
     "situation",
@@ -255,18 +256,33 @@ def set_aside_failed(
     return rows.filter(pa.array([why is None for why in reasons])), letters
 
 
-def letters_due(letters: list[DeadLetter], lettered: dict[tuple[str, int], int], delivered: set) -> list[DeadLetter]:
+def letters_due(letters: list[DeadLetter], lettered: dict[tuple[str, int], Lettered]) -> list[DeadLetter]:
     """The letters the dead-letter topic does not hold yet: those at or past where its letters of their partition end
     (`lettered`: an aborted instant delivered the ones before), and those of records Hudi refused, which were good when
-    that instant read them, unless this participant has delivered them already (`delivered`: their coordinates)."""
+    that instant read them, unless their offsets are among the partition's refused ones delivered already."""
 
     def due(letter: DeadLetter) -> bool:
         r = letter.record
-        if letter.refused:
-            return (r.topic, r.partition, r.offset) not in delivered
-        return r.offset >= lettered.get((r.topic, r.partition), 0)
+        stands = lettered.get((r.topic, r.partition), Lettered())
+        return r.offset not in stands.refused if letter.refused else r.offset >= stands.end
 
     return [letter for letter in letters if due(letter)]
+
+
+def lettered_after(
+    delivered: list[DeadLetter], lettered: dict[tuple[str, int], Lettered], progress: dict[tuple[str, int], Progress]
+) -> dict[tuple[str, int], Lettered]:
+    """Where the letters of each partition of `delivered` stand once they are in: their end where the instant has read
+    up to (never back), and the offsets of refused records lettered so far, kept while the table may read them again
+    (from the instant's start on: the table has committed the ones before)."""
+    stands = {}
+    for tp in sorted({(d.record.topic, d.record.partition) for d in delivered}):
+        before, read = lettered.get(tp, Lettered()), progress[tp]
+        refused = {o for o in before.refused if o >= read.start_offset} | {
+            d.record.offset for d in delivered if d.refused and (d.record.topic, d.record.partition) == tp
+        }
+        stands[tp] = Lettered(max(before.end, read.next_offset), frozenset(refused))
+    return stands
 
 
 # %% ../nbs/14_participant_state.ipynb #392957f1

@@ -14,7 +14,7 @@ from typing import Protocol
 import pyarrow as pa
 
 from hudi_kafka_nb.messages import Checkpoint, ControlEvent, PartitionStart
-from hudi_kafka_nb.records import DeadLetter, RawRecord
+from hudi_kafka_nb.records import DeadLetter, Lettered, RawRecord
 
 # %% auto #0
 __all__ = [
@@ -156,10 +156,11 @@ class DataSource(Protocol):
 class DeadLetters(Protocol):
     "Where records that cannot be stored are set aside, with why: an instant's letters at once, each bad record once."
 
-    # where each one's letters end
-    def lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], int]: ...
-    # the letters and, with them, the partitions' new ends; how many were not delivered (with transactions: all or none)
-    def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], int], timeout_s: float) -> int: ...
+    # where each one's letters stand (the one that asks reads them next: an earlier reader's late letters are fenced)
+    def lettered(self, partitions: list[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], Lettered]: ...
+    # the letters and, with them, where their partitions' letters stand now; how many were not delivered (with
+    # transactions: all or none of a partition's)
+    def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], Lettered], timeout_s: float) -> int: ...
     def close(self) -> None: ...
 
 

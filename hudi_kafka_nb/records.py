@@ -30,6 +30,7 @@ __all__ = [
     "in_table_order",
     "RawRecord",
     "DeadLetter",
+    "Lettered",
     "value_schema",
     "Decoded",
     "decode_batch",
@@ -88,6 +89,16 @@ class DeadLetter:
     record: RawRecord
     reason: str
     refused: bool = False  # Hudi refused it in an instant that was then aborted: found bad only when read again
+
+
+@dataclass(frozen=True)
+class Lettered:
+    """Where the dead letters of one data partition stand: every bad record before `end` has its letter in the topic,
+    and so have the records Hudi refused at the offsets in `refused` (found bad only when read again, they may lie
+    before it)."""
+
+    end: int = 0
+    refused: frozenset[int] = frozenset()
 
 
 # %% ../nbs/06_records.ipynb #a70c8c58

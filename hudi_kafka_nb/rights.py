@@ -43,7 +43,7 @@ __all__ = [
 class Right(NamedTuple):
     "One operation on one topic, consumer group or transactional id, and why the sink needs it."
 
-    resource: str  # "topic", "group", or "transactional_id" (a prefix: one id per participant)
+    resource: str  # "topic", "group", or "transactional_id" (a prefix: one id per data partition)
     name: str
     operation: str  # Kafka's ACL operation: READ, WRITE, DESCRIBE
     why: str
@@ -71,7 +71,7 @@ def required_rights(config: SinkConfig, role: str, topics: Sequence[str] | None 
                 "transactional_id",
                 f"{config.dead_letter_group}-",
                 "WRITE",
-                "delivers an instant's dead letters in one transaction",
+                "delivers the dead letters of each data partition in transactions of its own id",
             ),
         ]
         if config.dead_letter_exactly_once
@@ -90,8 +90,8 @@ def required_rights(config: SinkConfig, role: str, topics: Sequence[str] | None 
 
 def sink_acls(config: SinkConfig, principal: str, topics: Sequence[str] | None = None) -> list[AclBinding]:
     """The ACL bindings that let `principal` (e.g. 'User:sink') run both roles: literal names, nothing more, but for the
-    participants' transactional ids (a prefix: each participant's id ends in its own name). With `topics_regex`,
-    `topics` names the data topics (a topic created later needs its own READ and DESCRIBE)."""
+    dead letters' transactional ids (a prefix: each data partition's id ends in the table, topic and partition). With
+    `topics_regex`, `topics` names the data topics (a topic created later needs its own READ and DESCRIBE)."""
     wanted = {
         (r.resource, r.name, r.operation)
         for role in ("coordinator", "participant")

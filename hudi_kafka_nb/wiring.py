@@ -212,14 +212,6 @@ def open_participant(
 ) -> Participant:
     """A participant on the real broker and table: Kafka channel and data source, dead-letter producer, Hudi writer in
     Spark; `metrics`: it reports there; `clients`: Kafka clients it shares with other tables' roles."""
-    if not participant_id and config.dead_letter_exactly_once:
-        log.warning(
-            "this participant has no role_id: its dead letters' transactional id changes at every start, so a killed "
-            "process's open transaction holds back readers of %s until the broker's transaction.timeout.ms, and "
-            "nothing fences one that stalled; give each participant a role_id that it keeps across restarts (the "
-            "job bundle and `hudi-kafka-nb run` do)",
-            config.dead_letters,
-        )
     participant_id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
     storage = storage_of(config)  # the table's store, with its settings: handed to every part that reaches it
     check_table_folder(config, storage)  # a participant of the wrong table would stall every commit of the right one

@@ -9,7 +9,7 @@ from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.content import read_letters
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.records import DeadLetter, RawRecord
+from hudi_kafka_nb.records import DeadLetter, Lettered, RawRecord
 
 from helpers import read_dead_letters, wait_for
 
@@ -63,27 +63,43 @@ def test_an_instants_letters_land_once_in_a_transaction_and_one_the_topic_refuse
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     admin.create_topics([NewTopic(topic, 1, 1, config={"max.message.bytes": "20000"})])[topic].result(timeout=30)
     queue = DeadLetterQueue.for_config(sink_config, "p-1")
+    big, small = (
+        DeadLetter(RawRecord(source[0], 3, offset, 0, b"k", value), "not valid JSON")
+        for offset, value in ((42, b"x" * 100_000), (43, b"y" * 100))
+    )
+    refused = DeadLetter(RawRecord(source[0], 3, 40, 0, b"k", b"{}"), "Hudi could not write it: …", refused=True)
+    stands = Lettered(44, frozenset({40}))
     try:
-        assert queue.lettered([source]) == {}
-        big, small = (
-            DeadLetter(RawRecord(source[0], 3, offset, 0, b"k", value), "not valid JSON")
-            for offset, value in ((42, b"x" * 100_000), (43, b"y" * 100))
-        )
-        assert queue.deliver([big, small], {source: 44}, 30) == 0, "every letter reached the topic"
+        # as a participant does: asks, delivers, and asks again after each failure (the batch too large, then the
+        # large letter alone), until every letter is in
+        undelivered = None
+        for _ in range(4):
+            if queue.lettered([source]).get(source) == stands:
+                break
+            undelivered = queue.deliver([big, small, refused], {source: stands}, 30)
+        assert undelivered == 0, "every letter reached the topic"
     finally:
         queue.close()
+    # the partition's next reader learns where its letters stand, the record Hudi refused among them
     other = DeadLetterQueue.for_config(sink_config, "p-2")
+    stalled = DeadLetterQueue.for_config(sink_config, "p-1")
+    late = DeadLetter(RawRecord(source[0], 3, 44, 0, b"k", b"{"), "not valid JSON")
     try:
-        assert other.lettered([source]) == {source: 44}
+        assert stalled.lettered([source]) == {source: stands}
+        # p-1 stalls here, past its partition's move to p-2, whose question fences it: its late letter fails
+        assert other.lettered([source]) == {source: stands}
+        assert stalled.deliver([late], {source: Lettered(45, stands.refused)}, 10) == 1
+        assert other.lettered([source]) == {source: stands}
     finally:
         other.close()
-    # the refused attempts' letters were aborted: two letters, one each, read committed
-    assert read_letters(broker.bootstrap_servers, topic) == {(source[0], 3, 42): 1, (source[0], 3, 43): 1}
+        stalled.close()
+    # the refused attempts' letters were aborted, the late one fenced: three letters, one each, read committed
+    assert read_letters(broker.bootstrap_servers, topic) == {(source[0], 3, o): 1 for o in (40, 42, 43)}
     letters = sorted(
-        read_dead_letters(broker.bootstrap_servers, topic, expected=2),
+        read_dead_letters(broker.bootstrap_servers, topic, expected=3),
         key=lambda letter: letter[0]["hudi_kafka_nb.source.offset"],
     )
-    (big, big_value), (small, small_value) = letters
+    _, (big, big_value), (small, small_value) = letters
     assert (big["hudi_kafka_nb.source.offset"], big["hudi_kafka_nb.source.value.bytes"], big_value) == (
         "42",
         "100000",
