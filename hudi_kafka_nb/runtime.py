@@ -161,6 +161,8 @@ def _run_role(
             controls.role_id or f"{role}-{socket.gethostname()}-{os.getpid()}",
             crash=crash,
             metrics=metrics,
+            # each table's participant watched as a participant of one table is: one stuck ends the process
+            watchdog=(lambda: Watchdog(stuck_after_s(config))) if role == "participant" else None,
         )
         host.run(should_stop)
         return {"tables": host.status()}
@@ -201,7 +203,9 @@ class Watchdog:
 
     def __init__(self, limit_s: float, clock: Callable[[], float] = time.monotonic):
         self.limit_s, self.clock = limit_s, clock
+        # made on the loop's own thread: the one `stuck` looks at
         self.last_turn, self.thread_id = clock(), threading.get_ident()
+        self.ended = threading.Event()  # the loop ended: nothing to watch any more (a table's role that parked)
 
     def turned(self):
         self.last_turn = self.clock()
@@ -220,8 +224,7 @@ class Watchdog:
         loop is stuck."""
 
         def watch():
-            while True:
-                time.sleep(min(5.0, self.limit_s / 4))
+            while not self.ended.wait(min(5.0, self.limit_s / 4)):
                 stuck = self.stuck()
                 if stuck:
                     log.error("%s is stuck, and exits to be started again: %s", what, stuck)
@@ -235,3 +238,7 @@ class Watchdog:
             return should_stop()
 
         return turn_and_ask
+
+    def end(self):
+        "The loop has ended: the watching thread ends too."
+        self.ended.set()

@@ -76,6 +76,7 @@ class TableHost:
         report: Callable[[SinkConfig, dict], None] = lambda config, status: None,
         end_offsets: EndOffsets = lambda tables: {},
         at_rest: EndOffsets = lambda tables: {},
+        watchdog: Callable[[], Any] | None = None,
     ):
         self.role, self.config, self.open_role, self.topic_names, self.role_id = (
             role,
@@ -91,6 +92,8 @@ class TableHost:
         self.end_offsets, self.next_wake_check = end_offsets, 0.0  # parked tables' topics, looked at every WAKE_CHECK_S
         # of some tables, those whose latest commit holds every record of their topics: they start parked
         self.at_rest = at_rest
+        # makes a watchdog (62_runtime's `Watchdog`) for each table's loop, on its thread: one stuck ends the process
+        self.watchdog = watchdog
         self.spark, self.clock, self.retry_s, self.max_retry_s = spark, clock, retry_s, max_retry_s
         self.tables: dict[str, TableRun] = {}
         self.opening = threading.Semaphore(OPENING_AT_ONCE)
@@ -142,7 +145,16 @@ class TableHost:
         try:
             with self.opening:
                 role = self.open_role(run.config, f"{self.role_id}-{name}", self.spark(run.config))
-            role.run(self.stopping.is_set)
+            watchdog = self.watchdog() if self.watchdog else None
+            try:
+                role.run(
+                    watchdog.watching(self.stopping.is_set, f"{self.role} of table {name}")
+                    if watchdog
+                    else self.stopping.is_set
+                )
+            finally:
+                if watchdog:
+                    watchdog.end()
             parked = getattr(role, "parked", None)
             failure = getattr(role, "failure", None) or (
                 "" if self.stopping.is_set() or parked is not None else "stopped by itself"

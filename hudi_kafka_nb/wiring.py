@@ -368,10 +368,15 @@ def host_spark_memory(tables: int) -> str | None:
 
 # %% ../nbs/61_wiring.ipynb #e954d7f3
 def open_table_host(
-    role: str, config: SinkConfig, role_id: str, crash: CrashHook = no_crash, metrics: SinkMetrics | None = None
+    role: str,
+    config: SinkConfig,
+    role_id: str,
+    crash: CrashHook = no_crash,
+    metrics: SinkMetrics | None = None,
+    watchdog: Callable[[], Any] | None = None,
 ) -> TableHost:
     """`role` for every table of a sink of several tables, in this process and one Spark; `crash`: every coordinator's
-    crash hook (tests)."""
+    crash hook (tests); `watchdog`: a new watchdog for each table's loop (`TableHost`)."""
 
     clients, turns = KafkaClients(role_id), threading.Semaphore(COMMITS_AT_ONCE)
 
@@ -448,6 +453,7 @@ def open_table_host(
         # table services run on: only the roles of the protocol park
         at_rest=(lambda tables: tables_at_rest(tables, admin)) if role != "table_services" else lambda tables: {},
         cleanup=close_clients,
+        watchdog=watchdog,
         # a table whose coordinator failed says so where its status is read (reading.coordinator_status)
         report=lambda table, status: (
             status_writer(storage_of(table), COORDINATOR_STATUS_KEY)(status) if role == "coordinator" else None
