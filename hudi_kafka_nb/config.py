@@ -109,8 +109,8 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # what a schema change does, by Flink CDC's names for it (schema.change.behavior), each standing for the two
     # settings above: "lenient" and "try_evolve" (new and promoted fields widen the table, records no column takes are
     # dead-lettered: the defaults), "evolve" (such records stop their partition), "ignore" (the table keeps its
-    # columns: new fields left out, records of another type dead-lettered), "exception" (such records stop their
-    # partition)
+    # columns: new fields left out, records of another type dead-lettered), "exception" (any change stops the
+    # partition: a record of another type, or of a version that adds a field)
     schema_change_behavior: str = ""
     # avro, json_schema, protobuf: the subject of a topic's value schema: "topic_name" (<topic>-value), "record_name",
     # "topic_record_name"

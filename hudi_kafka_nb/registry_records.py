@@ -211,6 +211,10 @@ def _decision(
     if problem:
         return f"{schemas.describe(schema.schema_id)}: {problem}", {}, {}
     new, cannot = _new_columns(schema, table, config)
+    if new and config.schema_change_behavior == "exception":  # Flink CDC's: any change of the schema stops
+        names = ", ".join(repr(name) for name in new)
+        why = f"it adds field(s) {names}, and schema_change_behavior='exception' stops at any change of the schema"
+        return f"{schemas.describe(schema.schema_id)}: {why}", {}, {}
     return "", {**widened, **new}, cannot
 
 
