@@ -89,6 +89,7 @@ class DeadLetter:
     record: RawRecord
     reason: str
     refused: bool = False  # Hudi refused it in an instant that was then aborted: found bad only when read again
+    mismatched: bool = False  # JSON, but not of the columns' types: a wider column may read it (`_promotion`)
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def _parse_isolating(records: list[RawRecord], lines: list[bytes], schema: pa.Sc
         return records, [_parse(lines, schema, infer)], []
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         if len(lines) == 1:
-            return [], [], [DeadLetter(records[0], f"{MISMATCH}: {e}")]
+            return [], [], [DeadLetter(records[0], f"{MISMATCH}: {e}", mismatched=True)]
     mid = len(lines) // 2
     left, right = (
         _parse_isolating(records[:mid], lines[:mid], schema, infer),
@@ -281,7 +282,7 @@ def decode_batch(
 def _promotion(letter: DeadLetter, schema: pa.Schema, promotable: set[str]) -> dict[str, str]:
     """The columns a record set aside for not matching `schema` would widen to read it: fractions in `promotable`
     whole-number columns make them `double` ({}: widening would not make it read)."""
-    if not letter.reason.startswith(MISMATCH):
+    if not letter.mismatched:
         return {}
     value = msgspec.json.decode(letter.record.value or b"{}")
     widened = {name: "double" for name in promotable if isinstance(value.get(name), float)}
