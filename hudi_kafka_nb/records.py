@@ -26,6 +26,7 @@ __all__ = [
     "Decode",
     "AVRO_NAME",
     "PROMOTIONS",
+    "READ_ACROSS",
     "data_schema",
     "in_table_order",
     "RawRecord",
@@ -341,35 +342,45 @@ PROMOTIONS: dict[pa.DataType, tuple[pa.DataType, ...]] = {
 }
 
 
-def _struct_fields(a: pa.StructType, b: pa.StructType) -> list[pa.Field] | None:
+# Avro's schema resolution also reads a string into bytes and bytes into a string (as UTF-8), and Hudi lets a column
+# change between the two: a column of either keeps its type, and reads a writer's values of the other into it (a value
+# that is not UTF-8 cannot be read into a string, and is set aside)
+READ_ACROSS = {(pa.string(), pa.binary()), (pa.binary(), pa.string())}
+
+
+def _struct_fields(a: pa.StructType, b: pa.StructType, as_read: bool) -> list[pa.Field] | None:
     "`a`'s fields, each widened to hold `b`'s of its name, then `b`'s that `a` lacks (nullable); None if one cannot."
     fields = []
     for field in a:
         index = b.get_field_index(field.name)
-        kind = field.type if index < 0 else common_type(field.type, b.field(index).type)
+        kind = field.type if index < 0 else common_type(field.type, b.field(index).type, as_read)
         if kind is None:
             return None
         fields.append(field.with_type(kind))
     return fields + [f.with_nullable(True) for f in b if a.get_field_index(f.name) < 0]
 
 
-def common_type(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
+def common_type(a: pa.DataType, b: pa.DataType, as_read: bool = False) -> pa.DataType | None:
     """The narrowest type that holds the values of both `a` and `b` (`PROMOTIONS`, inside structs, lists and maps too;
-    a struct gains the fields it lacks, after its own), or None if none does: a narrowing or a change of kind."""
+    a struct gains the fields it lacks, after its own), or None if none does: a narrowing or a change of kind. With
+    `as_read`, `a` is a column's type and `b` a writer's, read into it: a string and bytes read into each other, and
+    the column keeps its type (`READ_ACROSS`)."""
     if a == b:
         return a
     if a in PROMOTIONS.get(b, ()):
         return a
     if b in PROMOTIONS.get(a, ()):
         return b
+    if as_read and (a, b) in READ_ACROSS:
+        return a
     if pa.types.is_struct(a) and pa.types.is_struct(b):
-        fields = _struct_fields(a, b)
+        fields = _struct_fields(a, b, as_read)
         return None if fields is None else pa.struct(fields)
     if pa.types.is_list(a) and pa.types.is_list(b):
-        item = common_type(a.value_type, b.value_type)
+        item = common_type(a.value_type, b.value_type, as_read)
         return None if item is None else pa.list_(pa.field(a.value_field.name, item))
     if pa.types.is_map(a) and pa.types.is_map(b) and a.key_type == b.key_type:
-        item = common_type(a.item_type, b.item_type)
+        item = common_type(a.item_type, b.item_type, as_read)
         return None if item is None else pa.map_(a.key_type, item)
     return None
 

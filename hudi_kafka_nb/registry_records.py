@@ -33,7 +33,7 @@ def _type_changes(schema: WriterSchema, table: pa.Schema, discover: bool) -> tup
         if name not in table.names:
             continue
         written, column = arrow_type(type_name), table.field(name).type
-        kind = common_type(column, written)
+        kind = common_type(column, written, as_read=True)
         if kind is None:
             return (
                 f"it writes field {name!r} as {written}, but the table's column is {column}: no column type holds "
