@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from py4j.protocol import Py4JJavaError
 
 from hudi_kafka_nb.config import WriteMode
-from hudi_kafka_nb.hudi import HudiJava, coordinator_options, create_or_open_table, java_list
+from hudi_kafka_nb.hudi import HudiJava, coordinator_options, create_or_open_table, java_list, java_reason
 from hudi_kafka_nb.messages import FailedRecord
 from hudi_kafka_nb.storage import aux_key, staging_key
 from hudi_kafka_nb.writer import delete_instant_files
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # its module imports this one
     from hudi_kafka_nb.meta_sync import MetaSync
 
 # %% auto #0
-__all__ = ["log", "metadata_table_services", "pending_writes", "java_reason", "HudiCommitter"]
+__all__ = ["log", "metadata_table_services", "pending_writes", "HudiCommitter"]
 
 # %% ../nbs/46_committer.ipynb #9da9c126
 log = logging.getLogger(__name__)
@@ -49,12 +49,6 @@ def pending_writes(meta_client) -> list[str]:
     job)."""
     timeline = meta_client.getActiveTimeline().getCommitsTimeline().filterPendingExcludingCompaction()
     return [i.requestedTime() for i in java_list(timeline.getInstants()) if i.getAction() in ("commit", "deltacommit")]
-
-
-def java_reason(error: Exception) -> str:
-    """The first line of what Java said, for an error raised through py4j (whose own message only names the call), else
-    of the error."""
-    return str(getattr(error, "java_exception", error)).strip().splitlines()[0][:300]
 
 
 class HudiCommitter:

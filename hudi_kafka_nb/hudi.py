@@ -28,6 +28,7 @@ __all__ = [
     "table_services_options",
     "participant_options",
     "java_list",
+    "java_reason",
     "HudiJava",
     "create_or_open_table",
 ]
@@ -180,6 +181,12 @@ def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
 def java_list(collection) -> list:
     "The elements of a Java `List` (py4j), fetched by index: iterating it from Python costs ~20 ms (see above)."
     return [collection.get(i) for i in range(collection.size())]
+
+
+def java_reason(error: Exception) -> str:
+    """The first line of what Java said, for an error raised through py4j (whose own message only names the call), else
+    of the error."""
+    return str(getattr(error, "java_exception", error)).strip().splitlines()[0][:300]
 
 
 # %% ../nbs/44_hudi.ipynb #6ec6ac87

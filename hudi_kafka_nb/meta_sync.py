@@ -10,9 +10,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from hudi_kafka_nb.committer import java_reason
 from hudi_kafka_nb.config import SinkConfig
-from hudi_kafka_nb.hudi import HudiJava, key_generator_class
+from hudi_kafka_nb.hudi import HudiJava, java_reason, key_generator_class
 from hudi_kafka_nb.ports import Clock, Observe
 
 log = logging.getLogger(__name__)
