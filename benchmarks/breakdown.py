@@ -24,16 +24,16 @@ import psutil
 import pyarrow as pa
 from pyspark import StorageLevel
 
-from hudi_kafka_nb.committer import HudiCommitter
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
-from hudi_kafka_nb.fenced_table import FencedTable
-from hudi_kafka_nb.hudi import HudiJava
-from hudi_kafka_nb.kafka import KafkaSource
-from hudi_kafka_nb.messages import Checkpoint, PartitionProgress, PartitionStart
-from hudi_kafka_nb.records import decode_batch
-from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.spark import arrow_frame, spark_session
-from hudi_kafka_nb.writer import HudiWriter
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress, PartitionStart
+from hudi_kafka_nb.formats.records import decode_batch
+from hudi_kafka_nb.kafka.clients import KafkaSource
+from hudi_kafka_nb.table.committer import HudiCommitter
+from hudi_kafka_nb.table.fenced_table import FencedTable
+from hudi_kafka_nb.table.hudi import HudiJava
+from hudi_kafka_nb.table.spark import arrow_frame, spark_session
+from hudi_kafka_nb.table.writer import HudiWriter
 
 STAGES = {
     "consume": "consume (confluent-kafka, the participant's consumer)",

@@ -24,16 +24,16 @@ from pathlib import Path
 
 import psutil
 
-from hudi_kafka_nb.changes import decode_changes
-from hudi_kafka_nb.committer import HudiCommitter
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_of, mirror_ok
-from hudi_kafka_nb.fenced_table import FencedTable
-from hudi_kafka_nb.hudi import HudiJava
-from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
-from hudi_kafka_nb.records import RawRecord
-from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.spark import spark_session
-from hudi_kafka_nb.writer import HudiWriter
+from hudi_kafka_nb.formats.changes import decode_changes
+from hudi_kafka_nb.formats.records import RawRecord
+from hudi_kafka_nb.table.committer import HudiCommitter
+from hudi_kafka_nb.table.fenced_table import FencedTable
+from hudi_kafka_nb.table.hudi import HudiJava
+from hudi_kafka_nb.table.spark import spark_session
+from hudi_kafka_nb.table.writer import HudiWriter
 
 
 class Meter:

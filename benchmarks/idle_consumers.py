@@ -15,8 +15,8 @@ import time
 import psutil
 from confluent_kafka import Consumer, TopicPartition
 
+from hudi_kafka_nb.config.settings import consumer_settings, load_config
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
-from hudi_kafka_nb.settings import consumer_settings, load_config
 
 PARTICIPANTS = 2
 

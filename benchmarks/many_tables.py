@@ -48,15 +48,15 @@ import msgspec
 import psutil
 from confluent_kafka import Producer
 
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
-from hudi_kafka_nb.records import RawRecord, decode_batch
-from hudi_kafka_nb.routing import route_before_decoding, routed_decoder, split_by_route
-from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.timeline import commit_log, has_committed, timeline_instants
+from hudi_kafka_nb.formats.records import RawRecord, decode_batch
+from hudi_kafka_nb.formats.routing import route_before_decoding, routed_decoder, split_by_route
+from hudi_kafka_nb.table.timeline import commit_log, has_committed, timeline_instants
 
 COMMON = {
     "partition_field": "region",
@@ -81,7 +81,7 @@ def coordinator_steps(log_paths):
     for path in log_paths:
         for line in Path(path).read_text().splitlines():
             who = re.search(r" id=(\S+)", line)
-            if not who or "hudi_kafka_nb.coordinator" not in line:
+            if not who or "hudi_kafka_nb.protocol.coordinator" not in line:
                 continue
             step = next((s for s, mark in STEP_MARKS if mark in line), None)
             if step:
@@ -287,7 +287,7 @@ def parked_tables(log_path: Path) -> int:
     "How many tables' coordinators the protocol log shows parked (`park_idle_table_s`) and not started again since."
     last: dict[str, str] = {}
     for line in log_path.read_text().splitlines():
-        if "hudi_kafka_nb.coordinator" in line and (who := re.search(r" id=(\S+) state=(\S+)", line)):
+        if "hudi_kafka_nb.protocol.coordinator" in line and (who := re.search(r" id=(\S+) state=(\S+)", line)):
             last[who[1]] = who[2]
     return sum(1 for state in last.values() if state in ("PARKED", "STOPPED"))
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
-from hudi_kafka_nb.hudi import HudiJava, table_options
-from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.spark import spark_session
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.table.hudi import HudiJava, table_options
+from hudi_kafka_nb.table.spark import spark_session
 
 SPARK_KAFKA = ("spark-sql-kafka", "spark-token-provider-kafka", "kafka-clients", "commons-pool2")
 

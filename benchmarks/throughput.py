@@ -41,7 +41,7 @@ from breakdown import plot_breakdown, print_breakdown, stage_breakdown, tree_cpu
 # benchmarks/versus_peer.py: the raw consumer, the peer, latency
 from versus_peer import latencies, raw_read, run_peer, run_sink
 
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_orders
@@ -49,8 +49,8 @@ from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.summary import compare_latest
-from hudi_kafka_nb.reading import coordinate_check
-from hudi_kafka_nb.storage import TableStorage, resolve_storage_options
+from hudi_kafka_nb.table.reading import coordinate_check
+from hudi_kafka_nb.table.storage import TableStorage, resolve_storage_options
 
 
 def log_time(line: str) -> float:
@@ -470,7 +470,7 @@ def read_records(bootstrap_servers, topic, ends, limit):
     "The first `limit` records of `topic` as the sink's RawRecords."
     from confluent_kafka import Consumer, TopicPartition
 
-    from hudi_kafka_nb.records import RawRecord
+    from hudi_kafka_nb.formats.records import RawRecord
 
     consumer = Consumer(
         {
@@ -530,7 +530,7 @@ def registry_writers(registry_url: str) -> dict:
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
     from google.protobuf import message_factory
 
-    from hudi_kafka_nb.protobuf import protobuf_file
+    from hudi_kafka_nb.formats.protobuf import protobuf_file
 
     client = SchemaRegistryClient({"url": registry_url})
     avro = AvroSerializer(client, msgspec.json.encode(AVRO_ORDER).decode())
@@ -560,12 +560,12 @@ def avro_figure(broker, topic, ends, args, root):
     import msgspec
     from confluent_kafka.serialization import MessageField, SerializationContext
 
+    from hudi_kafka_nb.config.settings import load_config
     from hudi_kafka_nb.dev.producers import send_events
-    from hudi_kafka_nb.records import decode_batch
-    from hudi_kafka_nb.registry_records import decode_registry
-    from hudi_kafka_nb.schema_registry import ConfluentRegistry, SchemaCache, registry_value_schema
-    from hudi_kafka_nb.settings import load_config
-    from hudi_kafka_nb.wiring import registry_format
+    from hudi_kafka_nb.formats.records import decode_batch
+    from hudi_kafka_nb.formats.registry_records import decode_registry
+    from hudi_kafka_nb.formats.schema_registry import ConfluentRegistry, SchemaCache, registry_value_schema
+    from hudi_kafka_nb.run.wiring import registry_format
 
     base = {
         "bootstrap_servers": broker.bootstrap_servers,

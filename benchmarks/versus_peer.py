@@ -30,14 +30,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from confluent_kafka import Consumer, TopicPartition
 
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.config.settings import consumer_settings, load_config
+from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles, tree_memory
-from hudi_kafka_nb.reading import coordinate_check, read_snapshot
-from hudi_kafka_nb.settings import consumer_settings, load_config
-from hudi_kafka_nb.timeline import completion_times
+from hudi_kafka_nb.table.reading import coordinate_check, read_snapshot
+from hudi_kafka_nb.table.timeline import completion_times
 
 # the same table maintenance for both systems; the timeline kept long enough to date every commit of a run
 HUDI_OPTIONS = {"hoodie.keep.min.commits": "200", "hoodie.keep.max.commits": "210"}

@@ -7,11 +7,11 @@ import uuid
 import psutil
 import pytest
 
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.metastore import EmbeddedMetastore
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
-from hudi_kafka_nb.settings import load_config
 
 # Every process a test starts inherits this variable, set to the session's and then the test's own mark, so processes
 # can be found and killed by it even after their parent died and they were re-parented to init.
@@ -108,7 +108,7 @@ def metastore(tmp_path_factory):
 @pytest.fixture(scope="session")
 def spark():
     """One Spark in the test process for every reader and in-process writer: a JVM start costs more than most reads."""
-    from hudi_kafka_nb.spark import spark_session
+    from hudi_kafka_nb.table.spark import spark_session
 
     session = spark_session("tests")
     yield session

@@ -6,11 +6,11 @@ import re
 import signal
 import time
 
-from hudi_kafka_nb.dead_letters import read_dead_letters  # noqa: F401 (the suites import it from here)
 from hudi_kafka_nb.dev.producers import send_events
 from hudi_kafka_nb.dev.servers import patient
-from hudi_kafka_nb.reading import produced_coordinates  # noqa: F401 (the same)
-from hudi_kafka_nb.timeline import commit_log
+from hudi_kafka_nb.kafka.dead_letters import read_dead_letters  # noqa: F401 (the suites import it from here)
+from hudi_kafka_nb.table.reading import produced_coordinates  # noqa: F401 (the same)
+from hudi_kafka_nb.table.timeline import commit_log
 
 
 def assert_offsets_continue(table_path):
@@ -27,7 +27,7 @@ def assert_offsets_continue(table_path):
 
 def order_ids_config(table_path):
     "Settings of a table of order ids alone at `table_path`, for tests that write it in-process (no broker behind)."
-    from hudi_kafka_nb.settings import load_config
+    from hudi_kafka_nb.config.settings import load_config
 
     return load_config(
         bootstrap_servers="127.0.0.1:1",
@@ -68,7 +68,7 @@ CATALOG_QUERY = """
 import json, os, sys
 from hudi_kafka_nb.dev.metastore import catalog_session_conf
 os.environ["HUDI_KAFKA_NB_SPARK_CONF"] = ",".join(f"{k}={v}" for k, v in catalog_session_conf(sys.argv[1]).items())
-from hudi_kafka_nb.spark import spark_session
+from hudi_kafka_nb.table.spark import spark_session
 spark = spark_session("catalog reader")
 answers = {name: [list(row) for row in spark.sql(query).collect()] for name, query in json.loads(sys.argv[2]).items()}
 print(json.dumps(answers, default=str))
@@ -148,7 +148,7 @@ def judged(stack):
 
 def scrape(port: int) -> dict:
     "A role's Prometheus metrics at 127.0.0.1:`port` (`metrics.read_metrics`)."
-    from hudi_kafka_nb.metrics import read_metrics
+    from hudi_kafka_nb.run.metrics import read_metrics
 
     return read_metrics(f"http://127.0.0.1:{port}/metrics")
 

@@ -2,15 +2,15 @@
 
 import random
 
-from hudi_kafka_nb.committer import HudiCommitter
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
 from hudi_kafka_nb.dev.producers import sample_orders
-from hudi_kafka_nb.fenced_table import FencedTable
-from hudi_kafka_nb.hudi import HudiJava
-from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
-from hudi_kafka_nb.records import RawRecord, decode_records
-from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.writer import HudiWriter
+from hudi_kafka_nb.formats.records import RawRecord, decode_records
+from hudi_kafka_nb.table.committer import HudiCommitter
+from hudi_kafka_nb.table.fenced_table import FencedTable
+from hudi_kafka_nb.table.hudi import HudiJava
+from hudi_kafka_nb.table.writer import HudiWriter
 
 
 def build_table(spark, path, commits=3, per_commit=3_000, partition_field="region", leave_last_pending=False):

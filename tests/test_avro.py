@@ -12,13 +12,13 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from hudi_kafka_nb.avro import demo_avro_order, demo_avro_schema
 from hudi_kafka_nb.dev.broker import create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, send_events
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.reading import read_snapshot, spark_read
-from hudi_kafka_nb.timeline import table_services_log
+from hudi_kafka_nb.formats.avro import demo_avro_order, demo_avro_schema
+from hudi_kafka_nb.table.reading import read_snapshot, spark_read
+from hudi_kafka_nb.table.timeline import table_services_log
 
 from helpers import log_of, produced_while_the_registry_is_away, read_dead_letters, wait_for
 

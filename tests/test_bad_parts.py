@@ -4,12 +4,12 @@ within a few commit intervals, and exactly-once checked as in the other suites."
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
-from hudi_kafka_nb.dead_letters import DeadLetterQueue
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.content import read_letters
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.records import DeadLetter, Lettered, RawRecord
+from hudi_kafka_nb.formats.records import DeadLetter, Lettered, RawRecord
+from hudi_kafka_nb.kafka.dead_letters import DeadLetterQueue
 
 from helpers import read_dead_letters, wait_for
 
@@ -136,7 +136,7 @@ def coordinator_log(stack):
 
 def test_a_participant_whose_writes_fail_is_quarantined_and_the_others_carry_on(broker, tmp_path):
     from hudi_kafka_nb.dev.roles import RoleProcess
-    from hudi_kafka_nb.reading import coordinator_status
+    from hudi_kafka_nb.table.reading import coordinator_status
 
     stack = LocalStack(
         tmp_path / "stack",
@@ -186,7 +186,7 @@ def test_two_sinks_left_on_one_control_topic_both_commit_and_say_why_they_ignore
 
 
 def test_a_coordinator_restarted_an_hour_behind_the_table_resumes_from_the_latest_commit(broker, tmp_path):
-    from hudi_kafka_nb.timeline import commit_log
+    from hudi_kafka_nb.table.timeline import commit_log
 
     stack = LocalStack(tmp_path / "stack", participants=1, partitions=2, broker=broker).start()
     try:

@@ -2,16 +2,16 @@
 buckets, side by side in one instant, and the coordinator only commits. In one Spark, two writers stand for two
 participants; the process tests (test_table_features) run the mode under kills."""
 
-from hudi_kafka_nb.committer import HudiCommitter
-from hudi_kafka_nb.config import WriteMode
-from hudi_kafka_nb.fenced_table import FencedTable
-from hudi_kafka_nb.hudi import HudiJava
-from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
-from hudi_kafka_nb.reading import read_snapshot
-from hudi_kafka_nb.records import RawRecord, decode_records
-from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.timeline import completed_commits
-from hudi_kafka_nb.writer import HudiWriter
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.config.sink import WriteMode
+from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
+from hudi_kafka_nb.formats.records import RawRecord, decode_records
+from hudi_kafka_nb.table.committer import HudiCommitter
+from hudi_kafka_nb.table.fenced_table import FencedTable
+from hudi_kafka_nb.table.hudi import HudiJava
+from hudi_kafka_nb.table.reading import read_snapshot
+from hudi_kafka_nb.table.timeline import completed_commits
+from hudi_kafka_nb.table.writer import HudiWriter
 
 
 def events(partition: int, offsets: range, keys: range, version: int) -> list[RawRecord]:
@@ -152,7 +152,7 @@ def test_an_instant_whose_write_statuses_name_one_file_twice_is_not_committed(tm
     46_committer)."""
     import pytest
 
-    from hudi_kafka_nb.ports import RecordsFailed
+    from hudi_kafka_nb.core.ports import RecordsFailed
 
     config = load_config(
         bootstrap_servers="127.0.0.1:1",

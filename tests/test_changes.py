@@ -10,8 +10,8 @@ from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.source_table import CUSTOMERS_SCHEMA, compare_mirror, mirror_ok
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.reading import read_snapshot, snapshot_rows, spark_read
-from hudi_kafka_nb.timeline import commit_log, table_services_log
+from hudi_kafka_nb.table.reading import read_snapshot, snapshot_rows, spark_read
+from hudi_kafka_nb.table.timeline import commit_log, table_services_log
 
 from helpers import catalog_query, log_of, read_dead_letters
 

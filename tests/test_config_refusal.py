@@ -2,8 +2,8 @@
 
 import pytest
 
-from hudi_kafka_nb.runtime import run_job
-from hudi_kafka_nb.setting_values import ConfigError
+from hudi_kafka_nb.config.setting_values import ConfigError
+from hudi_kafka_nb.run.runtime import run_job
 
 
 def refusal(params):

@@ -10,9 +10,9 @@ from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.servers import free_port
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
-from hudi_kafka_nb.letters import letter_source
-from hudi_kafka_nb.reading import commit_history, coordinate_check, coordinates, coordinator_status
-from hudi_kafka_nb.timeline import commit_log
+from hudi_kafka_nb.formats.letters import letter_source
+from hudi_kafka_nb.table.reading import commit_history, coordinate_check, coordinates, coordinator_status
+from hudi_kafka_nb.table.timeline import commit_log
 
 from helpers import assert_offsets_continue, produced_coordinates, read_dead_letters, scrape, wait_for
 

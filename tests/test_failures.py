@@ -11,12 +11,8 @@ import msgspec
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from hudi_kafka_nb.closing import CRASH_POINTS
-from hudi_kafka_nb.dead_letters import read_dead_letters
-from hudi_kafka_nb.dev.chaos import LocalStack
-from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.kafka import ControlChannel
-from hudi_kafka_nb.messages import (
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.core.messages import (
     EndCommit,
     Heartbeat,
     PartitionProgress,
@@ -26,9 +22,13 @@ from hudi_kafka_nb.messages import (
     decode_event,
     encode_event,
 )
-from hudi_kafka_nb.reading import coordinator_status
-from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.timeline import latest_checkpoint_of, timeline_sizes
+from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
+from hudi_kafka_nb.kafka.clients import ControlChannel
+from hudi_kafka_nb.kafka.dead_letters import read_dead_letters
+from hudi_kafka_nb.protocol.closing import CRASH_POINTS
+from hudi_kafka_nb.table.reading import coordinator_status
+from hudi_kafka_nb.table.timeline import latest_checkpoint_of, timeline_sizes
 
 from helpers import finish, log_of, order_event, state_line, wait_for
 

@@ -14,8 +14,8 @@ import msgspec
 import nbformat
 import yaml
 
-from hudi_kafka_nb.config import SinkConfig
-from hudi_kafka_nb.runtime import JOB_CONTROLS
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.run.runtime import JOB_CONTROLS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from render_jobs import ROLES, bundle_parameters, job_file_text, notebook_parameters_cell, parameters_cell  # noqa: E402

@@ -15,8 +15,8 @@ from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, produce_orders, send_ev
 from hudi_kafka_nb.dev.servers import patient
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
-from hudi_kafka_nb.reading import coordinates, produced_coordinates, read_snapshot
-from hudi_kafka_nb.timeline import commit_log, has_committed
+from hudi_kafka_nb.table.reading import coordinates, produced_coordinates, read_snapshot
+from hudi_kafka_nb.table.timeline import commit_log, has_committed
 
 from helpers import wait_for
 

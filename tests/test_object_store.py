@@ -11,14 +11,14 @@ import time
 
 import pytest
 
+from hudi_kafka_nb.config.settings import load_config
 from hudi_kafka_nb.dev.broker import EmbeddedBroker
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
-from hudi_kafka_nb.fencing import Decision, Slot, claim_slot, latest_epoch, walk
-from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.storage import StorageError, TableStorage, resolved_storage_options
-from hudi_kafka_nb.table_identity import check_table_folder
+from hudi_kafka_nb.table.fencing import Decision, Slot, claim_slot, latest_epoch, walk
+from hudi_kafka_nb.table.storage import StorageError, TableStorage, resolved_storage_options
+from hudi_kafka_nb.table.table_identity import check_table_folder
 
 from helpers import (
     commit_epochs_in_completion_order,
@@ -40,8 +40,8 @@ def s3(tmp_path):
 
 CLAIM = """
 import sys
-from hudi_kafka_nb.storage import TableStorage
-from hudi_kafka_nb.fencing import claim_epoch, claim_slot, Decision, Slot
+from hudi_kafka_nb.table.storage import TableStorage
+from hudi_kafka_nb.table.fencing import claim_epoch, claim_slot, Decision, Slot
 import json
 table = TableStorage(sys.argv[1], json.loads(sys.argv[2]))
 epochs = [claim_epoch(table, sys.argv[3]) for _ in range(5)]
@@ -105,9 +105,9 @@ def test_the_fence_and_the_status_file_wait_out_a_store_restarting(s3):
     """A claim and a status file written while the S3 server is down land once it is back, 3 s later: a request is
     retried through the outage instead of failing the role (a coordinator stopped on such a restart once). And a
     claim is still a claim: the key then holds what the first create wrote, and a second create is refused."""
-    from hudi_kafka_nb.storage import COORDINATOR_STATUS_KEY as STATUS_KEY
-    from hudi_kafka_nb.storage import aux_key
-    from hudi_kafka_nb.wiring import status_writer
+    from hudi_kafka_nb.run.wiring import status_writer
+    from hudi_kafka_nb.table.storage import COORDINATOR_STATUS_KEY as STATUS_KEY
+    from hudi_kafka_nb.table.storage import aux_key
 
     table = s3.url("outage")
     storage = TableStorage(
@@ -239,9 +239,9 @@ def test_a_table_on_s3_that_cleans_with_every_commit_leaves_no_connection_to_the
 
 SPARK_COUNT = """
 import json, sys
-from hudi_kafka_nb.spark import spark_session
-from hudi_kafka_nb.reading import spark_read
-from hudi_kafka_nb.storage import TableStorage
+from hudi_kafka_nb.table.spark import spark_session
+from hudi_kafka_nb.table.reading import spark_read
+from hudi_kafka_nb.table.storage import TableStorage
 table = TableStorage(sys.argv[1], json.loads(sys.argv[2]))
 spark = spark_session("reader", table_path=table)
 frame = spark_read(spark, table)
@@ -267,7 +267,7 @@ def test_keyed_upserts_on_s3_survive_kills_with_staged_rows_in_the_bucket(tmp_pa
         table_type="MERGE_ON_READ",
     )
     assert report["ok"], str({k: v for k, v in report.items() if k != "events"})
-    from hudi_kafka_nb.storage import aux_key, table_storage
+    from hudi_kafka_nb.table.storage import aux_key, table_storage
 
     assert not table_storage(report["table_path"]).list(aux_key("staging")), (
         "staged objects go once their instant is committed or rolled back"

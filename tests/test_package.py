@@ -25,13 +25,16 @@ sys.meta_path.insert(0, NoHarness())
 
 ROLES_IN_MEMORY = """
 import msgspec
-from hudi_kafka_nb import avro, changes, committer, coordinator, fencing, hudi, kafka, participant, preflight
-from hudi_kafka_nb import reading, runtime, table_services, writer
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
-from hudi_kafka_nb.settings import load_config
-from hudi_kafka_nb.messages import Heartbeat, StartCommit, decode_event, encode_event
-from hudi_kafka_nb.participant import Participant, ParticipantState
-from hudi_kafka_nb.records import RawRecord
+from hudi_kafka_nb.formats import avro, changes
+from hudi_kafka_nb.kafka import clients, preflight
+from hudi_kafka_nb.protocol import coordinator, participant, table_services
+from hudi_kafka_nb.run import runtime
+from hudi_kafka_nb.table import committer, fencing, hudi, reading, writer
+from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.core.messages import Heartbeat, StartCommit, decode_event, encode_event
+from hudi_kafka_nb.protocol.participant import Participant, ParticipantState
+from hudi_kafka_nb.formats.records import RawRecord
 
 class Bus:                     # a control channel of the test's own: the harness's InMemoryChannel is out of reach
     def __init__(self, events, sender): self.events, self.sender, self.seen = events, sender, 0
@@ -128,7 +131,7 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
         for r in required
         if r.split(">")[0].split("<")[0].split("[")[0] in ("tqdm", "psutil", "papermill", "ipykernel", "pyspark")
     ], required
-    assert "hudi-kafka-nb = hudi_kafka_nb.supervisor:main" in entry_points
+    assert "hudi-kafka-nb = hudi_kafka_nb.run.supervisor:main" in entry_points
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=patient(120))

@@ -4,9 +4,9 @@
 import pytest
 from py4j.protocol import Py4JJavaError
 
-from hudi_kafka_nb.reading import read_incremental, read_snapshot, spark_read, spark_read_incremental
-from hudi_kafka_nb.table_identity import table_properties
-from hudi_kafka_nb.timeline import commit_log
+from hudi_kafka_nb.table.reading import read_incremental, read_snapshot, spark_read, spark_read_incremental
+from hudi_kafka_nb.table.table_identity import table_properties
+from hudi_kafka_nb.table.timeline import commit_log
 
 from helpers import order_ids_config
 from table_builder import build_table
@@ -115,13 +115,13 @@ def test_pending_and_rolled_back_instants_stay_invisible(tmp_path, spark):
 def test_a_field_added_to_value_schema_widens_the_table_and_old_rows_read_null(tmp_path, spark, write_operation):
     import msgspec
 
-    from hudi_kafka_nb.committer import HudiCommitter
-    from hudi_kafka_nb.fenced_table import FencedTable
-    from hudi_kafka_nb.hudi import HudiJava
-    from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
-    from hudi_kafka_nb.records import RawRecord, decode_records
-    from hudi_kafka_nb.settings import load_config
-    from hudi_kafka_nb.writer import HudiWriter
+    from hudi_kafka_nb.config.settings import load_config
+    from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
+    from hudi_kafka_nb.formats.records import RawRecord, decode_records
+    from hudi_kafka_nb.table.committer import HudiCommitter
+    from hudi_kafka_nb.table.fenced_table import FencedTable
+    from hudi_kafka_nb.table.hudi import HudiJava
+    from hudi_kafka_nb.table.writer import HudiWriter
 
     keyed = {"record_key_field": "order_id", "ordering_field": "version"} if write_operation == "upsert" else {}
     schema, offset = {"order_id": "string", "version": "int64"}, 0
@@ -169,10 +169,10 @@ def test_a_field_added_to_value_schema_widens_the_table_and_old_rows_read_null(t
 def test_a_table_whose_creation_was_killed_is_created_when_the_coordinator_restarts(tmp_path, spark):
     # a coordinator SIGKILLed while Hudi created the table leaves its folders and no file (the chaos test hit it, and
     # every restart then refused the folder); a folder holding any file is still refused: it may be someone's data
-    from hudi_kafka_nb.committer import HudiCommitter
-    from hudi_kafka_nb.hudi import HudiJava
-    from hudi_kafka_nb.settings import load_config
-    from hudi_kafka_nb.table_identity import TableError
+    from hudi_kafka_nb.config.settings import load_config
+    from hudi_kafka_nb.table.committer import HudiCommitter
+    from hudi_kafka_nb.table.hudi import HudiJava
+    from hudi_kafka_nb.table.table_identity import TableError
 
     for folder in (
         ".hoodie/timeline/history",

@@ -24,8 +24,8 @@ def test_readme_acl_table_is_what_the_sink_needs():
     names)."""
     import re
 
-    from hudi_kafka_nb.rights import sink_acls
-    from hudi_kafka_nb.settings import load_config
+    from hudi_kafka_nb.config.settings import load_config
+    from hudi_kafka_nb.kafka.rights import sink_acls
 
     section = (ROOT / "docs" / "security.md").read_text()
     listed = {

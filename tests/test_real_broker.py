@@ -17,9 +17,9 @@ from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.producers import produce_orders, sample_orders
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.reading import coordinates, coordinator_status, produced_coordinates
-from hudi_kafka_nb.storage import table_storage
-from hudi_kafka_nb.timeline import committed_offsets
+from hudi_kafka_nb.table.reading import coordinates, coordinator_status, produced_coordinates
+from hudi_kafka_nb.table.storage import table_storage
+from hudi_kafka_nb.table.timeline import committed_offsets
 
 from helpers import log_of, state_line, wait_for
 
@@ -32,7 +32,7 @@ def test_the_broker_then_every_role_killed_mid_transaction_lose_and_duplicate_no
     open and started again: the instant is rolled back (or, if it was decided, rolled forward) from what the table
     says. Every 50th record is bad, its letter in the dead-letter topic once. One stack for both: its start and cold
     first commit cost more than a phase."""
-    from hudi_kafka_nb.timeline import pending_instants
+    from hudi_kafka_nb.table.timeline import pending_instants
 
     broker = EmbeddedBroker(tmp_path / "broker").start()
     stack = LocalStack(tmp_path / "stack", participants=2, broker=broker, min_participants=2, bad_every=50).start()
@@ -150,7 +150,7 @@ def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):
 
 
 def test_the_coordinators_view_reads_watermarks_of_partitions_added_after_it_opened(broker, sink_config):
-    from hudi_kafka_nb.kafka import BrokerView
+    from hudi_kafka_nb.kafka.clients import BrokerView
 
     view = BrokerView(sink_config)
     topic = sink_config.topics[0]
@@ -314,7 +314,7 @@ def test_a_topic_written_in_kafka_transactions_is_committed_up_to_its_last_stabl
 
 
 def test_a_backlog_in_one_partition_does_not_keep_the_quiet_ones_out_of_the_first_instant(broker, tmp_path):
-    from hudi_kafka_nb.timeline import commit_log
+    from hudi_kafka_nb.table.timeline import commit_log
 
     # small instants read in small batches: read in the order the consumer hands records out, partition 0's backlog
     # alone would fill the first instants, and partitions 1 and 2 would wait for it to drain
@@ -346,7 +346,7 @@ def test_a_backlog_in_one_partition_does_not_keep_the_quiet_ones_out_of_the_firs
 
 def data_source(kind: str, config, reader: str):
     "A participant's data source: a consumer of its own, or a view of a table host's shared consumer."
-    from hudi_kafka_nb.kafka import DataClients, KafkaSource
+    from hudi_kafka_nb.kafka.clients import DataClients, KafkaSource
 
     if kind == "own":
         return KafkaSource(config, reader), lambda: None
@@ -359,7 +359,7 @@ def test_a_partition_paused_in_one_instant_is_read_in_the_next(broker, sink_conf
     """The source's contract (`DataSource.pause`): a pause lasts until `resume` or the next `assign`. librdkafka keeps
     a pause across a new assignment: without the source resuming on assign, a partition paused for its share when an
     instant ended was never read again (seen in a fresh-clone run: every later instant empty)."""
-    from hudi_kafka_nb.messages import PartitionStart
+    from hudi_kafka_nb.core.messages import PartitionStart
 
     topic = f"paused-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap_servers, topic, 1)
@@ -388,8 +388,8 @@ def test_tables_of_a_host_share_one_consumer_each_reading_its_own_records_from_i
     positions pass transaction markers; lag commits land in each table's group."""
     from confluent_kafka import ConsumerGroupTopicPartitions
 
-    from hudi_kafka_nb.messages import PartitionStart
-    from hudi_kafka_nb.settings import load_config
+    from hudi_kafka_nb.config.settings import load_config
+    from hudi_kafka_nb.core.messages import PartitionStart
 
     servers, tag = broker.bootstrap_servers, uuid.uuid4().hex[:8]
     topics = {name: f"shared-{name}-{tag}" for name in ("a", "b")}
@@ -459,8 +459,8 @@ def test_tables_routed_over_one_topic_read_it_once_each_getting_its_own_records(
     table gets only its own records (and those that say nothing of where they go), from its own offset; positions carry
     a table past the others' records; a table that starts again behind has the partition read again for it alone; a
     table whose inbox is full holds back no other, and reads on from where it stopped."""
-    from hudi_kafka_nb.messages import PartitionStart
-    from hudi_kafka_nb.settings import load_config
+    from hudi_kafka_nb.config.settings import load_config
+    from hudi_kafka_nb.core.messages import PartitionStart
 
     servers, tag = broker.bootstrap_servers, uuid.uuid4().hex[:8]
     topic = f"routed-{tag}"

@@ -5,9 +5,9 @@ That a password given by reference reaches the clients and no file the roles wri
 
 import pytest
 
-from hudi_kafka_nb.runtime import run_job
-from hudi_kafka_nb.setting_values import ConfigError
-from hudi_kafka_nb.settings import load_config
+from hudi_kafka_nb.config.setting_values import ConfigError
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.run.runtime import run_job
 
 
 def test_a_password_in_plain_text_is_refused_without_repeating_it(sink_params):
@@ -21,7 +21,7 @@ def test_a_password_in_plain_text_is_refused_without_repeating_it(sink_params):
 
 def test_a_reference_to_a_missing_variable_names_it(sink_params):
     config = load_config({**sink_params, "kafka": {"ssl.key.password": "${env:HKN_NOT_SET_ANYWHERE}"}})
-    from hudi_kafka_nb.settings import client_settings
+    from hudi_kafka_nb.config.settings import client_settings
 
     with pytest.raises(
         ConfigError, match=r"'ssl.key.password' refers to \$\{env:HKN_NOT_SET_ANYWHERE\}, which is not " r"set"

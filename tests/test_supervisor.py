@@ -11,11 +11,11 @@ import yaml
 from hudi_kafka_nb.dev.broker import create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.timeline import has_committed
+from hudi_kafka_nb.table.timeline import has_committed
 
 from helpers import wait_for
 
-CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.supervisor import main; main(sys.argv[1:])"]
+CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.run.supervisor import main; main(sys.argv[1:])"]
 
 
 def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(broker, tmp_path):

@@ -11,8 +11,8 @@ from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.reading import coordinator_status, read_snapshot, spark_read, table_services_status
-from hudi_kafka_nb.timeline import commit_log, latest_checkpoint_of, table_services_log, timeline_sizes
+from hudi_kafka_nb.table.reading import coordinator_status, read_snapshot, spark_read, table_services_status
+from hudi_kafka_nb.table.timeline import commit_log, latest_checkpoint_of, table_services_log, timeline_sizes
 
 from helpers import order_event, read_dead_letters, wait_for
 
@@ -378,17 +378,17 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
     a minute: two runs of commits until a compaction is requested, three commits past it, and a round of services."""
     import random
 
-    from hudi_kafka_nb.committer import HudiCommitter
-    from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+    from hudi_kafka_nb.config.settings import load_config
+    from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+    from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.dev.producers import sample_orders
-    from hudi_kafka_nb.fenced_table import FencedTable
-    from hudi_kafka_nb.hudi import HudiJava
-    from hudi_kafka_nb.leftovers import writing_by_key
-    from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
-    from hudi_kafka_nb.records import RawRecord, decode_records
-    from hudi_kafka_nb.settings import load_config
-    from hudi_kafka_nb.wiring import open_table_services
-    from hudi_kafka_nb.writer import HudiWriter
+    from hudi_kafka_nb.formats.records import RawRecord, decode_records
+    from hudi_kafka_nb.run.wiring import open_table_services
+    from hudi_kafka_nb.table.committer import HudiCommitter
+    from hudi_kafka_nb.table.fenced_table import FencedTable
+    from hudi_kafka_nb.table.hudi import HudiJava
+    from hudi_kafka_nb.table.leftovers import writing_by_key
+    from hudi_kafka_nb.table.writer import HudiWriter
 
     path = str(tmp_path / "table")
     config = load_config(

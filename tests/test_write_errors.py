@@ -6,17 +6,17 @@ import threading
 
 import pytest
 
-from hudi_kafka_nb.committer import HudiCommitter
-from hudi_kafka_nb.fenced_table import FencedTable
-from hudi_kafka_nb.hudi import HudiJava
-from hudi_kafka_nb.leftovers import decision_in_flight
-from hudi_kafka_nb.messages import Checkpoint, FailedRecord, PartitionProgress
-from hudi_kafka_nb.participant_state import hudi_keys
-from hudi_kafka_nb.ports import RecordsFailed
-from hudi_kafka_nb.reading import read_snapshot
-from hudi_kafka_nb.records import RawRecord, decode_records
-from hudi_kafka_nb.timeline import completed_commits
-from hudi_kafka_nb.writer import HudiWriter
+from hudi_kafka_nb.core.messages import Checkpoint, FailedRecord, PartitionProgress
+from hudi_kafka_nb.core.ports import RecordsFailed
+from hudi_kafka_nb.formats.records import RawRecord, decode_records
+from hudi_kafka_nb.protocol.participant_state import hudi_keys
+from hudi_kafka_nb.table.committer import HudiCommitter
+from hudi_kafka_nb.table.fenced_table import FencedTable
+from hudi_kafka_nb.table.hudi import HudiJava
+from hudi_kafka_nb.table.leftovers import decision_in_flight
+from hudi_kafka_nb.table.reading import read_snapshot
+from hudi_kafka_nb.table.timeline import completed_commits
+from hudi_kafka_nb.table.writer import HudiWriter
 
 from helpers import order_ids_config, wait_for
 

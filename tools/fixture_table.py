@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from hudi_kafka_nb.spark import spark_session  # noqa: E402
+from hudi_kafka_nb.table.spark import spark_session  # noqa: E402
 
 from table_builder import build_table  # noqa: E402
 

@@ -65,8 +65,8 @@ def _parameter(field: msgspec.structs.FieldInfo, comment: str) -> str:
 
 def parameters_cell() -> str:
     "The `parameters` cell every role notebook carries: every setting of the sink, then the job's controls."
-    from hudi_kafka_nb.config import SinkConfig
-    from hudi_kafka_nb.runtime import JobControls
+    from hudi_kafka_nb.config.sink import SinkConfig
+    from hudi_kafka_nb.run.runtime import JobControls
 
     lines = [
         "# Written by `make jobs` from SinkConfig (nbs/00_config.ipynb) and JobControls (nbs/62_runtime.ipynb): edit "
@@ -89,7 +89,7 @@ BUNDLE_CONTROLS = ("log_level", "metrics_pushgateway")
 def bundle_parameters(variables: dict) -> list[dict]:
     """The job's parameters: every setting of the sink, whose value is the bundle variable of that name where
     databricks.yml declares one (what a deployment chooses), else empty (the sink's default)."""
-    from hudi_kafka_nb.config import SinkConfig
+    from hudi_kafka_nb.config.sink import SinkConfig
 
     names = [*SinkConfig.__struct_fields__, *BUNDLE_CONTROLS]
     return [{"name": name, "default": f"${{var.{name}}}" if name in variables else ""} for name in names]

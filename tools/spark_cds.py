@@ -21,15 +21,15 @@ from pathlib import Path
 
 def exercise(spark, folder: Path):
     "Load what the roles load: write, commit, compact and read two small tables with the sink's own ports."
-    from hudi_kafka_nb.committer import HudiCommitter
-    from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+    from hudi_kafka_nb.config.settings import load_config
+    from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+    from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
     from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, sample_orders
-    from hudi_kafka_nb.fenced_table import FencedTable
-    from hudi_kafka_nb.hudi import HudiJava
-    from hudi_kafka_nb.messages import Checkpoint, PartitionProgress
-    from hudi_kafka_nb.records import RawRecord, decode_records
-    from hudi_kafka_nb.settings import load_config
-    from hudi_kafka_nb.writer import HudiWriter
+    from hudi_kafka_nb.formats.records import RawRecord, decode_records
+    from hudi_kafka_nb.table.committer import HudiCommitter
+    from hudi_kafka_nb.table.fenced_table import FencedTable
+    from hudi_kafka_nb.table.hudi import HudiJava
+    from hudi_kafka_nb.table.writer import HudiWriter
 
     rng = random.Random(1)
     for name, settings in (
@@ -78,7 +78,7 @@ def main(output: str):
     )
     from pyspark import SparkContext
 
-    from hudi_kafka_nb.spark import spark_session
+    from hudi_kafka_nb.table.spark import spark_session
 
     spark = spark_session("class-data-sharing archive")
     jvm = SparkContext._gateway.proc  # the JVM writes the archive as it exits: wait for that

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
+from hudi_kafka_nb.config.settings import load_config
 from hudi_kafka_nb.dev.servers import EmbeddedServer, free_port, logged_process, patient, repository, write_tls_files
-from hudi_kafka_nb.kafka import BrokerView
-from hudi_kafka_nb.preflight import create_topic_if_missing
-from hudi_kafka_nb.progress import held_in_transactions, partition_status
-from hudi_kafka_nb.settings import load_config
+from hudi_kafka_nb.kafka.clients import BrokerView
+from hudi_kafka_nb.kafka.preflight import create_topic_if_missing
+from hudi_kafka_nb.protocol.progress import held_in_transactions, partition_status
 
 log = logging.getLogger(__name__)
 
@@ -349,7 +349,7 @@ def open_transactions(settings: dict) -> str:
     """The partitions whose records wait in open Kafka transactions (`held_in_transactions`), as the broker of a sink
     with these `settings` says now: what read-committed readers wait for."""
     # a stack's role parameters may hold job controls (`spark_master`, …) the sink's settings do not
-    from hudi_kafka_nb.runtime import split_job_parameters
+    from hudi_kafka_nb.run.runtime import split_job_parameters
 
     try:
         view = BrokerView(load_config(split_job_parameters(settings)[1]))

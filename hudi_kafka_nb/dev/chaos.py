@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
-from hudi_kafka_nb.config import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic, open_transactions
 from hudi_kafka_nb.dev.content import avro_values, json_schema_values, json_values, protobuf_values
 from hudi_kafka_nb.dev.feed import Feed, committed_events
@@ -27,9 +27,9 @@ from hudi_kafka_nb.dev.servers import free_port, patient
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, mirror_of
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
 from hudi_kafka_nb.dev.verdict import combined, verify_stream
-from hudi_kafka_nb.metrics import read_metrics
-from hudi_kafka_nb.storage import Table, TableStorage, resolve_storage_options
-from hudi_kafka_nb.timeline import committed_offsets, committed_offsets_now, reaches
+from hudi_kafka_nb.run.metrics import read_metrics
+from hudi_kafka_nb.table.storage import Table, TableStorage, resolve_storage_options
+from hudi_kafka_nb.table.timeline import committed_offsets, committed_offsets_now, reaches
 
 # %% auto #0
 __all__ = ["log", "ROLES", "LocalStack"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from hudi_kafka_nb.dev.broker import EmbeddedBroker
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.verdict import VERDICT_FIGURES, verdict_ok
-from hudi_kafka_nb.reading import commit_history
+from hudi_kafka_nb.table.reading import commit_history
 
 log = logging.getLogger(__name__)
 

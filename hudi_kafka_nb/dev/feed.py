@@ -24,8 +24,8 @@ from hudi_kafka_nb.dev.producers import (
     send_in_transaction,
 )
 from hudi_kafka_nb.dev.source_table import SourceTable
-from hudi_kafka_nb.storage import Table
-from hudi_kafka_nb.timeline import committed_offsets
+from hudi_kafka_nb.table.storage import Table
+from hudi_kafka_nb.table.timeline import committed_offsets
 
 # %% auto #0
 __all__ = ["AVRO_VERSION_2_FROM", "AVRO_VERSION_3_EVERY", "Feed", "committed_events"]

@@ -106,7 +106,7 @@ def print_catalog(uris: str, database: str):
     counted (a merge-on-read table's latest rows: `<table>_rt`)."""
     from fastcore.xtras import modified_env
 
-    from hudi_kafka_nb.spark import spark_session
+    from hudi_kafka_nb.table.spark import spark_session
 
     conf = ",".join(f"{key}={value}" for key, value in catalog_session_conf(uris).items())
     with modified_env(HUDI_KAFKA_NB_SPARK_CONF=conf):

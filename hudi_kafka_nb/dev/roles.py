@@ -16,9 +16,9 @@ from pathlib import Path
 
 import yaml
 
+from hudi_kafka_nb.core.ports import CrashHook, no_crash
 from hudi_kafka_nb.dev.servers import owner_only
-from hudi_kafka_nb.ports import CrashHook, no_crash
-from hudi_kafka_nb.runtime import run_job
+from hudi_kafka_nb.run.runtime import run_job
 
 log = logging.getLogger(__name__)
 

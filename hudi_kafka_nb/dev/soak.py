@@ -21,9 +21,9 @@ from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.servers import owner_only
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
-from hudi_kafka_nb.restarts import RestartPolicy
-from hudi_kafka_nb.supervisor import Supervisor
-from hudi_kafka_nb.timeline import committed_offsets, timeline_sizes
+from hudi_kafka_nb.run.restarts import RestartPolicy
+from hudi_kafka_nb.run.supervisor import Supervisor
+from hudi_kafka_nb.table.timeline import committed_offsets, timeline_sizes
 
 log = logging.getLogger(__name__)
 

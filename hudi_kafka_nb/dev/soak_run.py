@@ -12,8 +12,8 @@ import msgspec
 
 from hudi_kafka_nb.dev.soak import SOAK_POLICY, Soak
 from hudi_kafka_nb.dev.verdict import VERDICT_FIGURES, broken_invariants
-from hudi_kafka_nb.restarts import Exit, RestartPolicy, next_start
-from hudi_kafka_nb.timeline import timeline_sizes
+from hudi_kafka_nb.run.restarts import Exit, RestartPolicy, next_start
+from hudi_kafka_nb.table.timeline import timeline_sizes
 
 # %% auto #0
 __all__ = ["ACTIVE_TIMELINE_BOUND", "held_backs", "exits_by_cause", "judge_soak", "run_soak", "print_soak"]

@@ -10,9 +10,9 @@ import random
 
 import msgspec
 
-from hudi_kafka_nb.reading import snapshot_rows
-from hudi_kafka_nb.registry_records import debezium_envelope
-from hudi_kafka_nb.storage import Table
+from hudi_kafka_nb.formats.registry_records import debezium_envelope
+from hudi_kafka_nb.table.reading import snapshot_rows
+from hudi_kafka_nb.table.storage import Table
 
 # %% auto #0
 __all__ = [
@@ -346,7 +346,7 @@ def as_protobuf_events(
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
     from google.protobuf import json_format, message_factory
 
-    from hudi_kafka_nb.protobuf import protobuf_file
+    from hudi_kafka_nb.formats.protobuf import protobuf_file
 
     registry = SchemaRegistryClient({"url": registry_url})
 

@@ -9,9 +9,9 @@ import collections
 from pathlib import Path
 
 from hudi_kafka_nb.dev.source_table import SourceTable, compare_mirror, mirror_ok
-from hudi_kafka_nb.reading import coordinate_check, read_snapshot, snapshot_rows
-from hudi_kafka_nb.storage import Table
-from hudi_kafka_nb.timeline import commit_log, rust_table, table_services_log
+from hudi_kafka_nb.table.reading import coordinate_check, read_snapshot, snapshot_rows
+from hudi_kafka_nb.table.storage import Table
+from hudi_kafka_nb.table.timeline import commit_log, rust_table, table_services_log
 
 # %% auto #0
 __all__ = ["print_summary", "compare_latest", "print_mirror_summary", "print_avro_columns", "print_upsert_summary"]

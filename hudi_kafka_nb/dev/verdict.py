@@ -22,9 +22,9 @@ from hudi_kafka_nb.dev.content import (
     read_produced,
 )
 from hudi_kafka_nb.dev.source_table import compare_mirror
-from hudi_kafka_nb.reading import snapshot_rows
-from hudi_kafka_nb.storage import Table, table_storage
-from hudi_kafka_nb.timeline import (
+from hudi_kafka_nb.table.reading import snapshot_rows
+from hudi_kafka_nb.table.storage import Table, table_storage
+from hudi_kafka_nb.table.timeline import (
     commit_log,
     completed_commits,
     instant_of_file,
