@@ -100,7 +100,7 @@ def _release(base: Path):
 def _resolved_jars(variable: str, folder_name: str, missing: str, made: str = "") -> list[str]:
     """The jars in `$variable`, else in the repository's `.jars/<folder_name>/`: what `make setup` put there (`made`; by
     default Maven resolved them from `maven/<folder_name>/pom.xml`)."""
-    folder = os.environ.get(variable) or str(Path(__file__).resolve().parent.parent / ".jars" / folder_name)
+    folder = os.environ.get(variable) or str(Path(__file__).resolve().parents[2] / ".jars" / folder_name)
     jars = sorted(glob.glob(os.path.join(folder, "*.jar")))
     if not jars:
         made = made or f"Maven resolves maven/{folder_name}/pom.xml"
@@ -156,7 +156,7 @@ def object_store_jars(table_path: Table) -> list[str]:
 
 def class_data_archive() -> Path:
     "Where `make setup` writes the class-data-sharing archive of a local Spark with Hudi's bundle."
-    return Path(__file__).resolve().parent.parent / ".jars" / "spark-cds" / "spark.jsa"
+    return Path(__file__).resolve().parents[2] / ".jars" / "spark-cds" / "spark.jsa"
 
 
 def spark_java_options(archive: Path | None = None, driver: bool = True, quick_compile: bool = False) -> str:
