@@ -120,7 +120,7 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
         names = archive.namelist()
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         entry_points = archive.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
-    assert "hudi_kafka_nb/runtime.py" in names and not [n for n in names if n.startswith("hudi_kafka_nb/dev/")]
+    assert "hudi_kafka_nb/run/runtime.py" in names and not [n for n in names if n.startswith("hudi_kafka_nb/dev/")]
     required = [
         line.split(":", 1)[1].strip()
         for line in metadata.splitlines()
