@@ -1,6 +1,7 @@
 /*
- * hudi-kafka-nb: a replacement for Hudi 1.2.0's class of this name, loaded before the bundle's (see nbs/11_spark.ipynb,
- * "Hudi fixes").
+ * hudi-kafka-nb: a replacement for Hudi 1.2.0's class of this name, loaded before the bundle's (see nbs/43_spark.ipynb,
+ * "One class of Hudi's bundle is replaced"). Fixed upstream by apache/hudi#19936 (in Hudi 1.2.1's modules): this class
+ * goes once the pinned bundle holds that fix.
  *
  * Hudi reads each HFile block of a metadata-table log file through an "inline" file: a window of the log file, opened as
  * a stream of the outer file. In 1.2.0 closing the window never closes the outer stream, so every metadata lookup on
