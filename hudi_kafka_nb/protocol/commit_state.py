@@ -26,6 +26,11 @@ __all__ = [
     "Verdict",
     "verdict",
     "opens_early",
+    "Due",
+    "CoordinatorSituation",
+    "due_now",
+    "AfterInterval",
+    "after_interval",
 ]
 
 # %% ../../nbs/20_commit_state.ipynb #5a96611f
@@ -210,3 +215,69 @@ def opens_early(
 ) -> bool:
     "Whether the next instant, of `assignment` and `value_schema`, opens before `done` is committed (see above)."
     return config.overlaps_instants and done.followed_by(assignment, value_schema)
+
+
+# %% ../../nbs/20_commit_state.ipynb #c2476232
+class Due(Enum):
+    "What the clock makes due for the coordinator (`due_now`); the coordinator carries it out."
+
+    NOTHING = "NOTHING"
+    START = "START"  # open an instant
+    PARK_WAITING = "PARK_WAITING"  # no participant for park_after_s: the table host parks the table
+    ABORT_LOST = "ABORT_LOST"  # the open instant lost a participant
+    END_FULL = "END_FULL"  # every participant of the open instant is full
+    INTERVAL_OVER = "INTERVAL_OVER"  # the commit interval is over (`after_interval`)
+    WRITE_TIMEOUT = "WRITE_TIMEOUT"  # not every WRITE_STATUS came within the write timeout
+
+
+class CoordinatorSituation(msgspec.Struct, frozen=True, kw_only=True):
+    "The coordinator as `due_now` sees it, at one moment (`now`, on its clock)."
+
+    state: CoordinatorState
+    now: float
+    state_since: float  # when the state began
+    live: int  # participants heard from within the timeout, less the quarantined
+    joined: int  # the live ones and those sitting out a quarantine
+    committed: bool  # it has committed since it started
+    min_participants: int = 1
+    park_after_s: float = 0.0  # 0: never parks
+    lost: tuple[str, ...] = ()  # participants of the open instant no longer live
+    all_full: bool = False  # every participant of the open instant is full
+    end_at: float | None = None  # when the open instant's commit interval ends
+    collect_until: float | None = None  # when its write timeout ends
+
+
+def due_now(s: CoordinatorSituation) -> Due:
+    "What is due (see the table above); reads and changes nothing (the coordinator's `step` does)."
+    if s.state is CoordinatorState.WAITING:
+        if s.live and (s.joined >= s.min_participants or s.committed):
+            return Due.START
+        if s.park_after_s and not s.live and s.now - s.state_since >= s.park_after_s:
+            return Due.PARK_WAITING
+        return Due.NOTHING
+    if s.lost:
+        return Due.ABORT_LOST
+    if s.state is CoordinatorState.WRITING and s.all_full:
+        return Due.END_FULL
+    if s.state is CoordinatorState.WRITING and s.end_at is not None and s.now >= s.end_at:
+        return Due.INTERVAL_OVER
+    if s.state is CoordinatorState.COLLECTING and s.collect_until is not None and s.now >= s.collect_until:
+        return Due.WRITE_TIMEOUT
+    return Due.NOTHING
+
+
+class AfterInterval(Enum):
+    "What becomes of an instant whose commit interval is over (`after_interval`)."
+
+    END = "END"  # it has something new: END_COMMIT
+    PARK = "PARK"  # nothing new for park_after_s: the table host parks the table
+    EXTEND = "EXTEND"  # nothing new: another interval
+
+
+def after_interval(worth_ending: bool, idle_s: float, park_after_s: float) -> AfterInterval:
+    "End an instant that has anything new; park one with nothing new for `park_after_s` (0: never); else extend it."
+    if worth_ending:
+        return AfterInterval.END
+    if park_after_s and idle_s >= park_after_s:
+        return AfterInterval.PARK
+    return AfterInterval.EXTEND

@@ -39,7 +39,19 @@ from hudi_kafka_nb.core.ports import (
 )
 from hudi_kafka_nb.formats.records import widen_value_schema
 from hudi_kafka_nb.protocol.closing import InstantCloser
-from hudi_kafka_nb.protocol.commit_state import CoordinatorState, OpenInstant, Outcome, Verdict, start_offsets, verdict
+from hudi_kafka_nb.protocol.commit_state import (
+    AfterInterval,
+    CoordinatorSituation,
+    CoordinatorState,
+    Due,
+    OpenInstant,
+    Outcome,
+    Verdict,
+    after_interval,
+    due_now,
+    start_offsets,
+    verdict,
+)
 from hudi_kafka_nb.protocol.opening import InstantOpener
 from hudi_kafka_nb.protocol.progress import IdleReports, partition_status, worth_ending
 from hudi_kafka_nb.protocol.recovery import resume_point
@@ -160,34 +172,57 @@ class Coordinator:
             return 0.05
         return min(LISTEN_S, max(0.05, due - now))
 
+    def situation(self, now: float) -> CoordinatorSituation:
+        "What `due_now` decides from: the state, the participants, the open instant's clocks."
+        open_ = self.open
+        return CoordinatorSituation(
+            state=self.state,
+            now=now,
+            state_since=self.state_since,
+            live=len(self.roster.live()),
+            joined=self.roster.joined(),
+            committed=bool(self.counts["commits"]),
+            min_participants=self.config.min_participants,
+            park_after_s=self.park_after_s,
+            lost=tuple(self.roster.lost(open_.missing())) if open_ else (),
+            all_full=bool(open_ and open_.all_full()),
+            end_at=open_.end_at if open_ else None,
+            collect_until=open_.collect_until if open_ else None,
+        )
+
     def _act(self, now: float):
-        "Whatever the clock says is due in the current state."
-        if self.state is CoordinatorState.WAITING:
-            # min_participants gates only the first instant (quarantined participants count as joined); after a
-            # commit, whoever is alive carries on
-            if self.roster.live() and (self.roster.joined() >= self.config.min_participants or self.counts["commits"]):
-                self.start_instant()
-            elif self.park_after_s and not self.roster.live() and now - self.state_since >= self.park_after_s:
-                self.park_waiting(now)
-        elif self.open and (lost := self.roster.lost(self.opened.missing())):
-            reason = f"participant(s) {lost} lost: no heartbeat for {self.config.participant_timeout_s}s"
+        "Carry out what the clock makes due (`due_now`, `20_commit_state`)."
+        s = self.situation(now)
+        due = due_now(s)
+        if due is Due.START:
+            self.start_instant()
+        elif due is Due.PARK_WAITING:
+            self.park_waiting(now)
+        elif due is Due.ABORT_LOST:
+            reason = f"participant(s) {list(s.lost)} lost: no heartbeat for {self.config.participant_timeout_s}s"
             self.abort(reason, cause="participant_lost")
-        elif self.state is CoordinatorState.WRITING and self.opened.all_full():
+        elif due is Due.END_FULL:
             self.end_instant(ended="participants_full")
-        elif self.state is CoordinatorState.WRITING and now >= self.opened.end_at:
-            if worth_ending(self.opened, self.opener.partitions, self.roster.live(), self.broker):
-                self.end_instant()
-            elif self.park_after_s and now - self.state_since >= self.park_after_s:
-                self.park(now, sorted((s for owned in self.opened.assignment.values() for s in owned), key=_partition))
-            else:
-                self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
-                if self.idle.due(now):
-                    status = self.status()
-                    if self.publish_status:
-                        self.publish_status(status)
-                    self.idle.warn(now, self.opened.instant, status["partitions"])
-        elif self.state is CoordinatorState.COLLECTING and now >= self.opened.collect_until:
+        elif due is Due.INTERVAL_OVER:
+            self._interval_over(now)
+        elif due is Due.WRITE_TIMEOUT:
             self.on_write_timeout(now)
+
+    def _interval_over(self, now: float):
+        "The commit interval is over: end the instant, park the table, or give it another interval (`after_interval`)."
+        worth = worth_ending(self.opened, self.opener.partitions, self.roster.live(), self.broker)
+        then = after_interval(worth, now - self.state_since, self.park_after_s)
+        if then is AfterInterval.END:
+            self.end_instant()
+        elif then is AfterInterval.PARK:
+            self.park(now, sorted((s for owned in self.opened.assignment.values() for s in owned), key=_partition))
+        else:
+            self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
+            if self.idle.due(now):
+                status = self.status()
+                if self.publish_status:
+                    self.publish_status(status)
+                self.idle.warn(now, self.opened.instant, status["partitions"])
 
     def run(self, should_stop: Callable[[], bool]):
         "Run transactions until `should_stop()` is true."
