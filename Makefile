@@ -87,6 +87,7 @@ $(SPARK_CDS): $(INSTALLED) .jars/hudi/.resolved $(HUDI_FIXES) $(SINK_JAR) tools/
 	$(PYTHON) tools/spark_cds.py $@ > .jars/spark-cds.log 2>&1 || { tail -30 .jars/spark-cds.log; exit 1; }
 
 $(INSTALLED): settings.ini setup.py | tools
+	@python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "the sink needs Python 3.11 or newer; python3 is $$(python3 -V)"; exit 1; }
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install -q --upgrade pip
 	$(PYTHON) -m pip install -q -e ".[dev,local]"
