@@ -121,6 +121,9 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         entry_points = archive.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     assert "hudi_kafka_nb/run/runtime.py" in names and not [n for n in names if n.startswith("hudi_kafka_nb/dev/")]
+    with zipfile.ZipFile(wheel) as archive:  # nbdev's index of names: only what the wheel holds
+        index = archive.read("hudi_kafka_nb/_modidx.py").decode()
+    assert "hudi_kafka_nb.run.runtime" in index and "hudi_kafka_nb.dev" not in index
     required = [
         line.split(":", 1)[1].strip()
         for line in metadata.splitlines()
