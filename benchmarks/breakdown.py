@@ -25,10 +25,10 @@ import pyarrow as pa
 from pyspark import StorageLevel
 
 from hudi_kafka_nb.config.settings import load_config
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress, PartitionStart
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.formats.records import decode_batch
-from hudi_kafka_nb.kafka.clients import KafkaSource
+from hudi_kafka_nb.kafka.source import KafkaSource
 from hudi_kafka_nb.table.committer import HudiCommitter
 from hudi_kafka_nb.table.fenced_table import FencedTable
 from hudi_kafka_nb.table.hudi import HudiJava

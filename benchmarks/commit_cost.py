@@ -25,10 +25,10 @@ from pathlib import Path
 import psutil
 
 from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_of, mirror_ok
 from hudi_kafka_nb.formats.changes import decode_changes
-from hudi_kafka_nb.formats.records import RawRecord
 from hudi_kafka_nb.table.committer import HudiCommitter
 from hudi_kafka_nb.table.fenced_table import FencedTable
 from hudi_kafka_nb.table.hudi import HudiJava

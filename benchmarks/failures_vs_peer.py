@@ -27,10 +27,10 @@ from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient
 from versus_peer import peer_command  # benchmarks/versus_peer.py: how the peer is started
 
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess
 from hudi_kafka_nb.table.reading import coordinates, produced_coordinates, read_snapshot

@@ -18,10 +18,11 @@ from confluent_kafka import Consumer, TopicPartition
 from peer import kafka_jars  # benchmarks/peer.py: Spark's Kafka source and what it needs
 
 from hudi_kafka_nb.config.settings import consumer_settings, load_config
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import produce_orders
-from hudi_kafka_nb.formats.records import RawRecord, decode_records
+from hudi_kafka_nb.formats.records import decode_records
 from hudi_kafka_nb.table.committer import HudiCommitter
 from hudi_kafka_nb.table.hudi import HudiJava
 from hudi_kafka_nb.table.spark import spark_session

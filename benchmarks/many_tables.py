@@ -49,12 +49,13 @@ import psutil
 from confluent_kafka import Producer
 
 from hudi_kafka_nb.config.settings import load_config
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
-from hudi_kafka_nb.formats.records import RawRecord, decode_batch
+from hudi_kafka_nb.formats.records import decode_batch
 from hudi_kafka_nb.formats.routing import route_before_decoding, routed_decoder, split_by_route
 from hudi_kafka_nb.table.timeline import commit_log, has_committed, timeline_instants
 

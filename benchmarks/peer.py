@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from hudi_kafka_nb.config.settings import load_config
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.table.hudi import HudiJava, table_options
 from hudi_kafka_nb.table.spark import spark_session
 

@@ -41,9 +41,9 @@ from breakdown import plot_breakdown, print_breakdown, stage_breakdown, tree_cpu
 # benchmarks/versus_peer.py: the raw consumer, the peer, latency
 from versus_peer import latencies, raw_read, run_peer, run_sink
 
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_orders
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
@@ -470,7 +470,7 @@ def read_records(bootstrap_servers, topic, ends, limit):
     "The first `limit` records of `topic` as the sink's RawRecords."
     from confluent_kafka import Consumer, TopicPartition
 
-    from hudi_kafka_nb.formats.records import RawRecord
+    from hudi_kafka_nb.core.kafka_records import RawRecord
 
     consumer = Consumer(
         {
@@ -530,7 +530,7 @@ def registry_writers(registry_url: str) -> dict:
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
     from google.protobuf import message_factory
 
-    from hudi_kafka_nb.formats.protobuf import protobuf_file
+    from hudi_kafka_nb.formats.protobuf_files import protobuf_file
 
     client = SchemaRegistryClient({"url": registry_url})
     avro = AvroSerializer(client, msgspec.json.encode(AVRO_ORDER).decode())

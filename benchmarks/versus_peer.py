@@ -31,9 +31,9 @@ import pyarrow.compute as pc
 from confluent_kafka import Consumer, TopicPartition
 
 from hudi_kafka_nb.config.settings import consumer_settings, load_config
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles, tree_memory
 from hudi_kafka_nb.table.reading import coordinate_check, read_snapshot

@@ -8,8 +8,8 @@ import psutil
 import pytest
 
 from hudi_kafka_nb.config.settings import load_config
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.metastore import EmbeddedMetastore
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 

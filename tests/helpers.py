@@ -8,7 +8,7 @@ import time
 
 from hudi_kafka_nb.dev.producers import send_events
 from hudi_kafka_nb.dev.servers import patient
-from hudi_kafka_nb.kafka.dead_letters import read_dead_letters  # noqa: F401 (the suites import it from here)
+from hudi_kafka_nb.kafka.letters_read import read_dead_letters  # noqa: F401 (the suites import it from here
 from hudi_kafka_nb.table.reading import produced_coordinates  # noqa: F401 (the same)
 from hudi_kafka_nb.table.timeline import commit_log
 

@@ -3,10 +3,11 @@
 import random
 
 from hudi_kafka_nb.config.settings import load_config
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import sample_orders
-from hudi_kafka_nb.formats.records import RawRecord, decode_records
+from hudi_kafka_nb.formats.records import decode_records
 from hudi_kafka_nb.table.committer import HudiCommitter
 from hudi_kafka_nb.table.fenced_table import FencedTable
 from hudi_kafka_nb.table.hudi import HudiJava

@@ -14,9 +14,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from hudi_kafka_nb.dev.broker import create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.demo_data import demo_avro_order, demo_avro_schema
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, send_events
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.formats.avro import demo_avro_order, demo_avro_schema
 from hudi_kafka_nb.table.reading import read_snapshot, spark_read
 from hudi_kafka_nb.table.timeline import table_services_log
 

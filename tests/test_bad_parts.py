@@ -4,11 +4,11 @@ within a few commit intervals, and exactly-once checked as in the other suites."
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered, RawRecord
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.content import read_letters
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.formats.records import DeadLetter, Lettered, RawRecord
 from hudi_kafka_nb.kafka.dead_letters import DeadLetterQueue
 
 from helpers import read_dead_letters, wait_for

@@ -4,8 +4,9 @@ participants; the process tests (test_table_features) run the mode under kills."
 
 from hudi_kafka_nb.config.settings import load_config
 from hudi_kafka_nb.config.sink import WriteMode
+from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
-from hudi_kafka_nb.formats.records import RawRecord, decode_records
+from hudi_kafka_nb.formats.records import decode_records
 from hudi_kafka_nb.table.committer import HudiCommitter
 from hudi_kafka_nb.table.fenced_table import FencedTable
 from hudi_kafka_nb.table.hudi import HudiJava

@@ -24,8 +24,8 @@ from hudi_kafka_nb.core.messages import (
 )
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.kafka.clients import ControlChannel
-from hudi_kafka_nb.kafka.dead_letters import read_dead_letters
+from hudi_kafka_nb.kafka.control import ControlChannel
+from hudi_kafka_nb.kafka.letters_read import read_dead_letters
 from hudi_kafka_nb.protocol.closing import CRASH_POINTS
 from hudi_kafka_nb.table.reading import coordinator_status
 from hudi_kafka_nb.table.timeline import latest_checkpoint_of, timeline_sizes

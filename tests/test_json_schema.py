@@ -11,9 +11,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from hudi_kafka_nb.dev.broker import create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.demo_data import demo_json_order, demo_json_schema
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, send_events
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.formats.json_schema import demo_json_order, demo_json_schema
 from hudi_kafka_nb.table.reading import read_snapshot
 
 from helpers import produced_while_the_registry_is_away, read_dead_letters

@@ -26,15 +26,14 @@ sys.meta_path.insert(0, NoHarness())
 ROLES_IN_MEMORY = """
 import msgspec
 from hudi_kafka_nb.formats import avro, changes
-from hudi_kafka_nb.kafka import clients, preflight
+from hudi_kafka_nb.kafka import broker_view, control, dead_letters, preflight, shared_source, source
 from hudi_kafka_nb.protocol import coordinator, participant, table_services
 from hudi_kafka_nb.run import runtime
 from hudi_kafka_nb.table import committer, fencing, hudi, reading, writer
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.config.settings import load_config
 from hudi_kafka_nb.core.messages import Heartbeat, StartCommit, decode_event, encode_event
 from hudi_kafka_nb.protocol.participant import Participant, ParticipantState
-from hudi_kafka_nb.formats.records import RawRecord
+from hudi_kafka_nb.core.kafka_records import RawRecord
 
 class Bus:                     # a control channel of the test's own: the harness's InMemoryChannel is out of reach
     def __init__(self, events, sender): self.events, self.sender, self.seen = events, sender, 0
@@ -62,7 +61,7 @@ class Writer:
     def use_value_schema(self, schema): pass
 
 config = load_config(
-    bootstrap_servers="x:1", topics="t", table_path="/t", table_name="t", value_schema=DEMO_VALUE_SCHEMA
+    bootstrap_servers="x:1", topics="t", table_path="/t", table_name="t", value_schema={"order_id": "string", "amount": "double"}
 )
 events = []
 sink = Participant(config, Bus(events, "p1"), Source(), Letters(), Writer(), clock=lambda: 0.0, participant_id="p1")

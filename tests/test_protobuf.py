@@ -11,9 +11,9 @@ import urllib.request
 from hudi_kafka_nb.dev.avro_producers import order_writers
 from hudi_kafka_nb.dev.broker import create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.demo_data import demo_protobuf_order, demo_protobuf_schema
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, send_events
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
-from hudi_kafka_nb.formats.protobuf import demo_protobuf_order, demo_protobuf_schema
 from hudi_kafka_nb.table.reading import read_snapshot
 
 from helpers import produced_while_the_registry_is_away, read_dead_letters

@@ -116,8 +116,9 @@ def test_a_field_added_to_value_schema_widens_the_table_and_old_rows_read_null(t
     import msgspec
 
     from hudi_kafka_nb.config.settings import load_config
+    from hudi_kafka_nb.core.kafka_records import RawRecord
     from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
-    from hudi_kafka_nb.formats.records import RawRecord, decode_records
+    from hudi_kafka_nb.formats.records import decode_records
     from hudi_kafka_nb.table.committer import HudiCommitter
     from hudi_kafka_nb.table.fenced_table import FencedTable
     from hudi_kafka_nb.table.hudi import HudiJava

@@ -150,7 +150,7 @@ def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):
 
 
 def test_the_coordinators_view_reads_watermarks_of_partitions_added_after_it_opened(broker, sink_config):
-    from hudi_kafka_nb.kafka.clients import BrokerView
+    from hudi_kafka_nb.kafka.broker_view import BrokerView
 
     view = BrokerView(sink_config)
     topic = sink_config.topics[0]
@@ -346,7 +346,8 @@ def test_a_backlog_in_one_partition_does_not_keep_the_quiet_ones_out_of_the_firs
 
 def data_source(kind: str, config, reader: str):
     "A participant's data source: a consumer of its own, or a view of a table host's shared consumer."
-    from hudi_kafka_nb.kafka.clients import DataClients, KafkaSource
+    from hudi_kafka_nb.kafka.shared_source import DataClients
+    from hudi_kafka_nb.kafka.source import KafkaSource
 
     if kind == "own":
         return KafkaSource(config, reader), lambda: None

@@ -18,9 +18,9 @@ from conftest import SESSION_BROKERS
 
 from hudi_kafka_nb.config.setting_values import ConfigError
 from hudi_kafka_nb.config.settings import load_config
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok, verify_stream
@@ -163,7 +163,7 @@ def refusal(role, params, env, monkeypatch) -> tuple[str, float]:
 
 
 def test_each_missing_right_or_setting_is_named_at_once(secured_broker, secured_sink, monkeypatch):
-    from hudi_kafka_nb.kafka.clients import ControlChannel
+    from hudi_kafka_nb.kafka.control import ControlChannel
 
     params, env, acls = secured_sink["params"], secured_sink["env"], secured_sink["acls"]
     participant_only = {params["topics"], params["dead_letter_topic"]}  # the coordinator only describes data topics
@@ -206,7 +206,7 @@ def test_each_missing_right_or_setting_is_named_at_once(secured_broker, secured_
 
 def test_a_control_topic_right_revoked_while_a_role_runs_stops_it(secured_broker, secured_sink, monkeypatch):
     from hudi_kafka_nb.core.messages import Hello
-    from hudi_kafka_nb.kafka.clients import ControlChannel
+    from hudi_kafka_nb.kafka.control import ControlChannel
 
     for key, value in secured_sink["env"].items():
         monkeypatch.setenv(key, value)

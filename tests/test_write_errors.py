@@ -6,9 +6,10 @@ import threading
 
 import pytest
 
+from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.core.messages import Checkpoint, FailedRecord, PartitionProgress
 from hudi_kafka_nb.core.ports import RecordsFailed
-from hudi_kafka_nb.formats.records import RawRecord, decode_records
+from hudi_kafka_nb.formats.records import decode_records
 from hudi_kafka_nb.protocol.participant_state import hudi_keys
 from hudi_kafka_nb.table.committer import HudiCommitter
 from hudi_kafka_nb.table.fenced_table import FencedTable

@@ -22,10 +22,11 @@ from pathlib import Path
 def exercise(spark, folder: Path):
     "Load what the roles load: write, commit, compact and read two small tables with the sink's own ports."
     from hudi_kafka_nb.config.settings import load_config
-    from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
+    from hudi_kafka_nb.core.kafka_records import RawRecord
     from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
+    from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
     from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, sample_orders
-    from hudi_kafka_nb.formats.records import RawRecord, decode_records
+    from hudi_kafka_nb.formats.records import decode_records
     from hudi_kafka_nb.table.committer import HudiCommitter
     from hudi_kafka_nb.table.fenced_table import FencedTable
     from hudi_kafka_nb.table.hudi import HudiJava

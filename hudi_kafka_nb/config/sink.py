@@ -12,7 +12,6 @@ import msgspec
 
 # %% auto #0
 __all__ = [
-    "DEMO_VALUE_SCHEMA",
     "COORDINATE_KEY_FIELDS",
     "DELETED_FIELD",
     "POSITION_FIELD",
@@ -23,16 +22,6 @@ __all__ = [
 ]
 
 # %% ../../nbs/00_config.ipynb #93fadfd8
-DEMO_VALUE_SCHEMA = {
-    "order_id": "string",
-    "customer_id": "string",
-    "region": "string",
-    "status": "string",
-    "amount": "double",
-    "quantity": "int64",
-    "event_time": "timestamp[ms]",
-}
-
 # a record's key when no record_key_field is given
 COORDINATE_KEY_FIELDS = ["kafka_topic", "kafka_partition", "kafka_offset"]
 

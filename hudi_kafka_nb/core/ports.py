@@ -13,8 +13,8 @@ from typing import Protocol
 
 import pyarrow as pa
 
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered, RawRecord
 from hudi_kafka_nb.core.messages import Checkpoint, ControlEvent, PartitionStart
-from hudi_kafka_nb.formats.records import DeadLetter, Lettered, RawRecord
 
 # %% auto #0
 __all__ = [

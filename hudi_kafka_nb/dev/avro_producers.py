@@ -10,10 +10,15 @@ import time
 import msgspec
 from tqdm import tqdm
 
+from hudi_kafka_nb.dev.demo_data import (
+    demo_avro_order,
+    demo_avro_schema,
+    demo_json_order,
+    demo_json_schema,
+    demo_protobuf_order,
+    demo_protobuf_order_type,
+)
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, _Deliveries, _producer
-from hudi_kafka_nb.formats.avro import demo_avro_order, demo_avro_schema
-from hudi_kafka_nb.formats.json_schema import demo_json_order, demo_json_schema
-from hudi_kafka_nb.formats.protobuf import demo_protobuf_order, demo_protobuf_order_type
 
 # %% auto #0
 __all__ = [

@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient
 
 from hudi_kafka_nb.config.settings import load_config
 from hudi_kafka_nb.dev.servers import EmbeddedServer, free_port, logged_process, patient, repository, write_tls_files
-from hudi_kafka_nb.kafka.clients import BrokerView
+from hudi_kafka_nb.kafka.broker_view import BrokerView
 from hudi_kafka_nb.kafka.preflight import create_topic_if_missing
 from hudi_kafka_nb.protocol.progress import held_in_transactions, partition_status
 

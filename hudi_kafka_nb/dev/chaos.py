@@ -14,9 +14,9 @@ import uuid
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic, open_transactions
 from hudi_kafka_nb.dev.content import avro_values, json_schema_values, json_values, protobuf_values
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.feed import Feed, committed_events
 from hudi_kafka_nb.dev.metastore import EmbeddedMetastore
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS

@@ -16,10 +16,10 @@ import msgspec
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED
 from hudi_kafka_nb.formats.letters import letter_source
-from hudi_kafka_nb.formats.records import RawRecord
-from hudi_kafka_nb.kafka.dead_letters import read_dead_letters
+from hudi_kafka_nb.kafka.letters_read import read_dead_letters
 from hudi_kafka_nb.table.reading import snapshot_rows
 from hudi_kafka_nb.table.storage import Table
 from hudi_kafka_nb.table.timeline import rust_table
@@ -213,7 +213,7 @@ def protobuf_values(registry_url: str = "") -> Callable[[bytes | None], dict]:
     from confluent_kafka.serialization import MessageField, SerializationContext
     from google.protobuf import json_format
 
-    from hudi_kafka_nb.formats.protobuf import demo_protobuf_order_type
+    from hudi_kafka_nb.dev.demo_data import demo_protobuf_order_type
 
     deserializer, context = (
         ProtobufDeserializer(demo_protobuf_order_type(2), {"use.deprecated.format": False}),

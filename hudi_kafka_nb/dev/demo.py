@@ -14,9 +14,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from hudi_kafka_nb.config.sink import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.avro_producers import produce_registry_orders, register_schema
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA, demo_avro_schema
 from hudi_kafka_nb.dev.metastore import EmbeddedMetastore, print_catalog
 from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_changes, produce_orders
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
@@ -26,7 +26,6 @@ from hudi_kafka_nb.dev.servers import patient
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable
 from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
 from hudi_kafka_nb.dev.summary import print_avro_columns, print_mirror_summary, print_summary, print_upsert_summary
-from hudi_kafka_nb.formats.avro import demo_avro_schema
 from hudi_kafka_nb.formats.schema_registry import value_subject
 from hudi_kafka_nb.table.storage import Table, TableStorage, resolve_storage_options
 from hudi_kafka_nb.table.timeline import has_committed, timeline_instants

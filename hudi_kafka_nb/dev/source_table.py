@@ -10,7 +10,7 @@ import random
 
 import msgspec
 
-from hudi_kafka_nb.formats.registry_records import debezium_envelope
+from hudi_kafka_nb.dev.demo_data import debezium_envelope
 from hudi_kafka_nb.table.reading import snapshot_rows
 from hudi_kafka_nb.table.storage import Table
 
@@ -346,7 +346,7 @@ def as_protobuf_events(
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
     from google.protobuf import json_format, message_factory
 
-    from hudi_kafka_nb.formats.protobuf import protobuf_file
+    from hudi_kafka_nb.formats.protobuf_files import protobuf_file
 
     registry = SchemaRegistryClient({"url": registry_url})
 

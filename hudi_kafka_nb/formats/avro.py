@@ -10,17 +10,7 @@ import json
 import pyarrow as pa
 
 # %% auto #0
-__all__ = [
-    "PRIMITIVES",
-    "LOGICAL_TYPES",
-    "DEMO_AVRO_SCHEMA",
-    "MAGIC_BYTE",
-    "UnstorableSchema",
-    "value_fields",
-    "demo_avro_schema",
-    "demo_avro_order",
-    "wire_frame",
-]
+__all__ = ["PRIMITIVES", "LOGICAL_TYPES", "MAGIC_BYTE", "UnstorableSchema", "value_fields", "wire_frame"]
 
 
 # %% ../../nbs/10_avro.ipynb #07aa4f54
@@ -129,115 +119,6 @@ def value_fields(schema: dict | str) -> dict[str, str]:
         raise UnstorableSchema(f"the value schema is {str(schema)[:80]!r}, not a record: a table needs named fields")
     struct = _column_type(schema, "", {})
     return {field.name: str(field.type) for field in struct}
-
-
-# %% ../../nbs/10_avro.ipynb #869e371e
-DEMO_AVRO_SCHEMA: dict = {
-    "type": "record",
-    "name": "Order",
-    "namespace": "shop",
-    "fields": [
-        {"name": "order_id", "type": {"type": "string", "logicalType": "uuid"}},
-        {"name": "region", "type": "string"},
-        {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID", "SHIPPED"]}},
-        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
-        {"name": "quantity", "type": "int"},
-        {"name": "ordered_on", "type": {"type": "int", "logicalType": "date"}},
-        {"name": "placed_at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "paid_at", "type": ["null", {"type": "long", "logicalType": "timestamp-micros"}], "default": None},
-        {"name": "local_time", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
-        {"name": "cutoff", "type": {"type": "int", "logicalType": "time-millis"}},
-        {"name": "checksum", "type": {"type": "fixed", "name": "Md5", "size": 16}},
-        {
-            "name": "customer",
-            "type": {
-                "type": "record",
-                "name": "Customer",
-                "fields": [
-                    {"name": "id", "type": "long"},
-                    {"name": "email", "type": ["null", "string"], "default": None},
-                ],
-            },
-        },
-        {
-            "name": "lines",
-            "type": {
-                "type": "array",
-                "items": {
-                    "type": "record",
-                    "name": "Line",
-                    "fields": [
-                        {"name": "sku", "type": "string"},
-                        {
-                            "name": "price",
-                            "type": {
-                                "type": "fixed",
-                                "name": "Price",
-                                "size": 8,
-                                "logicalType": "decimal",
-                                "precision": 12,
-                                "scale": 3,
-                            },
-                        },
-                    ],
-                },
-            },
-        },
-        {"name": "attributes", "type": {"type": "map", "values": "string"}},
-        {"name": "note", "type": ["null", "string"], "default": None},
-    ],
-}
-
-
-def demo_avro_schema(version: int = 1) -> dict:
-    """The demo's order schema: version 2 adds a nullable `coupon`; version 3 (a producer's mistake) also writes
-    `quantity` as a string, which no table of the earlier versions can take: its records are dead-lettered; version 4
-    (version 2's fix) promotes `quantity` to a `long` and gives the customer a nullable `country`, which widen the
-    table."""
-    coupon = [{"name": "coupon", "type": ["null", "string"], "default": None}] if version >= 2 else []
-    country = {"name": "country", "type": ["null", "string"], "default": None}
-
-    def retyped(f):
-        if f["name"] == "quantity" and version >= 3:
-            return {**f, "type": "string" if version == 3 else "long"}
-        if f["name"] == "customer" and version >= 4:
-            return {**f, "type": {**f["type"], "fields": f["type"]["fields"] + [country]}}
-        return f
-
-    return {**DEMO_AVRO_SCHEMA, "fields": [retyped(f) for f in DEMO_AVRO_SCHEMA["fields"]] + coupon}
-
-
-def demo_avro_order(i: int, version: int = 1) -> dict:
-    "Order `i` as a producer hands it to Avro's serializer (Python values: Decimal, date, datetime, …)."
-    import datetime
-    import decimal
-    import uuid
-
-    placed = datetime.datetime(2026, 11, 26, tzinfo=datetime.UTC) + datetime.timedelta(seconds=i)
-    order = {
-        "order_id": str(uuid.UUID(int=i)),
-        "region": ("eu", "us", "ap")[i % 3],
-        "status": ("NEW", "PAID", "SHIPPED")[i % 3],
-        "amount": decimal.Decimal(i % 100_000) / 100,
-        "quantity": i % 7,
-        "ordered_on": placed.date(),
-        "placed_at": placed,
-        "paid_at": placed + datetime.timedelta(microseconds=1_500) if i % 2 else None,
-        "local_time": placed.replace(tzinfo=None) + datetime.timedelta(hours=1),
-        "cutoff": (i % 86_400) * 1000,
-        "checksum": i.to_bytes(16, "big"),
-        "customer": {"id": i % 1000, "email": f"c{i % 1000}@example.com" if i % 5 else None},
-        "lines": [{"sku": f"sku-{i % 13}", "price": decimal.Decimal(i % 997) / 1000}] * (i % 3),
-        "attributes": {"channel": "web"} if i % 4 else {},
-        "note": None,
-    }
-    if version == 3:
-        order["quantity"] = str(order["quantity"])
-    if version >= 4:  # beyond an int's range now and then
-        order["quantity"] = i % 7 + 2**31 * (i % 3)
-        email = f"c{i % 1000}@example.com" if i % 5 else None
-        order["customer"] = {"id": i % 1000, "email": email, "country": ("NL", "US", None)[i % 3]}
-    return {**order, "coupon": f"C{i}" if i % 2 else None} if version >= 2 else order
 
 
 # %% ../../nbs/10_avro.ipynb #7c20e8e7

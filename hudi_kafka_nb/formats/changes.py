@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, DELETED_FIELD, POSITION_FIELD, SinkConfig
-from hudi_kafka_nb.formats.records import DeadLetter, Decoded, RawRecord, decode_batch
+from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
+from hudi_kafka_nb.formats.records import Decoded, decode_batch
 
 # %% auto #0
 __all__ = [

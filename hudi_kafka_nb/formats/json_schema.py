@@ -25,11 +25,8 @@ __all__ = [
     "ENVELOPE_FIELDS",
     "SCALARS",
     "FORMATS",
-    "ORDER_JSON_SCHEMA",
     "JSON_SCHEMA",
     "json_schema_fields",
-    "demo_json_schema",
-    "demo_json_order",
     "json_writer_schema",
     "read_json_body",
 ]
@@ -187,67 +184,6 @@ def json_schema_fields(schema: dict | str, envelope: bool = False) -> dict[str, 
     schema = json.loads(schema) if isinstance(schema, str) else schema
     struct, _ = _envelope_type(schema) if envelope else _value_type(schema)
     return {field.name: str(field.type) for field in struct}
-
-
-# %% ../../nbs/12a_json_schema.ipynb #b8579954
-ORDER_JSON_SCHEMA: dict = {
-    "$schema": "http://json-schema.org/draft-07/schema#",
-    "title": "Order",
-    "type": "object",
-    "properties": {
-        "order_id": {"type": "string"},
-        "region": {"type": "string"},
-        "status": {"enum": ["NEW", "PAID", "SHIPPED"]},
-        "amount": {"type": "number"},
-        "quantity": {"type": "integer"},
-        "ordered_on": {"type": "string", "format": "date"},
-        "placed_at": {"type": "string", "format": "date-time"},
-        "paid_at": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]},
-        "gift": {"type": ["boolean", "null"]},
-        "customer": {"$ref": "#/definitions/Customer"},
-        "lines": {"type": "array", "items": {"$ref": "#/definitions/Line"}},
-        "attributes": {"type": "object", "additionalProperties": {"type": "string"}},
-    },
-    "required": ["order_id", "region", "status", "amount"],
-    "definitions": {
-        "Customer": {"type": "object", "properties": {"id": {"type": "integer"}, "email": {"type": "string"}}},
-        "Line": {"type": "object", "properties": {"sku": {"type": "string"}, "price": {"type": "number"}}},
-    },
-}
-
-
-def demo_json_schema(version: int = 1) -> dict:
-    """The demo's order JSON Schema; version 2 adds a nullable `coupon`, as schemas usually evolve; version 3, a
-    producer's mistake, writes `quantity` as a string."""
-    schema = json.loads(json.dumps(ORDER_JSON_SCHEMA))
-    if version >= 2:
-        schema["properties"]["coupon"] = {"type": ["string", "null"]}
-    if version == 3:
-        schema["properties"]["quantity"] = {"type": "string"}
-    return schema
-
-
-def demo_json_order(i: int, version: int = 1) -> dict:
-    "Order `i` as a producer of schema `version` writes it: JSON's own types, instants and dates as text."
-    order = {
-        "order_id": f"o{i:06d}",
-        "region": ("eu-west", "us-east", "ap-south")[i % 3],
-        "status": ("NEW", "PAID", "SHIPPED")[i % 3],
-        "amount": round(1 + i % 500 * 0.37, 2),
-        "quantity": 1 + i % 9,
-        "ordered_on": f"2026-11-{1 + i % 28:02d}",
-        "placed_at": f"2026-11-23T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z",
-        "paid_at": None if i % 4 == 0 else f"2026-11-24T10:00:{i % 60:02d}+01:00",
-        "gift": None if i % 5 == 0 else i % 2 == 0,
-        "customer": {"id": i % 97, "email": f"c{i % 97}@example.com"},
-        "lines": [{"sku": f"s{i % 13}", "price": 0.5 + j} for j in range(i % 3)],
-        "attributes": {"channel": "web"} if i % 2 else {},
-    }
-    if version >= 2:
-        order["coupon"] = None if i % 3 == 0 else f"C{i % 7}"
-    if version == 3:
-        order["quantity"] = str(order["quantity"])
-    return order
 
 
 # %% ../../nbs/12a_json_schema.ipynb #9d69a9f0

@@ -5,7 +5,7 @@
 # %% ../../nbs/07_letters.ipynb #2ba829e7
 from __future__ import annotations
 
-from hudi_kafka_nb.formats.records import DeadLetter
+from hudi_kafka_nb.core.kafka_records import DeadLetter
 
 # %% auto #0
 __all__ = ["dead_letter_headers", "letter_source", "dead_letter_message"]

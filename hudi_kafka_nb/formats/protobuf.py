@@ -5,223 +5,35 @@
 # %% ../../nbs/12b_protobuf.ipynb #51e06fcb
 from __future__ import annotations
 
-import base64
-import binascii
-import functools
-import importlib
-import subprocess
-import sys
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import pyarrow as pa
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, unknown_fields
+from google.protobuf import message_factory, unknown_fields
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from hudi_kafka_nb.config.setting_values import arrow_type
 from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS
 from hudi_kafka_nb.formats.avro import UnstorableSchema
+from hudi_kafka_nb.formats.protobuf_files import message_at, message_indexes, protobuf_file
 from hudi_kafka_nb.formats.records import AVRO_NAME
 from hudi_kafka_nb.formats.schema_registry import RegistryFormat, WriterSchema
 
 # %% auto #0
 __all__ = [
-    "ORDER_PROTO",
     "SCALARS",
     "TIMESTAMP",
     "WRAPPERS",
     "Read",
     "PROTOBUF",
-    "protobuf_file",
-    "message_at",
-    "demo_protobuf_schema",
-    "demo_protobuf_order_type",
-    "demo_protobuf_order",
     "Unreadable",
     "protobuf_fields",
-    "message_indexes",
     "ProtobufReader",
     "protobuf_writer_schema",
     "protobuf_message",
     "read_protobuf_body",
 ]
-
-
-# %% ../../nbs/12b_protobuf.ipynb #fe0b90cd
-def _known_file(name: str) -> FileDescriptor | None:
-    "A well-known file (google/protobuf/*, google/type/*) as the protobuf package, or Google's common protos, has it."
-    try:
-        return descriptor_pool.Default().FindFileByName(name)
-    except KeyError:
-        pass
-    if not name.startswith(("google/protobuf/", "google/type/")) or not name.endswith(".proto"):
-        return None
-    try:  # its module adds it to the default pool: google/type/date.proto is google.type.date_pb2
-        importlib.import_module(name.removesuffix(".proto").replace("/", ".") + "_pb2")
-        return descriptor_pool.Default().FindFileByName(name)
-    except (ImportError, KeyError):
-        return None
-
-
-def _add_known(pool: descriptor_pool.DescriptorPool, name: str, added: set) -> None:
-    "Add the well-known file `name` to `pool`, its own imports first; UnstorableSchema if it is not one."
-    if name in added:
-        return
-    known = _known_file(name)
-    if known is None:
-        raise UnstorableSchema(
-            f"it imports {name!r}, another subject's schema (a reference), which this sink does not resolve"
-        )
-    for dependency in known.dependencies:
-        _add_known(pool, dependency.name, added)
-    pool.AddSerializedFile(known.serialized_pb)
-    added.add(name)
-
-
-def _compiled(text: str) -> descriptor_pb2.FileDescriptorProto:
-    "A `.proto` file's text as protoc compiles it (grpcio-tools' protoc, with the well-known types on its path)."
-    include = Path(str(importlib.import_module("grpc_tools").__file__)).parent / "_proto"
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "schema.proto").write_text(text)
-        out = Path(folder) / "schema.pb"
-        command = ["-m", "grpc_tools.protoc", f"-I{folder}", f"-I{include}", f"--descriptor_set_out={out}"]
-        done = subprocess.run([sys.executable, *command, "schema.proto"], capture_output=True, text=True)
-        if done.returncode != 0:
-            why = " ".join(done.stderr.replace(f"{folder}/", "").split())[:400]
-            raise UnstorableSchema(f"protoc cannot compile its .proto text: {why}")
-        return descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
-
-
-def _file_proto(text: str) -> descriptor_pb2.FileDescriptorProto:
-    "A registered schema's file: base64 of a FileDescriptorProto (confluent-kafka-python's form), or .proto text."
-    if "{" in text:  # base64 has no braces; a .proto file defining a message has
-        return _compiled(text)
-    try:
-        return descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode("".join(text.split()), validate=True))
-    except (binascii.Error, DecodeError) as e:
-        raise UnstorableSchema(f"it is neither .proto text nor a base64 FileDescriptorProto ({e})") from None
-
-
-def protobuf_file(text: str) -> FileDescriptor:
-    "The file a registered Protobuf schema is, in a descriptor pool of its own; UnstorableSchema if it cannot be read."
-    proto, pool, added = _file_proto(text), descriptor_pool.DescriptorPool(), set[str]()
-    for dependency in proto.dependency:
-        _add_known(pool, dependency, added)
-    try:
-        return pool.AddSerializedFile(proto.SerializeToString())
-    except (TypeError, KeyError) as e:
-        raise UnstorableSchema(f"its file {proto.name!r} does not build: {e}") from None
-
-
-def message_at(file: FileDescriptor, indexes: tuple[int, ...]) -> Descriptor:
-    "The message a record's indexes name in `file`: (0,) its first top-level message, (1, 0) the first in its second."
-    types, found, path = list(file.message_types_by_name.values()), None, list[str]()
-    for index in indexes:
-        if not 0 <= index < len(types):
-            where = ".".join(path) or f"the file {file.name}"
-            raise UnstorableSchema(f"its message indexes {list(indexes)} name no message: {where} holds {len(types)}")
-        found = types[index]
-        path.append(found.name)
-        types = list(found.nested_types)
-    if found is None:
-        raise UnstorableSchema(f"the file {file.name} defines no message")
-    return found
-
-
-# %% ../../nbs/12b_protobuf.ipynb #256639ab
-ORDER_PROTO = """syntax = "proto3";
-package shop;
-
-import "google/protobuf/timestamp.proto";
-import "google/protobuf/wrappers.proto";
-
-message Order {
-  enum Status {
-    NEW = 0;
-    PAID = 1;
-    SHIPPED = 2;
-  }
-  message Line {
-    string sku = 1;
-    double price = 2;
-  }
-  string order_id = 1;
-  string region = 2;
-  Status status = 3;
-  double amount = 4;
-  int64 quantity = 5;
-  google.protobuf.Timestamp placed_at = 6;
-  google.protobuf.Timestamp paid_at = 7;
-  optional bool gift = 8;
-  Customer customer = 9;
-  repeated Line lines = 10;
-  map<string, string> attributes = 11;
-  oneof payment {
-    string card = 12;
-    string iban = 13;
-  }
-  google.protobuf.StringValue note = 14;
-  uint64 tracking_number = 15;
-}
-
-message Customer {
-  int32 id = 1;
-  string email = 2;
-}
-"""
-
-
-def demo_protobuf_schema(version: int = 1) -> str:
-    """The demo's order `.proto` file; version 2 adds an optional `coupon` and promotes the customer's `id` from int32
-    to int64 (the same on the wire), as schemas usually evolve; version 3, a producer's mistake, writes `quantity` as a
-    string."""
-    text = ORDER_PROTO
-    if version >= 2:
-        text = text.replace(
-            "  uint64 tracking_number = 15;\n", "  uint64 tracking_number = 15;\n  optional string coupon = 16;\n"
-        ).replace("  int32 id = 1;\n", "  int64 id = 1;\n")
-    if version == 3:
-        text = text.replace("int64 quantity = 5;", "string quantity = 5;")
-    return text
-
-
-@functools.cache
-def demo_protobuf_order_type(version: int = 1) -> type:
-    "The message class of the demo's `Order` at schema `version`, as a producer compiles it."
-    return message_factory.GetMessageClass(protobuf_file(demo_protobuf_schema(version)).message_types_by_name["Order"])
-
-
-def demo_protobuf_order(i: int, version: int = 1):
-    "Order `i` as a producer of schema `version` writes it."
-    order = demo_protobuf_order_type(version)(
-        order_id=f"o{i:06d}",
-        region=("eu-west", "us-east", "ap-south")[i % 3],
-        status=i % 3,
-        amount=round(1 + i % 500 * 0.37, 2),
-        quantity=str(1 + i % 9) if version == 3 else 1 + i % 9,
-        customer={"id": i % 97, "email": f"c{i % 97}@example.com"},
-        lines=[{"sku": f"s{i % 13}", "price": 0.5 + j} for j in range(i % 3)],
-        attributes={"channel": "web"} if i % 2 else {},
-        tracking_number=2**64 - 1 - i,
-    )
-    order.placed_at.FromMicroseconds(1_795_392_000_000_000 + i * 1_001_000)
-    if i % 4:
-        order.paid_at.FromSeconds(1_795_500_000 + i)
-    if i % 5:
-        order.gift = i % 2 == 0
-    if i % 3 == 1:
-        order.card = f"4111-{i:04d}"
-    elif i % 3 == 2:
-        order.iban = f"DE{i:020d}"
-    if i % 2:
-        order.note.value = f"note {i}"
-    if version >= 2 and i % 3:
-        order.coupon = f"C{i % 7}"
-    return order
-
 
 # %% ../../nbs/12b_protobuf.ipynb #bfdfde8d
 # a field's type → its column; uint64 and fixed64 reach 2**64 - 1, which only a decimal of 20 digits holds
@@ -403,38 +215,6 @@ def protobuf_fields(text: str, envelope: bool = False, message: str = "") -> dic
     `UnstorableSchema` names a field that cannot."""
     struct, _ = _message_type(_table_message(protobuf_file(text), envelope, message))
     return {field.name: str(field.type) for field in struct}
-
-
-# %% ../../nbs/12b_protobuf.ipynb #10caf516
-def _varint(body: bytes, at: int) -> tuple[int, int]:
-    "(the zig-zag varint at `at`, where the next byte is); IndexError if the body ends within it."
-    shift = value = 0
-    while True:
-        byte = body[at]
-        value |= (byte & 0x7F) << shift
-        at += 1
-        if not byte & 0x80:
-            return (value >> 1) ^ -(value & 1), at
-        shift += 7
-        if shift > 63:
-            raise ValueError("a varint longer than 10 bytes")
-
-
-def message_indexes(body: bytes) -> tuple[tuple[int, ...], bytes] | str:
-    "(the message indexes, the Protobuf body) of what follows a value's schema id, or why it holds no indexes."
-    try:
-        count, at = _varint(body, 0)
-        if count == 0:
-            return (0,), body[at:]
-        if not 0 < count <= 100:
-            return f"not Confluent's Protobuf framing: {count} message indexes after the schema id"
-        indexes = []
-        for _ in range(count):
-            index, at = _varint(body, at)
-            indexes.append(index)
-    except (IndexError, ValueError) as e:
-        return f"not Confluent's Protobuf framing: its message indexes end short ({e or 'no bytes'})"
-    return tuple(indexes), body[at:]
 
 
 # %% ../../nbs/12b_protobuf.ipynb #e8888b9b

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import msgspec
@@ -18,6 +17,8 @@ import pyarrow.json as pj
 
 from hudi_kafka_nb.config.setting_values import arrow_type
 from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
+from hudi_kafka_nb.formats.widening import wider_type
 
 # %% auto #0
 __all__ = [
@@ -25,22 +26,13 @@ __all__ = [
     "MISMATCH",
     "Decode",
     "AVRO_NAME",
-    "PROMOTIONS",
-    "READ_ACROSS",
     "data_schema",
     "in_table_order",
-    "RawRecord",
-    "DeadLetter",
-    "Lettered",
     "value_schema",
     "Decoded",
     "decode_batch",
     "ServiceUnavailable",
     "decode_records",
-    "common_type",
-    "wider_type",
-    "widen_value_schema",
-    "schema_misfit",
 ]
 
 # %% ../../nbs/06_records.ipynb #b34579eb
@@ -69,38 +61,6 @@ def in_table_order(schema: pa.Schema, table_columns: Sequence[str] | None) -> pa
     None before the first), then the fields the table lacks."""
     known = [name for name in table_columns or () if name in schema.names]
     return pa.schema([schema.field(name) for name in known + [n for n in schema.names if n not in known]])
-
-
-# %% ../../nbs/06_records.ipynb #c1021291
-class RawRecord(msgspec.Struct, frozen=True, gc=False):
-    "The parts of a Kafka message the sink stores."
-
-    topic: str
-    partition: int
-    offset: int
-    timestamp_ms: int
-    key: bytes | None
-    value: bytes | None
-
-
-@dataclass(frozen=True)
-class DeadLetter:
-    "A record that cannot be stored, and why."
-
-    record: RawRecord
-    reason: str
-    refused: bool = False  # Hudi refused it in an instant that was then aborted: found bad only when read again
-    mismatched: bool = False  # JSON, but not of the columns' types: a wider column may read it (`_promotion`)
-
-
-@dataclass(frozen=True)
-class Lettered:
-    """Where the dead letters of one data partition stand: every bad record before `end` has its letter in the topic,
-    and so have the records Hudi refused at the offsets in `refused` (found bad only when read again, they may lie
-    before it)."""
-
-    end: int = 0
-    refused: frozenset[int] = frozenset()
 
 
 # %% ../../nbs/06_records.ipynb #a70c8c58
@@ -333,68 +293,6 @@ def _discovered_type(arrow_type: pa.DataType) -> str | None:
     return None
 
 
-# Hudi's schema evolution on write promotes a column to a wider number, as Avro's schema resolution reads the narrower
-# into the wider: each type, and those it promotes to, narrowest first
-PROMOTIONS: dict[pa.DataType, tuple[pa.DataType, ...]] = {
-    pa.int32(): (pa.int64(), pa.float32(), pa.float64()),
-    pa.int64(): (pa.float32(), pa.float64()),
-    pa.float32(): (pa.float64(),),
-}
-
-
-# Avro's schema resolution also reads a string into bytes and bytes into a string (as UTF-8), and Hudi lets a column
-# change between the two: a column of either keeps its type, and reads a writer's values of the other into it (a value
-# that is not UTF-8 cannot be read into a string, and is set aside)
-READ_ACROSS = {(pa.string(), pa.binary()), (pa.binary(), pa.string())}
-
-
-def _struct_fields(a: pa.StructType, b: pa.StructType, as_read: bool) -> list[pa.Field] | None:
-    "`a`'s fields, each widened to hold `b`'s of its name, then `b`'s that `a` lacks (nullable); None if one cannot."
-    fields = []
-    for field in a:
-        index = b.get_field_index(field.name)
-        kind = field.type if index < 0 else common_type(field.type, b.field(index).type, as_read)
-        if kind is None:
-            return None
-        fields.append(field.with_type(kind))
-    return fields + [f.with_nullable(True) for f in b if a.get_field_index(f.name) < 0]
-
-
-def common_type(a: pa.DataType, b: pa.DataType, as_read: bool = False) -> pa.DataType | None:
-    """The narrowest type that holds the values of both `a` and `b` (`PROMOTIONS`, inside structs, lists and maps too;
-    a struct gains the fields it lacks, after its own), or None if none does: a narrowing or a change of kind. With
-    `as_read`, `a` is a column's type and `b` a writer's, read into it: a string and bytes read into each other, and
-    the column keeps its type (`READ_ACROSS`)."""
-    if a == b:
-        return a
-    if a in PROMOTIONS.get(b, ()):
-        return a
-    if b in PROMOTIONS.get(a, ()):
-        return b
-    if as_read and (a, b) in READ_ACROSS:
-        return a
-    if pa.types.is_struct(a) and pa.types.is_struct(b):
-        fields = _struct_fields(a, b, as_read)
-        return None if fields is None else pa.struct(fields)
-    if pa.types.is_list(a) and pa.types.is_list(b):
-        item = common_type(a.value_type, b.value_type, as_read)
-        return None if item is None else pa.list_(pa.field(a.value_field.name, item))
-    if pa.types.is_map(a) and pa.types.is_map(b) and a.key_type == b.key_type:
-        item = common_type(a.item_type, b.item_type, as_read)
-        return None if item is None else pa.map_(a.key_type, item)
-    return None
-
-
-def wider_type(a: str | None, b: str) -> str:
-    """The `value_schema` type of one field met as `a` in some records and `b` in others: the narrowest that holds both
-    (`common_type`); two that no type holds keep the one named first, whichever came first, and the records of the
-    other are dead-lettered as they are read with it."""
-    if a is None or a == b:
-        return b
-    kind = common_type(arrow_type(a), arrow_type(b))
-    return min(a, b) if kind is None else str(kind)
-
-
 def _why_not_addable(field: pa.Field, config: SinkConfig) -> str | None:
     if not AVRO_NAME.fullmatch(field.name):
         return "not a valid Avro field name"
@@ -432,32 +330,3 @@ def _new_fields(
             has_new = pc.or_(has_new, pc.is_valid(table[field.name]))
         flags.extend(has_new.to_pylist() if types else [False] * table.num_rows)
     return types, ignored, flags
-
-
-def widen_value_schema(current: dict[str, str], proposals: Iterable[dict[str, str]]) -> dict[str, str]:
-    """`current`, each of its columns widened in place where a proposal promotes it (`common_type`), and after them the
-    new fields participants proposed (one field proposed with two types: `wider_type`). A proposal that would narrow a
-    column or change its kind leaves it as it is: its records are the ones set aside."""
-    widened = dict(current)
-    for proposal in proposals:
-        for name, type_name in proposal.items():
-            if name not in current:
-                widened[name] = wider_type(widened.get(name), type_name)
-                continue
-            column = arrow_type(widened[name])
-            kind = common_type(column, arrow_type(type_name))
-            if kind is not None and kind != column:
-                widened[name] = str(kind)
-    return widened
-
-
-def schema_misfit(written: dict[str, str], decided: dict[str, str]) -> str:
-    """Why files written with the fields `written` do not belong in an instant of the fields `decided` (each must be
-    one of them, of its type or one the column holds: `common_type`), or ''."""
-    for name, type_name in written.items():
-        if name not in decided:
-            return f"field {name!r} ({type_name}) is not among the instant's fields"
-        column = arrow_type(decided[name])
-        if common_type(column, arrow_type(type_name)) != column:
-            return f"field {name!r} is written as {type_name}, which the instant's column {decided[name]} does not hold"
-    return ""

@@ -13,23 +13,17 @@ import pyarrow as pa
 
 from hudi_kafka_nb.config.setting_values import arrow_type
 from hudi_kafka_nb.config.sink import DELETED_FIELD, POSITION_FIELD, SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
 from hudi_kafka_nb.formats.avro import wire_frame
 from hudi_kafka_nb.formats.changes import Change, envelope_change, key_value, tombstone_change, warn_once
 from hudi_kafka_nb.formats.json_schema import read_json_body
 from hudi_kafka_nb.formats.protobuf import read_protobuf_body
-from hudi_kafka_nb.formats.records import (
-    KAFKA_COLUMNS,
-    DeadLetter,
-    Decoded,
-    RawRecord,
-    _stored_rows,
-    common_type,
-    value_schema,
-)
+from hudi_kafka_nb.formats.records import KAFKA_COLUMNS, Decoded, _stored_rows, value_schema
 from hudi_kafka_nb.formats.schema_registry import SchemaCache, UnknownSchema, WriterSchema
+from hudi_kafka_nb.formats.widening import common_type
 
 # %% auto #0
-__all__ = ["TOMBSTONES", "registry_key_reader", "keyed_schema", "decode_registry", "debezium_envelope"]
+__all__ = ["TOMBSTONES", "registry_key_reader", "keyed_schema", "decode_registry"]
 
 
 # %% ../../nbs/12_registry_records.ipynb #a8e0b134
@@ -327,51 +321,3 @@ def decode_registry(
     # dead letters after a partition's stopping point are read again (and stop it again) in the next instant
     dead = [d for d in dead if d.record.offset < held.get((d.record.topic, d.record.partition), d.record.offset + 1)]
     return Decoded(rows, dead, new_fields, held, ignored, stopped)
-
-
-# %% ../../nbs/12_registry_records.ipynb #a0332d30
-def debezium_envelope(row: dict, server: str = "dbserver", namespace: str = "") -> dict:
-    """The Avro schema of Debezium's change events of a table whose row is the record `row`, as its Avro converter
-    registers it."""
-    namespace = namespace or f"{server}.{row.get('namespace', 'public')}"
-    source = {
-        "type": "record",
-        "name": "Source",
-        "namespace": "io.debezium.connector.postgresql",
-        "fields": [
-            {"name": "version", "type": "string"},
-            {"name": "connector", "type": "string"},
-            {"name": "name", "type": "string"},
-            {"name": "ts_ms", "type": "long"},
-            {"name": "snapshot", "type": ["null", "string"], "default": None},
-            {"name": "db", "type": "string"},
-            {"name": "schema", "type": "string"},
-            {"name": "table", "type": "string"},
-            {"name": "txId", "type": ["null", "long"], "default": None},
-            {"name": "lsn", "type": ["null", "long"], "default": None},
-        ],
-    }
-    transaction = {
-        "type": "record",
-        "name": "block",
-        "namespace": "event",
-        "fields": [
-            {"name": "id", "type": "string"},
-            {"name": "total_order", "type": "long"},
-            {"name": "data_collection_order", "type": "long"},
-        ],
-    }
-    value = {**row, "name": "Value", "namespace": namespace}
-    return {
-        "type": "record",
-        "name": "Envelope",
-        "namespace": namespace,
-        "fields": [
-            {"name": "before", "type": ["null", value], "default": None},
-            {"name": "after", "type": ["null", f"{namespace}.Value"], "default": None},
-            {"name": "source", "type": source},
-            {"name": "op", "type": "string"},
-            {"name": "ts_ms", "type": ["null", "long"], "default": None},
-            {"name": "transaction", "type": ["null", transaction], "default": None},
-        ],
-    }

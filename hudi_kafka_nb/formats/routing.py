@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 from hudi_kafka_nb.config.setting_values import ConfigError
 from hudi_kafka_nb.config.settings import load_config
 from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.formats.records import Decode, Decoded, RawRecord
+from hudi_kafka_nb.core.kafka_records import RawRecord
+from hudi_kafka_nb.formats.records import Decode, Decoded
 
 # %% auto #0
 __all__ = [

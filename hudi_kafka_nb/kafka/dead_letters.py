@@ -7,37 +7,25 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
 import time
-import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from hudi_kafka_nb.config.settings import client_settings, consumer_settings
 from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered
 from hudi_kafka_nb.formats.letters import dead_letter_message
-from hudi_kafka_nb.formats.records import DeadLetter, Lettered
+from hudi_kafka_nb.kafka.at_least_once_letters import AtLeastOnceLetters, headers_only, letter_size
+from hudi_kafka_nb.kafka.deadlines import STUCK_GRACE_S, StuckClient, by_deadline
+from hudi_kafka_nb.kafka.letter_positions import refused_offsets, refused_text
 from hudi_kafka_nb.kafka.rights import UNAUTHORISED, warn_unless_unauthorised
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = [
-    "log",
-    "COORDINATOR_MOVING",
-    "COORDINATOR_RETRY_S",
-    "STUCK_GRACE_S",
-    "T",
-    "REFUSED_TEXT_MAX",
-    "StuckClient",
-    "by_deadline",
-    "DeadLetterQueue",
-    "refused_text",
-    "refused_offsets",
-    "read_dead_letters",
-]
+__all__ = ["log", "COORDINATOR_MOVING", "COORDINATOR_RETRY_S", "DeadLetterQueue"]
 
 # %% ../../nbs/51_dead_letters.ipynb #c0a7d1e5
 # the answers of a group coordinator that is elsewhere or not ready yet: librdkafka gives them up at once, not retried
@@ -47,69 +35,30 @@ COORDINATOR_MOVING = {
     KafkaError.COORDINATOR_NOT_AVAILABLE,
 }
 COORDINATOR_RETRY_S = 0.5
-# librdkafka does not end every call by its timeout: `send_offsets_to_transaction` waits for a group coordinator that
-# is away for as long as it is away (confluentinc/librdkafka#5456). A call is given this long past its own time, then
-# left to its thread, and its client to it
-STUCK_GRACE_S = 5.0
-
-T = TypeVar("T")
-
-
-class StuckClient(KafkaException):
-    "A Kafka client's call that did not return by its deadline: the client is left to the thread that is in it."
-
-
-def by_deadline(call: Callable[[], T], timeout_s: float, what: str) -> T:
-    """`call()`'s result or error, on a thread of its own; `StuckClient` once `timeout_s` has passed without one (the
-    call goes on in its thread: whoever made it must not use its client again)."""
-    done, outcome = threading.Event(), {}
-
-    def run():
-        try:
-            outcome["value"] = call()
-        except BaseException as e:  # the caller's, to raise on its own thread
-            outcome["error"] = e
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name=what, daemon=True).start()
-    if not done.wait(timeout_s):
-        raise StuckClient(KafkaError(KafkaError._TIMED_OUT, f"{what} did not return in {timeout_s:.0f} s"))
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
 
 
 # %% ../../nbs/51_dead_letters.ipynb #d1e7a002
 class DeadLetterQueue:
-    """The participant's dead-letter topic: an instant's letters delivered at once, each sent so that it fits. With
-    `dead_letter_exactly_once`, the letters of each data partition in one Kafka transaction, of that partition's own
+    """The participant's dead-letter topic with `dead_letter_exactly_once`: an instant's letters delivered at once, each
+    sent so that it fits, the letters of each data partition in one Kafka transaction, of that partition's own
     transactional id, with where its letters stand (an offset of the consumer group `dead_letter_group`, the refused
     records' offsets in its metadata): read committed, a letter is there with its partition's others of the instant,
     or not at all, and `lettered` says which records' letters are there."""
 
     def __init__(
         self,
-        producer,
         topic: str,
         participant_id: str,
         max_bytes: int,
+        new_producer: Callable[[tuple[str, int], bool], Any],
         table: str = "",
         positions=None,
-        new_producer: Callable[[tuple[str, int], bool], Any] | None = None,
         group: str = "",
         new_positions: Callable[[], Any] | None = None,
     ):
-        self.producer, self.topic, self.participant_id, self.max_bytes, self.table = (
-            producer,
-            topic,
-            participant_id,
-            max_bytes,
-            table,
-        )
-        # a consumer of the letters' group, never subscribed, and another once `let_go` closed it (none: at least once)
+        self.topic, self.participant_id, self.max_bytes, self.table = topic, participant_id, max_bytes, table
+        # a consumer of the letters' group, never subscribed, and another once `let_go` closed it
         self.positions, self.group, self.new_positions = positions, group, new_positions
-        self.exactly_once = positions is not None or new_positions is not None
         # a data partition's transactional producer (one letter per batch, or batched), made as the partition's letters
         # are asked for, to replace one that failed
         self.new_producer = new_producer
@@ -119,21 +68,17 @@ class DeadLetterQueue:
         self.one_by_one = False
         # the size of the smallest letter the topic refused, less one: larger ones go without values
         self.limit: int | None = None
-        self.failed = 0
         self.refused: list[int] = []  # letters of the transaction under way that the topic refused as too large
 
     @classmethod
-    def for_config(cls, config: SinkConfig, participant_id: str) -> DeadLetterQueue:
+    def for_config(cls, config: SinkConfig, participant_id: str) -> DeadLetterQueue | AtLeastOnceLetters:
+        "The table's dead letters as its settings ask: in transactions (`dead_letter_exactly_once`) or at least once."
         settings = client_settings(config, **{"acks": "all", "linger.ms": 5})
         # the broker judges each letter alone: one too large takes no other down
         alone = {**settings, "batch.num.messages": 1}
         if not config.dead_letter_exactly_once:
-            return cls(
-                Producer(alone),
-                config.dead_letters,
-                participant_id,
-                config.dead_letter_max_bytes,
-                table=config.table_name,
+            return AtLeastOnceLetters(
+                Producer(alone), config.dead_letters, participant_id, config.dead_letter_max_bytes, config.table_name
             )
 
         # one transactional.id per data partition of the table, whichever process reads it (a role_id or none): the
@@ -152,12 +97,11 @@ class DeadLetterQueue:
             return Consumer(consumer_settings(config, config.dead_letter_group, **{"client.id": participant_id}))
 
         return cls(
-            None,
             config.dead_letters,
             participant_id,
             config.dead_letter_max_bytes,
+            transactional,
             table=config.table_name,
-            new_producer=transactional,
             group=config.dead_letter_group,
             new_positions=new_positions,
         )
@@ -165,8 +109,7 @@ class DeadLetterQueue:
     def let_go(self):
         """Close the producers and the consumer until the next letters: a partition's next delivery registers its id
         again, and a table that letters nothing holds no Kafka client (a table host's hundreds of tables)."""
-        if self.new_producer is not None:  # each ended its transaction: nothing left to send
-            self.producers, self.registered = {}, set()
+        self.producers, self.registered = {}, set()  # each ended its transaction: nothing left to send
         if self.positions is not None and self.new_positions is not None:
             self.positions.close()
             self.positions = None
@@ -175,8 +118,6 @@ class DeadLetterQueue:
         """Register the transactional id of each partition not registered yet: it ends the transaction an earlier reader
         of the partition left open, and fences that reader, so that the letters it could still send fail. Asked before
         where the letters stand: no letter of another can then land after the answer."""
-        if self.new_producer is None:
-            return
         for tp in partitions:
             if tp in self.registered:
                 continue
@@ -204,7 +145,7 @@ class DeadLetterQueue:
         """Where the letters of each partition stand (`Lettered`), once this queue has registered each one's
         transactional id (`_register`). A group coordinator that is moving or still loading (a broker restarted, a
         group asked for the first time) is asked again within `timeout_s`."""
-        if not self.exactly_once or not partitions:
+        if not partitions:
             return {}
         deadline = clock() + timeout_s
         self._register(partitions, deadline, clock)
@@ -241,13 +182,9 @@ class DeadLetterQueue:
         }
 
     def deliver(self, letters: list[DeadLetter], ends: dict[tuple[str, int], Lettered], timeout_s: float) -> int:
-        """Deliver `letters` (with transactions: each partition's with where its letters stand now, `ends`); how many
-        were not delivered."""
+        """Deliver `letters`, each partition's in a transaction with where its letters stand now (`ends`); how many were
+        not delivered."""
         messages = [dead_letter_message(letter, self.participant_id, self.max_bytes, self.table) for letter in letters]
-        if not self.exactly_once:
-            for key, value, headers in messages:
-                self._produce(key, value, headers)
-            return self.flush(timeout_s)
         deadline = time.monotonic() + timeout_s
         try:
             return sum(
@@ -304,12 +241,12 @@ class DeadLetterQueue:
             )
             self.one_by_one = True
         elif self.refused:  # too large alone: larger letters than this one go without their values, from now on
-            self.limit = min(self.limit or self.max_bytes * 4, min(_size(*messages[i]) for i in self.refused) - 1)
+            self.limit = min(self.limit or self.max_bytes * 4, min(letter_size(*messages[i]) for i in self.refused) - 1)
         return len(messages)
 
     def _fitting(self, message: tuple) -> tuple:
         "The letter, or its headers only if it is larger than a letter the topic refused."
-        return _headers_only(*message) if self.limit is not None and _size(*message) > self.limit else message
+        return headers_only(*message) if self.limit is not None and letter_size(*message) > self.limit else message
 
     def _in_transaction(self, tp: tuple[str, int], producer, messages: list, stands: Lettered, timeout_s: float) -> int:
         """Partition `tp`'s letters and where they stand in one transaction of `producer`, on a thread `by_deadline` may
@@ -398,151 +335,8 @@ class DeadLetterQueue:
         self.producers.pop(tp, None)
         self.registered.discard(tp)
 
-    def _produce(self, key, value, headers):
-        # reports do not carry the headers
-        def delivered(error, message):
-            return self._delivered(error, key, value, headers)
-
-        try:
-            self.producer.produce(self.topic, key=key, value=value, headers=headers, on_delivery=delivered)
-        except KafkaException as e:
-            if e.args[0].code() != KafkaError.MSG_SIZE_TOO_LARGE or value is None:
-                raise
-            self._without_value(key, value, headers, e.args[0])
-        except BufferError:
-            self.producer.poll(1)
-            self._produce(key, value, headers)  # queue full: let deliveries drain, then retry
-
-    def _delivered(self, error, key, value, headers):
-        if error is None:
-            return
-        if error.code() == KafkaError.MSG_SIZE_TOO_LARGE and value is not None:
-            return self._without_value(key, value, headers, error)
-        self.failed += 1
-        log.error(
-            "dead letter for offset %s not delivered to %s: %s",
-            dict(headers).get("hudi_kafka_nb.source.offset"),
-            self.topic,
-            error,
-        )
-
-    def _without_value(self, key, value, headers, error):
-        log.warning(
-            "dead-letter topic %s refused a %d-byte letter (%s); sending its headers only",
-            self.topic,
-            len(value),
-            error,
-        )
-        self._produce(*_headers_only(key, value, headers))
-
-    def flush(self, timeout_s: float) -> int:
-        """Wait for every letter sent without a transaction; the number not delivered (still queued or refused) since
-        the last flush."""
-        left = self.producer.flush(timeout_s) if self.producer is not None else 0
-        failed, self.failed = self.failed, 0
-        return left + failed
-
     def close(self):
-        for producer in [self.producer, *self.producers.values()]:
-            if producer is not None:
-                producer.flush(10)
+        for producer in self.producers.values():
+            producer.flush(10)
         if self.positions is not None:
             self.positions.close()
-
-
-# Kafka keeps at most offset.metadata.max.bytes (4,096 by default) of metadata with an offset
-REFUSED_TEXT_MAX = 4000
-
-
-def refused_text(offsets: frozenset[int], room: int = REFUSED_TEXT_MAX) -> str:
-    """The offsets of refused records as a position's metadata, in runs (`refused=3,5-7`): the latest runs that fit in
-    `room` characters."""
-    runs: list[list[int]] = []
-    for offset in sorted(offsets):
-        if runs and offset == runs[-1][1] + 1:
-            runs[-1][1] = offset
-        else:
-            runs.append([offset, offset])
-    kept, size = [], len("refused=")
-    for first, last in reversed(runs):
-        run = str(first) if first == last else f"{first}-{last}"
-        if size + len(run) + 1 > room:
-            break
-        kept.append(run)
-        size += len(run) + 1
-    return "refused=" + ",".join(reversed(kept)) if kept else ""
-
-
-def refused_offsets(text: str | None) -> frozenset[int]:
-    "The offsets `refused_text` wrote; none from a position of no metadata (or another's)."
-    if not text or not text.startswith("refused="):
-        return frozenset()
-    offsets: set[int] = set()
-    for run in text.removeprefix("refused=").split(","):
-        first, _, last = run.partition("-")
-        if first.isdigit() and (last.isdigit() or not last):
-            offsets.update(range(int(first), int(last or first) + 1))
-    return frozenset(offsets)
-
-
-def _size(key, value, headers) -> int:
-    return len(key or b"") + len(value or b"") + sum(len(k) + len(v) for k, v in headers)
-
-
-def _headers_only(key, value, headers):
-    """A letter without its value, for a topic that refused it as too large: the headers still say where the record is
-    and why."""
-    headers = [h for h in headers if h[0] != "hudi_kafka_nb.value.truncated"] + [
-        ("hudi_kafka_nb.value.truncated", b"value left out: too large for the topic")
-    ]
-    return key[:1024] if key else key, None, headers
-
-
-# %% ../../nbs/51_dead_letters.ipynb #64f8005d
-def read_dead_letters(
-    bootstrap_servers: str,
-    topic: str,
-    expected: int | None = None,
-    timeout_s: float = 30,
-    settings: dict[str, str] | None = None,
-) -> list[tuple[dict[str, str], bytes | None]]:
-    """The letters of dead-letter `topic` as (headers, value), read committed: until at least `expected` came or
-    `timeout_s` passed, or (`expected=None`) to the topic's end, a `TimeoutError` if it is not reached in time. A topic
-    that does not exist holds no letter."""
-
-    def _header_texts(headers) -> dict[str, str]:
-        pairs = headers.items() if isinstance(headers, dict) else headers
-        return {k: v.decode() if isinstance(v, bytes) else str(v) for k, v in pairs}
-
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap_servers,
-            "group.id": f"read-{topic}-{uuid.uuid4().hex[:6]}",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-            "enable.partition.eof": True,
-            **(settings or {}),
-        }
-    )
-    letters: list[tuple[dict[str, str], bytes | None]] = []
-    end = 0  # with `expected=None`: the topic's end, read as the loop starts
-    try:
-        if expected is None:
-            try:
-                _, end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-            except KafkaException:
-                return letters  # no such topic: no letter was ever sent
-        consumer.assign([TopicPartition(topic, 0, 0)])
-        deadline, at_end = time.monotonic() + timeout_s, expected is None and end == 0
-        while not at_end and (expected is None or len(letters) < expected) and time.monotonic() < deadline:
-            for m in consumer.consume(500, timeout=0.5):
-                error = m.error()
-                if error is None:
-                    letters.append((_header_texts(m.headers() or []), m.value()))
-                elif expected is None and error.code() == KafkaError._PARTITION_EOF:
-                    at_end = True
-    finally:
-        consumer.close()
-    if expected is None and not at_end:
-        raise TimeoutError(f"could not read the dead-letter topic {topic} to its end in {timeout_s:.0f}s")
-    return letters

@@ -12,7 +12,7 @@ import msgspec
 
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.messages import PartitionProgress, PartitionStart, WriteStatus
-from hudi_kafka_nb.formats.records import schema_misfit, widen_value_schema
+from hudi_kafka_nb.formats.widening import schema_misfit, widen_value_schema
 
 # %% auto #0
 __all__ = [

@@ -9,13 +9,12 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import msgspec
 
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.messages import (
-    Checkpoint,
     ControlEvent,
     Heartbeat,
     Park,
@@ -24,20 +23,7 @@ from hudi_kafka_nb.core.messages import (
     WriteStatus,
     transition_line,
 )
-from hudi_kafka_nb.core.ports import (
-    Broker,
-    Channel,
-    Clock,
-    CommitConflict,
-    CrashHook,
-    Fenced,
-    Observe,
-    RecordsFailed,
-    Table,
-    WriteFailed,
-    no_crash,
-)
-from hudi_kafka_nb.formats.records import widen_value_schema
+from hudi_kafka_nb.core.ports import Broker, Channel, Clock, CrashHook, Fenced, Observe, Table, no_crash
 from hudi_kafka_nb.protocol.closing import InstantCloser
 from hudi_kafka_nb.protocol.commit_state import (
     AfterInterval,
@@ -45,30 +31,24 @@ from hudi_kafka_nb.protocol.commit_state import (
     CoordinatorState,
     Due,
     OpenInstant,
-    Outcome,
-    Verdict,
     after_interval,
     due_now,
     start_offsets,
-    verdict,
 )
+from hudi_kafka_nb.protocol.instant_ending import InstantEnding
 from hudi_kafka_nb.protocol.opening import InstantOpener
 from hudi_kafka_nb.protocol.progress import IdleReports, partition_status, worth_ending
 from hudi_kafka_nb.protocol.recovery import resume_point
 from hudi_kafka_nb.protocol.roster import Roster
 
 # %% auto #0
-__all__ = ["log", "WRITE_FAILURES_BEFORE_STOP", "MAX_COLLECT_DOUBLINGS", "LISTEN_S", "Coordinator"]
+__all__ = ["log", "LISTEN_S", "Coordinator"]
 
 # %% ../../nbs/26_coordinator.ipynb #ffc472dc
 log = logging.getLogger(__name__)
 
+
 # %% ../../nbs/26_coordinator.ipynb #8ab2db7d
-WRITE_FAILURES_BEFORE_STOP = 3
-# after write timeouts in a row, END_COMMIT waits up to 2**4 times write_timeout_s for the WRITE_STATUS
-MAX_COLLECT_DOUBLINGS = 4
-
-
 def _partition(start: PartitionStart) -> tuple[str, int]:
     return start.topic, start.partition
 
@@ -77,7 +57,7 @@ def _partition(start: PartitionStart) -> tuple[str, int]:
 LISTEN_S = 0.5
 
 
-class Coordinator:
+class Coordinator(InstantEnding):
     "The coordinator role: drive START_COMMIT → END_COMMIT → WRITE_STATUS → commit → ACK_COMMIT."
 
     def __init__(
@@ -119,17 +99,6 @@ class Coordinator:
             partitions=len(self.opener.partitions),
         )
         self._transition(CoordinatorState.WAITING)
-
-    @property
-    def instant(self) -> str | None:
-        return self.open.instant if self.open else None
-
-    @property
-    def opened(self) -> OpenInstant:
-        "The open instant, in the states that have one (WRITING, COLLECTING, and the commit between them and WAITING)."
-        if self.open is None:
-            raise RuntimeError(f"coordinator {self.id} has no open instant")
-        return self.open
 
     def _say(self, event: str, level: int = logging.INFO, **fields):
         "One protocol line of this coordinator's (`transition_line`) in its log."
@@ -263,11 +232,6 @@ class Coordinator:
         if self.state is CoordinatorState.COLLECTING:
             self.try_commit()
 
-    def _participant_failed(self, participant: str, reason: str):
-        if self.roster.health.failed(participant, reason):
-            why, seconds = reason.replace(" ", "_")[:300], self.config.participant_quarantine_s
-            self._say("PARTICIPANT_QUARANTINED", logging.WARNING, participant=participant, seconds=seconds, reason=why)
-
     def park(self, now: float, starts: list[PartitionStart]):
         """Nothing new for `park_after_s`: roll the empty open instant back (if one is open), tell the participants
         where each partition goes on (`starts`, in PARK), and stop. The table host starts the table again once a record
@@ -306,149 +270,12 @@ class Coordinator:
         self.idle.opened()
         self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
 
-    def collect_s(self) -> float:
-        """How long END_COMMIT waits for every WRITE_STATUS: `write_timeout_s`, doubled after each write timeout since
-        the last commit, up to 2**`MAX_COLLECT_DOUBLINGS` times."""
-        return self.config.write_timeout_s * 2 ** min(self.late_in_a_row, MAX_COLLECT_DOUBLINGS)
-
-    def on_write_timeout(self, now: float):
-        """Roll back an instant whose WRITE_STATUS did not all come in time, and give the next one longer (`collect_s`):
-        the next instant carries the same records again, so writes slower than the timeout (a loaded machine, a slow
-        store, Spark's first writes) would be rolled back forever. A participant that says it waits for a service (the
-        registry, the dead-letter topic) is neither failing nor slow. Stragglers (others delivered) count a failure
-        each towards quarantine; when none delivered, the sink as a whole is slow, and none is blamed."""
-        missing, allowed = self.opened.missing(), self.opened.collect_until - (self.opened.ended_at or now)
-        timed_out = f"no WRITE_STATUS within {allowed:.0f} s (write_timeout_s={self.config.write_timeout_s})"
-        slow = [p for p in missing if p not in self.roster.waiting]
-        self.late_in_a_row += bool(slow)
-        if self.opened.statuses:
-            for participant in slow:
-                self._participant_failed(participant, timed_out)
-        elif slow:
-            log.warning(
-                "coordinator %s: no participant of instant %s wrote within %.0f s: the writes are slower than "
-                "write_timeout_s=%s, not one participant; none is quarantined, and the next instant waits %.0f s "
-                "(raise write_timeout_s if this goes on)",
-                self.id,
-                self.opened.instant,
-                allowed,
-                self.config.write_timeout_s,
-                self.collect_s(),
-            )
-        self.abort(f"write timeout: {timed_out} from {missing}", cause="write_timeout")
-
     def end_instant(self, **fields):
         self.closer.end(self.opened)
         now = self.clock()
         self.open = msgspec.structs.replace(self.opened, ended_at=now, collect_until=now + self.collect_s())
         self._transition(CoordinatorState.COLLECTING, **fields)
         self.try_commit()
-
-    def try_commit(self):
-        "Do what the verdict on the open instant says."
-        decided = verdict(self.opened, self.config, self.table.hudi_version)
-        if decided.outcome is Outcome.NOT_READY:
-            return  # wait for the rest
-        for participant in decided.blame:
-            self._participant_failed(participant, decided.blame_reason)
-        if decided.outcome in (Outcome.INVALID, Outcome.ABORT):
-            return self.abort(decided.reason, cause=f"{decided.outcome.name.lower()}_write_status")
-        self._add_fields(decided.value_schema)
-        if decided.outcome is Outcome.EMPTY:
-            return self.on_empty()
-        self.commit(decided)
-
-    def commit(self, decided: Verdict):
-        """Commit the open instant: its checkpoint, the table's decision and Hudi's commit (`table.commit`), then
-        ACK_COMMIT."""
-        checkpoint = Checkpoint(
-            epoch=self.epoch, coordinator_id=self.id, partitions=decided.progress, value_schema=self.value_schema
-        )
-        next_offsets = {**self.committed, **checkpoint.next_offsets()}
-        following = self.opener.open_early(self.opened, next_offsets, self.value_schema)
-        if following:
-            self.idle.opened()
-        try:
-            self.closer.commit(self.opened, checkpoint)
-        except CommitConflict as e:
-            return self.on_conflict(e, following)
-        except WriteFailed as e:
-            return self.on_write_failed(e, following)
-        self.on_committed(checkpoint, following)
-
-    def _add_fields(self, value_schema: dict[str, str]):
-        """Write the next instants with these fields, wider than before if participants met new ones (recorded in every
-        later checkpoint)."""
-        if value_schema == self.value_schema:
-            return
-        added = ",".join(f"{k}:{v}" for k, v in value_schema.items() if k not in self.value_schema)
-        widened = ",".join(
-            f"{k}:{self.value_schema[k]}->{v}" for k, v in value_schema.items() if self.value_schema.get(k, v) != v
-        )
-        self._say("FIELDS_ADDED", instant=self.instant, fields=added, widened=widened)
-        self.value_schema = value_schema
-
-    def on_empty(self):
-        "Every partition ended where it started (nothing read, or held for new fields): nothing to commit."
-        self.counts["empty"] += 1
-        self.closer.roll_back([self.opened.instant], self.epoch, reason="no new records")
-        self._next(empty=True)
-
-    def on_conflict(self, error: CommitConflict, following: OpenInstant | None = None):
-        """The table moved on under the instant: roll it back (and the one `following` it) and resume from the table's
-        offsets."""
-        log.warning("coordinator %s: %s; resuming from the table's offsets", self.id, error)
-        self.abort(f"commit conflict: {error}", cause="commit_conflict", following=following)
-        self.last_committed_instant, self.committed, fields = resume_point(self.table, self.config, self.id)
-        self.value_schema = widen_value_schema(fields, [self.value_schema])
-
-    def on_write_failed(self, error: WriteFailed, following: OpenInstant | None = None):
-        """Hudi could not write the records: roll back (with the instant `following`) and retry; the same failure three
-        times in a row stops the coordinator."""
-        self.counts["write_failures"] += 1
-        log.error("coordinator %s could not write instant %s: %s", self.id, self.opened.instant, error)
-        # records Hudi named, all of them: the participants dead-letter them with Hudi's reason as they read them again,
-        # and the next instant commits the rest; records it could not name make the next instant fail the same way (and
-        # stop us)
-        named = error.failed if isinstance(error, RecordsFailed) and len(error.failed) == error.total else []
-        reason = f"Hudi could not write records of the instant: {error}"
-        self.abort(reason, cause="write_failed", failed_records=named, following=following)
-        if self.counts["write_failures"] >= WRITE_FAILURES_BEFORE_STOP:
-            # the next instant would fail the same way: stop rather than loop, naming the cause
-            failures = self.counts["write_failures"]
-            log.error("coordinator %s stops: %d writes in a row failed, the last with %s", self.id, failures, error)
-            self.failure = f"{failures} writes in a row failed, the last with: {error}"
-            self._transition(CoordinatorState.STOPPED, reason="write_failed_repeatedly")
-
-    def on_committed(self, checkpoint: Checkpoint, following: OpenInstant | None = None):
-        self.counts["write_failures"] = 0
-        self.late_in_a_row = 0
-        self.committed.update(checkpoint.next_offsets())
-        self.last_committed_instant = self.opened.instant
-        self.counts["commits"] += 1
-        for participant in self.opened.statuses:
-            self.roster.health.succeeded(participant)
-        self.closer.acknowledge(self.opened)
-        records = sum(p.records_written for p in checkpoint.partitions)
-        self._next(carried_on_from=self.opened, following=following, committed=self.opened.instant, records=records)
-
-    def abort(self, reason: str, cause: str, failed_records: Sequence = (), following: OpenInstant | None = None):
-        """Roll the instant back with Hudi (the instant opened early `following` it first: it starts where this one
-        ends), tell the participants (and which records Hudi could not write), start the next one."""
-        self.counts["aborts"] += 1
-        instants = ([following.instant] if following else []) + [self.opened.instant]
-        self.closer.roll_back(instants, self.epoch, reason, failed_records)
-        self._next(aborted=self.opened.instant, cause=cause, reason=reason.replace(" ", "_"))
-
-    def _next(self, carried_on_from: OpenInstant | None = None, following: OpenInstant | None = None, **outcome):
-        """Back to WAITING: the next step reads the heartbeats that queued up during the commit, then starts the next
-        instant, which may carry on from `carried_on_from` (a commit: an abort or an empty instant drops what
-        participants read ahead); or, if the next instant opened early (`following`), on to WRITING it."""
-        self.last_committed = carried_on_from
-        self._transition(CoordinatorState.WAITING, **outcome)
-        self.open = following
-        if following:
-            self._transition(CoordinatorState.WRITING, participants=",".join(following.assignment))
 
     def status(self) -> dict:
         "The coordinator's state for observers: state, last commit, committed and end offsets, lag, counters."

@@ -11,9 +11,9 @@ import pyarrow as pa
 
 from hudi_kafka_nb.config.setting_values import ConfigError
 from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
 from hudi_kafka_nb.core.messages import FailedRecord
 from hudi_kafka_nb.core.ports import DeadLetters
-from hudi_kafka_nb.formats.records import DeadLetter, RawRecord
 from hudi_kafka_nb.protocol.participant_state import ParticipantInstant, lettered_after, letters_due, set_aside_failed
 
 # %% auto #0

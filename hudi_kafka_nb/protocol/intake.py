@@ -10,8 +10,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.core.ports import DataSource
-from hudi_kafka_nb.formats.records import Decode, Decoded, RawRecord, ServiceUnavailable, wider_type
+from hudi_kafka_nb.formats.records import Decode, Decoded, ServiceUnavailable
+from hudi_kafka_nb.formats.widening import wider_type
 from hudi_kafka_nb.protocol.delivery import LetterDelivery
 from hudi_kafka_nb.protocol.heartbeats import SERVICE_RETRY_S, Heartbeats
 from hudi_kafka_nb.protocol.participant_state import (

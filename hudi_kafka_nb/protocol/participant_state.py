@@ -13,8 +13,8 @@ import msgspec
 import pyarrow as pa
 
 from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered, RawRecord
 from hudi_kafka_nb.core.messages import PartitionProgress, PartitionStart, StartCommit, WriteStatus
-from hudi_kafka_nb.formats.records import DeadLetter, Lettered, RawRecord
 
 # %% auto #0
 __all__ = [

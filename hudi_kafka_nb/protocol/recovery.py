@@ -11,7 +11,7 @@ from hudi_kafka_nb.config.setting_values import arrow_type
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.messages import Checkpoint
 from hudi_kafka_nb.core.ports import Table
-from hudi_kafka_nb.formats.records import common_type
+from hudi_kafka_nb.formats.widening import common_type
 
 # %% auto #0
 __all__ = ["log", "table_value_schema", "table_fields", "resume_point"]

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, push_to_gateway, start_http_server
 
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered
 from hudi_kafka_nb.core.ports import Clock, DeadLetters
-from hudi_kafka_nb.formats.records import DeadLetter, Lettered
 
 log = logging.getLogger(__name__)
 SECONDS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)  # from a quick local commit to a slow store's

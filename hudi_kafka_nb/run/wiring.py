@@ -34,17 +34,8 @@ from hudi_kafka_nb.formats.schema_registry import (
     registry_value_schema,
     value_subject,
 )
-from hudi_kafka_nb.kafka.clients import (
-    CONTROL_PRODUCERS,
-    BrokerView,
-    ControlChannel,
-    ControlClients,
-    DataClients,
-    KafkaSource,
-    RouteValues,
-    SharedSource,
-    end_offsets_by_table,
-)
+from hudi_kafka_nb.kafka.broker_view import BrokerView, RouteValues, end_offsets_by_table
+from hudi_kafka_nb.kafka.control import CONTROL_PRODUCERS, ControlChannel, ControlClients
 from hudi_kafka_nb.kafka.dead_letters import DeadLetterQueue
 from hudi_kafka_nb.kafka.preflight import (
     SinkAdmin,
@@ -54,6 +45,8 @@ from hudi_kafka_nb.kafka.preflight import (
     matching_topics,
     preflight,
 )
+from hudi_kafka_nb.kafka.shared_source import DataClients, SharedSource
+from hudi_kafka_nb.kafka.source import KafkaSource
 from hudi_kafka_nb.protocol.coordinator import Coordinator
 from hudi_kafka_nb.protocol.participant import Participant
 from hudi_kafka_nb.protocol.table_services import TableServices
