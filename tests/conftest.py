@@ -21,10 +21,10 @@ SESSION = uuid.uuid4().hex[:12]
 SESSION_BROKERS = []
 
 # Every Spark the suites start (roles and readers) lives seconds to minutes: the JIT compiler's first tier only halves
-# the CPU each one burns compiling, and compiled code changes no behaviour (43_spark, "Spark with Hudi's bundle").
+# the CPU each one burns compiling, and compiled code changes no behaviour (table.spark, "Spark with Hudi's bundle").
 os.environ.setdefault("HUDI_KAFKA_NB_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 # Four workers on two cores, and a machine whose pace alone varies twofold: every wait for what will come (a commit, a
-# role's line) allows three times its stated time before it calls the run hung (71_servers, `patient`).
+# role's line) allows three times its stated time before it calls the run hung (dev.servers, `patient`).
 os.environ.setdefault("HUDI_KAFKA_NB_PATIENCE", "3")
 
 

@@ -94,9 +94,9 @@ def test_two_participants_upsert_the_same_buckets_into_one_instant_and_each_key_
 def test_the_next_instant_written_while_the_last_commits_and_compacts_keeps_its_log_files_on_the_compacted_slice(
     tmp_path, spark
 ):
-    """The coordinator opens the next instant before it commits the last (`20_commit_state`, "opens early"); here the
-    last one's commit also compacts every file group, while the next instant's log files are already written into them.
-    Hudi places a log file by when its instant completes: after the compaction, so on the compacted base file."""
+    """The coordinator opens the next instant before it commits the last (`protocol.commit_state`, "opens early"); here
+    the last one's commit also compacts every file group, while the next instant's log files are already written into
+    them. Hudi places a log file by when its instant completes: after the compaction, so on the compacted base file."""
     config = load_config(
         bootstrap_servers="127.0.0.1:1",
         topics=["orders"],
@@ -150,7 +150,7 @@ def test_the_next_instant_written_while_the_last_commits_and_compacts_keeps_its_
 
 def test_an_instant_whose_write_statuses_name_one_file_twice_is_not_committed(tmp_path, spark):
     """Two writes of one file name mean the second replaced the first: its records count as not written (see
-    46_committer)."""
+    table.committer)."""
     import pytest
 
     from hudi_kafka_nb.core.ports import RecordsFailed

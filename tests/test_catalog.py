@@ -1,5 +1,5 @@
-"""The tables the sink writes, found by name in a real Hive Metastore (`55_meta_sync`): kept in step commit by commit,
-through a widening, a partition born mid-stream and the metastore killed."""
+"""The tables the sink writes, found by name in a real Hive Metastore (`table.meta_sync`): kept in step commit by
+commit, through a widening, a partition born mid-stream and the metastore killed."""
 
 import re
 

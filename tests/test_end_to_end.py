@@ -39,7 +39,7 @@ def test_two_participants_exactly_once_through_papermill_jobs(broker, sink_param
             ends.update(burst_ends)
             wait_until_committed(table_path, ends, roles, timeout_s=120)
 
-        # what Prometheus reads from the running roles (53_metrics); lag once the status after the last commit is out
+        # what Prometheus reads from the running roles (run.metrics); lag once the status after the last commit is out
         def lag():
             return [v for (name, _), v in scrape(ports["coordinator"]).items() if name == "hudi_kafka_nb_consumer_lag"]
 

@@ -147,7 +147,7 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
     the S3 server SIGKILLed mid-transaction and restarted, the S3 server hung for 30 s), each asserted from the roles'
     own log lines, then the exactly-once verdict read from S3. One stack for all of them: each starts from the state the
     last one left, as in production, and a stack costs ~30 s to start. The suites' only run of the first three phases
-    end to end (the fence exclusive creation on a local disk and the zombie: `40_storage`, `27_fencing`)."""
+    end to end (the fence exclusive creation on a local disk and the zombie: `table.storage`, `table.fencing`)."""
     with EmbeddedBroker(tmp_path / "broker") as broker:
         s = LocalStack(
             tmp_path / "stack",
@@ -211,7 +211,7 @@ def test_exactly_once_on_s3_through_two_coordinators_a_zombie_a_lost_participant
 def test_a_table_on_s3_that_cleans_with_every_commit_leaves_no_connection_to_the_store_behind(tmp_path, s3, broker):
     """Once a table cleans, Hudi's clean planner lists partitions from the metadata table with each commit, reading
     HFile blocks of its log files through inline streams that Hudi 1.2.0 never closed, each holding one of S3A's 96
-    pooled connections until the pool ran dry and every request of the coordinator timed out (`43_spark`: our fix).
+    pooled connections until the pool ran dry and every request of the coordinator timed out (`table.spark`: our fix).
     Eight commits, each cleaned after: the coordinator's JVM holds a handful of connections, and its table services
     never failed."""
     s = LocalStack(

@@ -61,7 +61,8 @@ class Writer:
     def use_value_schema(self, schema): pass
 
 config = load_config(
-    bootstrap_servers="x:1", topics="t", table_path="/t", table_name="t", value_schema={"order_id": "string", "amount": "double"}
+    bootstrap_servers="x:1", topics="t", table_path="/t", table_name="t",
+    value_schema={"order_id": "string", "amount": "double"},
 )
 events = []
 sink = Participant(config, Bus(events, "p1"), Source(), Letters(), Writer(), clock=lambda: 0.0, participant_id="p1")

@@ -456,10 +456,10 @@ def test_tables_of_a_host_share_one_consumer_each_reading_its_own_records_from_i
 
 
 def test_tables_routed_over_one_topic_read_it_once_each_getting_its_own_records(broker, sink_config):
-    """`DataClients` with tables routed by a field (`08_routing`): one consumer reads the topic for all of them, each
-    table gets only its own records (and those that say nothing of where they go), from its own offset; positions carry
-    a table past the others' records; a table that starts again behind has the partition read again for it alone; a
-    table whose inbox is full holds back no other, and reads on from where it stopped."""
+    """`DataClients` with tables routed by a field (`formats.routing`): one consumer reads the topic for all of them,
+    each table gets only its own records (and those that say nothing of where they go), from its own offset; positions
+    carry a table past the others' records; a table that starts again behind has the partition read again for it alone;
+    a table whose inbox is full holds back no other, and reads on from where it stopped."""
     from hudi_kafka_nb.config.settings import load_config
     from hudi_kafka_nb.core.messages import PartitionStart
 

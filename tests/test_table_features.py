@@ -31,9 +31,9 @@ def stop_sink_and_wait_for_archival(stack):
     """Stop the coordinator and the participants, then wait for the job to archive.
 
     The job archives nothing newer than the metadata table's last compaction, which the coordinator runs after a commit
-    while nothing else is pending (46_committer); with ten commits or so that may come only with the sink's stop (seen
-    here, 2026-11-24: two minutes of an idle sink and no archival, then archival in the job's first round after the
-    stop; with more commits it archives while the sink runs). The suites always asserted archival after the stop."""
+    while nothing else is pending (table.committer); with ten commits or so that may come only with the sink's stop
+    (seen here, 2026-11-24: two minutes of an idle sink and no archival, then archival in the job's first round after
+    the stop; with more commits it archives while the sink runs). The suites always asserted archival after the stop."""
     for name in [n for n in stack.roles if n != "table-services"]:
         stack.roles[name].stop(timeout_s=30)
     try:
@@ -480,7 +480,7 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
 
 
 def test_local_tables_are_written_by_hadoops_file_system_without_a_chmod_process(tmp_path, spark):
-    """A local Spark writes file: paths through our LocalFileSystemWithoutShell (43_spark), which sets permissions
+    """A local Spark writes file: paths through our LocalFileSystemWithoutShell (table.spark), which sets permissions
     without a `chmod` process: those Hadoop gives a new folder and file (its defaults less its umask), the checksum file
     beside."""
     jvm = spark._jvm
@@ -496,7 +496,7 @@ def test_local_tables_are_written_by_hadoops_file_system_without_a_chmod_process
 
 
 def test_a_local_folder_lists_as_hadoop_lists_it(tmp_path, spark):
-    """Our file system lists a folder with a `stat` an entry (43_spark): each entry's status is Hadoop's own (path,
+    """Our file system lists a folder with a `stat` an entry (table.spark): each entry's status is Hadoop's own (path,
     size, folder or not, time, owner, permission), names that a URI quotes or that hold a colon too."""
     jvm = spark._jvm
     fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI("file:///"), spark._jsc.hadoopConfiguration())

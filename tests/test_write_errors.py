@@ -62,8 +62,8 @@ def test_an_instant_whose_write_statuses_report_failed_records_is_rolled_back_no
 
 def test_cancelling_a_rolled_back_instants_writes_stops_them_and_no_others(tmp_path, spark):
     """A participant cancels Spark's jobs still writing into an instant the coordinator rolled back, so that the next
-    instant's write does not queue behind them (`15_background_writes`): those jobs stop, another instant's run on.
-    Jobs that count for days stand in for Hudi's writes, which a test cannot make last long enough on purpose."""
+    instant's write does not queue behind them (`protocol.background_writes`): those jobs stop, another instant's run
+    on. Jobs that count for days stand in for Hudi's writes, which a test cannot make last long enough on purpose."""
     config = order_ids_config(tmp_path / "t")
     writer, context = HudiWriter(HudiJava(spark, config)), spark.sparkContext
     ended: dict[str, str] = {}

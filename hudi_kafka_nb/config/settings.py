@@ -192,9 +192,9 @@ def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkC
         problem, _, where = str(e).partition(" - at `$.")
         if problem.startswith("Object missing required field"):
             key = problem.split("`")[1]
-            raise ConfigError(f"setting {key!r} is missing (see SinkConfig in nbs/00_config.ipynb)") from None
+            raise ConfigError(f"setting {key!r} is missing (see SinkConfig in nbs/00_sink.ipynb)") from None
         key = where.rstrip("`").split("[")[0].split(".")[0] or "?"
-        raise ConfigError(f"setting {key!r}: {problem} (see SinkConfig in nbs/00_config.ipynb for its type)") from None
+        raise ConfigError(f"setting {key!r}: {problem} (see SinkConfig in nbs/00_sink.ipynb for its type)") from None
     return check_values(_with_change_columns(config))
 
 

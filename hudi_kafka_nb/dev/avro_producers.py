@@ -34,8 +34,8 @@ __all__ = [
 # %% ../../nbs/80_avro_producers.ipynb #8916e92e
 def order_writers(registry_url: str, topic: str, register: tuple = (1, 2), value_format: str = "avro") -> dict:
     """Per schema version, a function writing order `n` as a producer does: confluent-kafka's `AvroSerializer`, its
-    `JSONSerializer` (`value_format="json_schema"`, the orders of `12a_json_schema`) or its `ProtobufSerializer`
-    (`"protobuf"`, those of `12b_protobuf`). Those of the versions in
+    `JSONSerializer` (`value_format="json_schema"`, the orders of `formats.json_schema`) or its `ProtobufSerializer`
+    (`"protobuf"`, those of `formats.protobuf`). Those of the versions in
     `register` have registered their schema now and learned its id, so that, as real producers, they go on writing
     while the registry is away; the others register theirs as they write their first order."""
     from confluent_kafka.schema_registry import SchemaRegistryClient

@@ -67,7 +67,7 @@ class LocalStack:
         core each. `registry`: the orders are Avro (`produce_registry_orders`, two schema versions; JSON with a JSON
         Schema with `value_format="json_schema"`, Protobuf with `"protobuf"`), their schemas in this registry.
         `metastore`: the coordinator syncs the table into this Hive Metastore, database `stack`. `tables=N`: N topics
-        (`<topic>.t0` …) into N tables of one sink (`08_routing`), the orders spread over them.
+        (`<topic>.t0` …) into N tables of one sink (`formats.routing`), the orders spread over them.
         `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`). `bad_every=N`: every
         N-th order is broken on purpose (not JSON or not Avro, or lacking its partition field)."""
         self.workdir = Path(workdir)
@@ -333,7 +333,7 @@ class LocalStack:
 
     def verify(self) -> dict:
         """The verdict on everything the stack produced, read while its broker runs: each table exactly once by Kafka
-        coordinates (or keys), its rows as produced (`83_content`), its dead-letter topic holding each record broken on
+        coordinates (or keys), its rows as produced (`dev.content`), its dead-letter topic holding each record broken on
         purpose once, and no other."""
         # a registry's records as confluent-kafka's own deserializer of their format reads them
         readers = {"avro": avro_values, "json_schema": json_schema_values, "protobuf": protobuf_values}

@@ -128,7 +128,7 @@ def run_demo(
 ) -> bool:
     """Run broker, coordinator and participants locally, stream `records` orders through (`orders`: updates of that
     many, upserted; `cdc`: the Debezium change events of a database of three tables (`SourceTable`s), each mirrored into
-    a table of its own by one sink (`08_routing`); `avro`: Avro orders with their schemas in an embedded schema
+    a table of its own by one sink (`formats.routing`); `avro`: Avro orders with their schemas in an embedded schema
     registry), print the summary. `object_store`: the table in the bucket of an embedded S3 server (MinIO), the roles'
     Spark on a local standalone cluster (master and two workers), as on machines that share no disk. `catalog`: every
     table synced into an embedded Hive Metastore after each commit, then queried there by name."""

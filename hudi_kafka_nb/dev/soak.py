@@ -185,7 +185,7 @@ class Soak:
             "committed": committed,
             **sizes,
             "kills": self.total_kills,
-            # executors' copies of the jars: see 76_spark_cluster
+            # executors' copies of the jars: see dev.spark_cluster
             "spark_folder_mb": folder_bytes(self.cluster.workdir) // 2**20,
         }
 

@@ -219,7 +219,7 @@ def verify_keyed(
     ordering: str = "event_time",
 ) -> dict:
     """Check a keyed (upsert) table: one row per key, each the good record of the greatest `ordering` produced for it,
-    field by field (`83_content`), plus the commit-chain invariants."""
+    field by field (`dev.content`), plus the commit-chain invariants."""
     expected = expected_rows(produced, json_values, key, ordering)
     # every record's coordinates are not in the table any more (it keeps one row per key): count keys, not coordinates;
     # a key whose row is not its latest record's differs in content (`rows_differing`)
@@ -262,7 +262,7 @@ def verify_stream(
 ) -> dict:
     """One table's whole verdict on the records before `ends`: exactly once by Kafka coordinates (`verify_table`), by
     key (`verify_keyed`: `key_field`) or as a mirror of a source table's rows (`verify_mirror`: `mirror`); every good
-    record in it as `decode` reads it (`83_content`); and its dead-letter topic holding each record broken on purpose
+    record in it as `decode` reads it (`dev.content`); and its dead-letter topic holding each record broken on purpose
     once."""
     produced = read_produced(bootstrap_servers, ends)
     if mirror is not None:
