@@ -12,8 +12,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import msgspec
 
@@ -25,7 +24,6 @@ from hudi_kafka_nb.formats.json_schema import JSON_SCHEMA
 from hudi_kafka_nb.formats.protobuf import PROTOBUF
 from hudi_kafka_nb.formats.records import Decode
 from hudi_kafka_nb.formats.registry_records import decode_registry
-from hudi_kafka_nb.formats.routing import families, table_config, table_configs
 from hudi_kafka_nb.formats.schema_registry import (
     AVRO,
     ConfluentRegistry,
@@ -34,24 +32,17 @@ from hudi_kafka_nb.formats.schema_registry import (
     registry_value_schema,
     value_subject,
 )
-from hudi_kafka_nb.kafka.broker_view import BrokerView, RouteValues, end_offsets_by_table
+from hudi_kafka_nb.kafka.broker_view import BrokerView
 from hudi_kafka_nb.kafka.control import CONTROL_PRODUCERS, ControlChannel, ControlClients
 from hudi_kafka_nb.kafka.dead_letters import DeadLetterQueue
-from hudi_kafka_nb.kafka.preflight import (
-    SinkAdmin,
-    admin_client,
-    cluster_topics,
-    data_partitions,
-    matching_topics,
-    preflight,
-)
+from hudi_kafka_nb.kafka.preflight import SinkAdmin, admin_client, matching_topics, preflight
 from hudi_kafka_nb.kafka.shared_source import DataClients, SharedSource
 from hudi_kafka_nb.kafka.source import KafkaSource
 from hudi_kafka_nb.protocol.coordinator import Coordinator
 from hudi_kafka_nb.protocol.participant import Participant
 from hudi_kafka_nb.protocol.table_services import TableServices
 from hudi_kafka_nb.run.metrics import SinkMetrics
-from hudi_kafka_nb.run.table_host import COMMITS_AT_ONCE, TableHost, TakingTurns
+from hudi_kafka_nb.run.table_host import TakingTurns
 from hudi_kafka_nb.table.committer import HudiCommitter
 from hudi_kafka_nb.table.fenced_table import FencedTable
 from hudi_kafka_nb.table.hudi import HudiJava
@@ -68,7 +59,6 @@ from hudi_kafka_nb.table.storage import (
     table_storage,
 )
 from hudi_kafka_nb.table.table_identity import TableError, check_table, check_table_folder, table_properties
-from hudi_kafka_nb.table.timeline import committed_offsets, pending_instants
 from hudi_kafka_nb.table.writer import HudiWriter
 
 log = logging.getLogger(__name__)
@@ -78,8 +68,6 @@ __all__ = [
     "log",
     "TABLE_WAIT_S",
     "ADMIN_CLIENTS",
-    "HOST_MEMORY_MIB",
-    "TABLE_MEMORY_MIB",
     "status_writer",
     "registry_format",
     "with_registry_fields",
@@ -89,9 +77,6 @@ __all__ = [
     "wait_for_table",
     "open_table_services",
     "KafkaClients",
-    "tables_at_rest",
-    "host_spark_memory",
-    "open_table_host",
 ]
 
 
@@ -337,125 +322,3 @@ class KafkaClients:
             self.controls.clear()
             self.data.clear()
             self.admins.clear()
-
-
-# %% ../../nbs/64_wiring.ipynb #9e8a7d27
-def tables_at_rest(tables: dict[str, SinkConfig], admin) -> dict[str, dict[tuple[str, int], int]]:
-    "Those of `tables` that may start parked, with each partition's next offset."
-    parking = {name: table for name, table in tables.items() if table.park_idle_table_s}
-    ends = end_offsets_by_table(parking, admin) if parking else {}
-    resting = {}
-    for name, table in parking.items():
-        storage = storage_of(table)
-        if name not in ends or table_properties(storage) is None or pending_instants(storage):
-            continue
-        if committed_offsets(storage) == ends[name]:
-            resting[name] = ends[name]
-    return resting
-
-
-# %% ../../nbs/64_wiring.ipynb #b7c1d2e4
-# a table host's Spark driver: what a hundred tables need, and what each one more may take
-HOST_MEMORY_MIB, TABLE_MEMORY_MIB = 1024, 4
-
-
-def host_spark_memory(tables: int) -> str | None:
-    "The driver memory of a table host's Spark for `tables` tables; None where `HUDI_KAFKA_NB_SPARK_MEMORY` decides."
-    if os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY"):
-        return None
-    return f"{HOST_MEMORY_MIB + TABLE_MEMORY_MIB * max(0, tables - 100)}m"
-
-
-# %% ../../nbs/64_wiring.ipynb #e954d7f3
-def open_table_host(
-    role: str,
-    config: SinkConfig,
-    role_id: str,
-    crash: CrashHook = no_crash,
-    metrics: SinkMetrics | None = None,
-    watchdog: Callable[[], Any] | None = None,
-) -> TableHost:
-    """`role` for every table of a sink of several tables, in this process and one Spark; `crash`: every coordinator's
-    crash hook (tests); `watchdog`: a new watchdog for each table's loop (`TableHost`)."""
-
-    clients, turns = KafkaClients(role_id), threading.Semaphore(COMMITS_AT_ONCE)
-
-    def open_parking_coordinator(table: SinkConfig, coordinator_id: str, spark=None) -> Coordinator:
-        "A table's coordinator that parks it when idle (`protocol.coordinator`): the host starts it again."
-        return open_coordinator(
-            table,
-            coordinator_id,
-            spark=spark,
-            crash=crash,
-            metrics=metrics,
-            park_after_s=table.park_idle_table_s,
-            clients=clients,
-            turns=turns,
-        )
-
-    def tables_at_start() -> int:
-        "How many tables the sink has now (0 if that cannot be told): its Spark is sized for them."
-        try:
-            return len(table_configs(config, cluster_topics(config, admin), {f: scan() for f, scan in scans.items()}))
-        except Exception as e:
-            log.warning("%s: Spark sized for no table in particular: the tables could not be told: %s", role, e)
-            return 0
-
-    openers: dict[str, Callable[..., Any]] = {
-        "coordinator": open_parking_coordinator,
-        "participant": functools.partial(open_participant, metrics=metrics, clients=clients),
-        "table_services": functools.partial(open_table_services, metrics=metrics),
-    }
-    if role not in openers:
-        raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")
-    open_role, admin = openers[role], clients.admin(config)
-    sessions: list = []
-    lock = threading.Lock()
-
-    def spark(table: SinkConfig):
-        with lock:  # tables start on threads of their own: the first creates the process's Spark
-            if not sessions:
-                sessions.append(
-                    spark_session(
-                        f"{role} {role_id}",
-                        table_path=storage_of(table),
-                        quick_compile=role == "coordinator" and not config.coordinator_writes_rows,
-                        memory=host_spark_memory(tables_at_start()),
-                    )
-                )
-        return sessions[0]
-
-    # each family of tables (a name in `tables` holding {route}): its topics scanned for the values that name its tables
-    scans = {
-        family: RouteValues(
-            table := table_config(config, family, own=own),
-            table.route_field,
-            functools.partial(data_partitions, table, admin),
-            f"{role_id}-{family}",
-        ).start()
-        for family, own in families(config).items()
-    }
-
-    def close_clients():
-        for scan in scans.values():
-            scan.close()
-        clients.close()  # after every table's roles stopped (`TableHost.stop`)
-
-    return TableHost(
-        role,
-        config,
-        lambda table, table_role_id, session: open_role(table, table_role_id, spark=session),
-        lambda: cluster_topics(config, admin),
-        role_id,
-        spark=spark,
-        route_values=lambda: {family: scan() for family, scan in scans.items()},
-        end_offsets=lambda tables: end_offsets_by_table(tables, admin),
-        # table services run on: only the roles of the protocol park
-        at_rest=(lambda tables: tables_at_rest(tables, admin)) if role != "table_services" else lambda tables: {},
-        cleanup=close_clients,
-        watchdog=watchdog,
-        # a table whose coordinator failed says so where its status is read (reading.coordinator_status)
-        report=lambda table, status: (
-            status_writer(storage_of(table), COORDINATOR_STATUS_KEY)(status) if role == "coordinator" else None
-        ),
-    )
