@@ -10,33 +10,10 @@ import logging
 import msgspec
 
 # %% auto #0
-__all__ = [
-    "PROTOCOL_VERSION",
-    "log",
-    "ANY_EVENT",
-    "CHECKPOINT_KEY",
-    "PartitionStart",
-    "FailedRecord",
-    "PartitionProgress",
-    "ControlEvent",
-    "Heartbeat",
-    "StartCommit",
-    "EndCommit",
-    "WriteStatus",
-    "AckCommit",
-    "AbortCommit",
-    "Park",
-    "Hello",
-    "encode_event",
-    "decode_event",
-    "streamer_checkpoint",
-    "connect_sink_offsets",
-    "Checkpoint",
-    "extra_metadata",
-    "read_checkpoint",
-    "latest_checkpoint",
-    "transition_line",
-]
+__all__ = ['PROTOCOL_VERSION', 'log', 'ANY_EVENT', 'CHECKPOINT_KEY', 'PartitionStart', 'FailedRecord', 'PartitionProgress',
+           'ControlEvent', 'Heartbeat', 'StartCommit', 'EndCommit', 'WriteStatus', 'AckCommit', 'AbortCommit', 'Park',
+           'Hello', 'encode_event', 'decode_event', 'streamer_checkpoint', 'connect_sink_offsets', 'Checkpoint',
+           'extra_metadata', 'read_checkpoint', 'latest_checkpoint']
 
 # %% ../../nbs/05_messages.ipynb #f2a54df4
 PROTOCOL_VERSION = 3  # 2: WRITE_STATUS carries Hudi's own write statuses; 3: every event names its table
@@ -78,7 +55,6 @@ class ControlEvent(msgspec.Struct, tag_field="type", kw_only=True, frozen=True):
     sender: str = ""
     # SinkConfig.table_identity: roles ignore events of another table on a shared control topic
     table: str = ""
-
 
 # %% ../../nbs/05_messages.ipynb #411326e0
 class Heartbeat(ControlEvent, tag="HEARTBEAT", frozen=True):
@@ -182,7 +158,6 @@ def decode_event(payload: bytes | None, where: str = "") -> ControlEvent | None:
         return None
     return event
 
-
 # %% ../../nbs/05_messages.ipynb #f784406b
 def streamer_checkpoint(topic: str, next_offsets: dict[int, int]) -> str:
     "Hudi Streamer's `deltastreamer.checkpoint.key` value for one topic."
@@ -192,7 +167,6 @@ def streamer_checkpoint(topic: str, next_offsets: dict[int, int]) -> str:
 def connect_sink_offsets(next_offsets: dict[int, int]) -> str:
     "Hudi Kafka Connect sink's `kafka.commit.offsets` value for one topic."
     return ",".join(f"{p}={o}" for p, o in sorted(next_offsets.items()))
-
 
 # %% ../../nbs/05_messages.ipynb #64678d8b
 CHECKPOINT_KEY = "hudi_kafka_nb.checkpoint"
@@ -242,12 +216,3 @@ def latest_checkpoint(commits: list[dict]) -> tuple[str | None, Checkpoint | Non
         return None, None
     _, instant, checkpoint = max(ours, key=lambda mine: mine[:2])
     return instant, checkpoint
-
-
-# %% ../../nbs/05_messages.ipynb #bd9722c8
-def transition_line(role: str, role_id: str, state: str, **fields) -> str:
-    "One `key=value` log line for a role's state transition."
-    parts = [f"role={role}", f"id={role_id}", f"state={state}"] + [
-        f"{k}={v}" for k, v in fields.items() if v is not None
-    ]
-    return " ".join(parts)

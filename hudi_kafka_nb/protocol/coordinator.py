@@ -13,18 +13,11 @@ from collections.abc import Callable
 
 import msgspec
 
-from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.core.messages import (
-    ControlEvent,
-    Heartbeat,
-    Park,
-    PartitionStart,
-    StartCommit,
-    WriteStatus,
-    transition_line,
-)
-from hudi_kafka_nb.core.ports import Broker, Channel, Clock, CrashHook, Fenced, Observe, Table, no_crash
-from hudi_kafka_nb.protocol.closing import InstantCloser
+from ..config.sink import SinkConfig
+from ..core.messages import ControlEvent, Heartbeat, Park, PartitionStart, StartCommit, WriteStatus
+from ..core.ports import Broker, Channel, Clock, CrashHook, Fenced, Observe, Table, no_crash
+from ..core.voice import RoleVoice
+from .closing import InstantCloser
 from hudi_kafka_nb.protocol.commit_state import (
     AfterInterval,
     CoordinatorSituation,
@@ -35,18 +28,17 @@ from hudi_kafka_nb.protocol.commit_state import (
     due_now,
     start_offsets,
 )
-from hudi_kafka_nb.protocol.instant_ending import InstantEnding
-from hudi_kafka_nb.protocol.opening import InstantOpener
-from hudi_kafka_nb.protocol.progress import IdleReports, partition_status, worth_ending
-from hudi_kafka_nb.protocol.recovery import resume_point
-from hudi_kafka_nb.protocol.roster import Roster
+from .instant_ending import InstantEnding
+from .opening import InstantOpener
+from .progress import IdleReports, partition_status, worth_ending
+from .recovery import resume_point
+from .roster import Roster
 
 # %% auto #0
-__all__ = ["log", "LISTEN_S", "Coordinator"]
+__all__ = ['log', 'LISTEN_S', 'Coordinator']
 
 # %% ../../nbs/34_coordinator.ipynb #ffc472dc
 log = logging.getLogger(__name__)
-
 
 # %% ../../nbs/34_coordinator.ipynb #8ab2db7d
 def _partition(start: PartitionStart) -> tuple[str, int]:
@@ -77,9 +69,10 @@ class Coordinator(InstantEnding):
         # a table host's: park the table after this long with nothing new (0: never, as a sink of one table)
         self.park_after_s = park_after_s
         self.parked: dict[tuple[str, int], int] | None = None  # once parked: where each partition goes on
-        self.clock, self.crash, self.publish_status = clock, crash, publish_status
-        self.observe = observe  # each transition as data (state, fields): the role's metrics
+        self.clock, self.crash = clock, crash
         self.id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
+        # its lines, each transition to `observe` (the role's metrics), its status after each to `publish_status`
+        self.voice = RoleVoice("coordinator", self.id, log, observe, publish_status, self.status)
         self.roster = Roster(config.participant_timeout_s, config.participant_quarantine_s, clock)
         self.open: OpenInstant | None = None  # the instant in the making, as one value (protocol.commit_state)
         self.last_committed: OpenInstant | None = None  # the instant before it, if this coordinator committed it
@@ -89,9 +82,9 @@ class Coordinator(InstantEnding):
         self.idle = IdleReports(self.id, clock)  # an instant held open says so once a minute
         self.epoch = self.table.take_over(self.id)
         self.last_committed_instant, self.committed, self.value_schema = resume_point(table, config, self.id)
-        self.opener = InstantOpener(config, table, channel, broker, self.roster, clock, crash, self._say)
+        self.opener = InstantOpener(config, table, channel, broker, self.roster, clock, crash, self.voice.say)
         self.closer = InstantCloser(table, channel, crash, self.id)
-        self._say(
+        self.voice.say(
             "RECOVERED",
             epoch=self.epoch,
             last_commit=self.last_committed_instant,
@@ -100,19 +93,11 @@ class Coordinator(InstantEnding):
         )
         self._transition(CoordinatorState.WAITING)
 
-    def _say(self, event: str, level: int = logging.INFO, **fields):
-        "One protocol line of this coordinator's (`transition_line`) in its log."
-        log.log(level, transition_line("coordinator", self.id, event, **fields))
-
     def _transition(self, state: CoordinatorState, **fields):
         if state is not getattr(self, "state", None):
             self.state_since = self.clock()  # when the coordinator came into this state
         self.state = state
-        self._say(state.value, instant=self.instant, epoch=self.epoch, **fields)
-        if self.observe:
-            self.observe(state.value, fields)
-        if self.publish_status:
-            self.publish_status(self.status())
+        self.voice.transition(state.value, {"instant": self.instant, "epoch": self.epoch}, **fields)
 
     def step(self):
         try:
@@ -189,8 +174,8 @@ class Coordinator(InstantEnding):
             self.open = msgspec.structs.replace(self.opened, end_at=now + self.config.commit_interval_s)
             if self.idle.due(now):
                 status = self.status()
-                if self.publish_status:
-                    self.publish_status(status)
+                if self.voice.publish:
+                    self.voice.publish(status)
                 self.idle.warn(now, self.opened.instant, status["partitions"])
 
     def run(self, should_stop: Callable[[], bool]):
@@ -204,7 +189,7 @@ class Coordinator(InstantEnding):
     def on_event(self, event: ControlEvent):
         if isinstance(event, Heartbeat):
             if self.roster.heartbeat(event.participant_id, event.waiting_for or ""):
-                self._say("PARTICIPANT_JOINED", participant=event.participant_id)
+                self.voice.say("PARTICIPANT_JOINED", participant=event.participant_id)
             if self.open and event.full_instant == self.open.instant:
                 self.open = self.open.with_full(event.participant_id)
         elif isinstance(event, WriteStatus):
@@ -240,7 +225,7 @@ class Coordinator(InstantEnding):
             self.closer.roll_back([self.open.instant], self.epoch, reason="parked: nothing new")
         self.channel.send(Park(epoch=self.epoch, offsets=starts))
         self.parked = {(s.topic, s.partition): s.offset for s in starts}
-        self._say("PARKED", instant=self.instant, idle_s=round(now - self.state_since), partitions=len(starts))
+        self.voice.say("PARKED", instant=self.instant, idle_s=round(now - self.state_since), partitions=len(starts))
         self.open = None
         self._transition(CoordinatorState.STOPPED, reason="parked")
 

@@ -8,21 +8,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.core.messages import Checkpoint
-from hudi_kafka_nb.core.ports import CommitConflict, RecordsFailed, Table, WriteFailed
-from hudi_kafka_nb.formats.widening import widen_value_schema
-from hudi_kafka_nb.protocol.closing import InstantCloser
-from hudi_kafka_nb.protocol.commit_state import CoordinatorState, OpenInstant, Outcome, Verdict, verdict
-from hudi_kafka_nb.protocol.opening import InstantOpener
-from hudi_kafka_nb.protocol.progress import IdleReports
-from hudi_kafka_nb.protocol.recovery import resume_point
-from hudi_kafka_nb.protocol.roster import Roster
+from ..config.sink import SinkConfig
+from ..core.messages import Checkpoint
+from ..core.ports import CommitConflict, RecordsFailed, Table, WriteFailed
+from ..core.voice import RoleVoice
+from ..formats.widening import widen_value_schema
+from .closing import InstantCloser
+from .commit_state import CoordinatorState, OpenInstant, Outcome, Verdict, verdict
+from .opening import InstantOpener
+from .progress import IdleReports
+from .recovery import resume_point
+from .roster import Roster
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ["log", "WRITE_FAILURES_BEFORE_STOP", "MAX_COLLECT_DOUBLINGS", "InstantEnding"]
+__all__ = ['log', 'WRITE_FAILURES_BEFORE_STOP', 'MAX_COLLECT_DOUBLINGS', 'InstantEnding']
 
 # %% ../../nbs/33_instant_ending.ipynb #4f63a75d
 WRITE_FAILURES_BEFORE_STOP = 3
@@ -51,7 +52,7 @@ class InstantEnding:
     late_in_a_row: int
     failure: str | None
     open: OpenInstant | None
-    _say: Callable[..., None]
+    voice: RoleVoice
     _transition: Callable[..., None]
 
     @property
@@ -68,7 +69,9 @@ class InstantEnding:
     def _participant_failed(self, participant: str, reason: str):
         if self.roster.health.failed(participant, reason):
             why, seconds = reason.replace(" ", "_")[:300], self.config.participant_quarantine_s
-            self._say("PARTICIPANT_QUARANTINED", logging.WARNING, participant=participant, seconds=seconds, reason=why)
+            self.voice.say(
+                "PARTICIPANT_QUARANTINED", logging.WARNING, participant=participant, seconds=seconds, reason=why
+            )
 
     def collect_s(self) -> float:
         """How long END_COMMIT waits for every WRITE_STATUS: `write_timeout_s`, doubled after each write timeout since
@@ -142,7 +145,7 @@ class InstantEnding:
         widened = ",".join(
             f"{k}:{self.value_schema[k]}->{v}" for k, v in value_schema.items() if self.value_schema.get(k, v) != v
         )
-        self._say("FIELDS_ADDED", instant=self.instant, fields=added, widened=widened)
+        self.voice.say("FIELDS_ADDED", instant=self.instant, fields=added, widened=widened)
         self.value_schema = value_schema
 
     def on_empty(self):

@@ -16,33 +16,24 @@ from concurrent.futures import Executor, wait
 import msgspec
 import pyarrow as pa
 
-from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.core.messages import (
-    AbortCommit,
-    AckCommit,
-    ControlEvent,
-    EndCommit,
-    Heartbeat,
-    Park,
-    StartCommit,
-    transition_line,
-)
-from hudi_kafka_nb.core.ports import Channel, Clock, DataSource, DeadLetters, Observe, Writer
-from hudi_kafka_nb.formats.changes import decode_changes, latest_changes
-from hudi_kafka_nb.formats.records import Decode, data_schema, decode_batch
-from hudi_kafka_nb.formats.routing import routed_decoder
-from hudi_kafka_nb.protocol.background_writes import BackgroundWrites
-from hudi_kafka_nb.protocol.delivery import LetterDelivery
-from hudi_kafka_nb.protocol.heartbeats import SERVICE_RETRY_S, Heartbeats
-from hudi_kafka_nb.protocol.intake import InstantReader
-from hudi_kafka_nb.protocol.participant_state import Move, ParticipantInstant, ParticipantState, next_move, situation
+from ..config.sink import SinkConfig
+from ..core.messages import AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, Park, StartCommit
+from ..core.ports import Channel, Clock, DataSource, DeadLetters, Observe, Writer
+from ..core.voice import RoleVoice
+from ..formats.changes import decode_changes, latest_changes
+from ..formats.records import Decode, data_schema, decode_batch
+from ..formats.routing import routed_decoder
+from .background_writes import BackgroundWrites
+from .delivery import LetterDelivery
+from .heartbeats import SERVICE_RETRY_S, Heartbeats
+from .intake import InstantReader
+from .participant_state import Move, ParticipantInstant, ParticipantState, next_move, situation
 
 # %% auto #0
-__all__ = ["log", "Participant"]
+__all__ = ['log', 'Participant']
 
 # %% ../../nbs/26_participant.ipynb #c9a0742b
 log = logging.getLogger(__name__)
-
 
 # %% ../../nbs/26_participant.ipynb #d4b1e2f3
 class Participant:
@@ -63,8 +54,9 @@ class Participant:
         observe: Observe | None = None,
     ):
         self.config, self.channel, self.source, self.writer, self.clock = config, channel, source, writer, clock
-        self.observe = observe  # each transition as data (state, fields): the role's metrics
         self.id = participant_id or f"{socket.gethostname()}-{os.getpid()}"
+        # its lines, and each transition to `observe`: the role's metrics
+        self.voice = RoleVoice("participant", self.id, log, observe)
         self.heartbeats = Heartbeats(self.id, channel, config.heartbeat_interval_s, clock)
         # the dead letters, once each; a service it waits for is back once they are delivered
         self.letters = LetterDelivery(config, dead_letters, delivered=self.heartbeats.back)
@@ -76,7 +68,7 @@ class Participant:
         decode = routed_decoder(decode or (decode_changes if config.mirrors_changes else plain), config)
         self.sleep = sleep  # pauses between tries of a service that is away
         self.reader = InstantReader(
-            self.id, source, decode, self.letters, self.heartbeats, self._say, sleep=lambda s: self.sleep(s)
+            self.id, source, decode, self.letters, self.heartbeats, self.voice.say, sleep=lambda s: self.sleep(s)
         )
         # Hudi's writes, on a thread of their own so that the loop reads on meanwhile (protocol.background_writes; the
         # in-memory tests hand in an executor that runs each write at once, `dev.doubles.InlineExecutor`)
@@ -101,16 +93,11 @@ class Participant:
             raise RuntimeError(f"participant {self.id} has no instant yet")
         return self.current
 
-    def _say(self, event: str, **fields):
-        "One protocol line of this participant's (`transition_line`) in its log."
-        log.info(transition_line("participant", self.id, event, **fields))
-
     def _transition(self, state: ParticipantState, **fields):
         self.state = state
         partitions = ",".join(f"{t}[{p}]" for t, p in sorted(self.current.progress)) if self.current else None
-        self._say(state.value, instant=self.instant, epoch=self.epoch, partitions=partitions or None, **fields)
-        if self.observe:
-            self.observe(state.value, fields)
+        context = {"instant": self.instant, "epoch": self.epoch, "partitions": partitions or None}
+        self.voice.transition(state.value, context, **fields)
 
     def step(self):
         self.heartbeats.beat_if_due()
@@ -214,7 +201,7 @@ class Participant:
         self.config = msgspec.structs.replace(self.config, value_schema=value_schema)
         self.schema = data_schema(self.config)
         self.writer.use_value_schema(value_schema)
-        self._say("SCHEMA_CHANGED", instant=self.instant, added=",".join(added) or None)
+        self.voice.say("SCHEMA_CHANGED", instant=self.instant, added=",".join(added) or None)
 
     def _settle_previous_instant(self, start: StartCommit | None = None):
         """Before the next instant (or stopping): an instant still waiting for its ACK_COMMIT. Its own coordinator's
@@ -306,7 +293,7 @@ class Participant:
             done, self.committing = self.committing, None
             self.letters.committed()
             self._commit_offsets(done)
-            self._say(self.state.value, instant=self.instant, epoch=self.epoch, acked=event.instant)
+            self.voice.say(self.state.value, instant=self.instant, epoch=self.epoch, acked=event.instant)
             return
         if self.state is not ParticipantState.AWAITING_ACK or event.instant != self.instant:
             return
@@ -344,7 +331,7 @@ class Participant:
         if self.state is ParticipantState.WRITING:
             self._give_up(reason="parked")
         self.parked = {(s.topic, s.partition): s.offset for s in event.offsets}
-        self._say("PARKED", epoch=event.epoch, partitions=len(self.parked))
+        self.voice.say("PARKED", epoch=event.epoch, partitions=len(self.parked))
 
     def _commit_offsets(self, done: ParticipantInstant):
         """Count the committed instant's records, and commit its offsets to the consumer group for lag tools (the table
@@ -365,4 +352,4 @@ class Participant:
         self.channel.close()
         self.source.close()
         self.letters.dead_letters.close()
-        self._say("STOPPED", **self.stats)
+        self.voice.say("STOPPED", **self.stats)

@@ -12,12 +12,12 @@ import socket
 import time
 from collections.abc import Callable
 
-from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.core.messages import transition_line
-from hudi_kafka_nb.core.ports import Clock, Observe, TableServicesClient, error_summary
+from ..config.sink import SinkConfig
+from ..core.ports import Clock, Observe, TableServicesClient, error_summary
+from ..core.voice import RoleVoice
 
 # %% auto #0
-__all__ = ["log", "ROUNDS_FAILED_BEFORE_STOP", "TableServices"]
+__all__ = ['log', 'ROUNDS_FAILED_BEFORE_STOP', 'TableServices']
 
 # %% ../../nbs/35_table_services.ipynb #e08c7e7f
 log = logging.getLogger(__name__)
@@ -49,18 +49,12 @@ class TableServices:
         )
         self.id = role_id or f"table-services-{socket.gethostname()}-{os.getpid()}"
         self.publish_status = publish_status
-        # each transition as data (state, fields): the role's metrics
-        self.observe = observe
+        # its lines, each one a transition that `observe` hands to the role's metrics
+        self.voice = RoleVoice("table_services", self.id, log, observe)
         self.counts: collections.Counter[str] = collections.Counter()
         self.last_round: dict = {}
         self.next_round, self.failed_rounds = clock(), 0
-        self._say(logging.INFO, "STARTED", interval_s=config.table_services_interval_s)
-
-    def _say(self, level: int, state: str, **fields):
-        "Log a transition line and hand the transition to `observe`."
-        log.log(level, transition_line("table_services", self.id, state, **fields))
-        if self.observe:
-            self.observe(state, fields)
+        self.voice.transition("STARTED", level=logging.INFO, interval_s=config.table_services_interval_s)
 
     def step(self):
         "Run a round if one is due, else wait a little."
@@ -74,8 +68,11 @@ class TableServices:
             # a passing failure (Hudi may not find a table the sink is committing to at that moment): try again next
             # round; a failure that every round meets (the table gone, no access) stops the job, saying why
             self.failed_rounds += 1
-            self._say(
-                logging.WARNING, "ROUND_FAILED", error=error_summary(e).replace(" ", "_"), in_a_row=self.failed_rounds
+            self.voice.transition(
+                "ROUND_FAILED",
+                level=logging.WARNING,
+                error=error_summary(e).replace(" ", "_"),
+                in_a_row=self.failed_rounds,
             )
             if self.failed_rounds >= ROUNDS_FAILED_BEFORE_STOP:
                 raise
@@ -103,16 +100,20 @@ class TableServices:
             # see HudiTableServices.fields_in_flight: clustering now would drop them
             adding = self.services.fields_in_flight()
             if adding:
-                self._say(logging.INFO, "CLUSTERING_SKIPPED", reason="fields_being_added", fields=",".join(adding))
+                self.voice.transition(
+                    "CLUSTERING_SKIPPED", level=logging.INFO, reason="fields_being_added", fields=",".join(adding)
+                )
             else:
                 ran["clustering"] = self._run("clustering", self.services.cluster)
         # checked after this round's compactions and clusterings completed: see fencing.keyed_write_in_flight
         doubt = self.in_doubt()
         writing = None if doubt else self._keyed_write_after_waiting()
         if doubt:
-            self._say(logging.INFO, "CLEAN_SKIPPED", reason="commit_decided_not_completed", instant=doubt)
+            self.voice.transition(
+                "CLEAN_SKIPPED", level=logging.INFO, reason="commit_decided_not_completed", instant=doubt
+            )
         elif writing:
-            self._say(logging.INFO, "CLEAN_SKIPPED", reason="write_by_key_in_flight", instant=writing)
+            self.voice.transition("CLEAN_SKIPPED", level=logging.INFO, reason="write_by_key_in_flight", instant=writing)
         else:
             ran["clean"] = self._run("clean", self.services.clean)
         # archival keeps nothing newer than the metadata table's last compaction: while the sink runs, its coordinator
@@ -129,14 +130,18 @@ class TableServices:
             result = call()
         except Exception as e:
             self.counts[f"{service}_failed"] += 1
-            self._say(
-                logging.WARNING, "SERVICE_FAILED", service=service, error=error_summary(e).replace(" ", "_"), **fields
+            self.voice.transition(
+                "SERVICE_FAILED",
+                level=logging.WARNING,
+                service=service,
+                error=error_summary(e).replace(" ", "_"),
+                **fields,
             )
             return f"failed: {error_summary(e)}"
         self.counts[service] += 1
-        self._say(
-            logging.INFO,
+        self.voice.transition(
             "SERVICE_RAN",
+            level=logging.INFO,
             service=service,
             result=result,
             seconds=round(self.clock() - started, 2),
@@ -154,7 +159,7 @@ class TableServices:
 
     def close(self):
         self.services.close()
-        self._say(logging.INFO, "STOPPED", **self.counts)
+        self.voice.transition("STOPPED", level=logging.INFO, **self.counts)
 
     def _keyed_write_after_waiting(self) -> str | None:
         """The instant a coordinator is still writing by key after waiting up to one interval for the write to end; None

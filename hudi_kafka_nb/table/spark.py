@@ -18,22 +18,11 @@ from pathlib import Path
 import pyarrow as pa
 from fastcore.xtras import modified_env
 
-from hudi_kafka_nb.table.storage import Table, hadoop_options, scheme_of, table_storage
+from .storage import Table, hadoop_options, scheme_of, table_storage
 
 # %% auto #0
-__all__ = [
-    "scratch_dir",
-    "bundle_jars",
-    "hudi_fix_jars",
-    "sink_jars",
-    "on_databricks",
-    "object_store_jars",
-    "class_data_archive",
-    "spark_java_options",
-    "spark_session",
-    "hudi_version",
-    "arrow_frame",
-]
+__all__ = ['scratch_dir', 'bundle_jars', 'hudi_fix_jars', 'sink_jars', 'on_databricks', 'object_store_jars', 'class_data_archive',
+           'spark_java_options', 'spark_session', 'hudi_version', 'arrow_frame']
 
 # %% ../../nbs/42_spark.ipynb #6d8b0f12
 # base → (this process's folder, the descriptor that holds its lock)
@@ -94,7 +83,6 @@ def _release(base: Path):
         return
     _remove(held[0])
     os.close(held[1])
-
 
 # %% ../../nbs/42_spark.ipynb #a1955270
 def _resolved_jars(variable: str, folder_name: str, missing: str, made: str = "") -> list[str]:
@@ -253,7 +241,6 @@ def hudi_version(spark) -> str:
     # loaded by Spark's jar loader, not the system one
     jclass = spark._jvm.org.apache.hudi.client.WriteStatus._java_lang_class
     return jclass.getPackage().getImplementationVersion() or "unknown"
-
 
 # %% ../../nbs/42_spark.ipynb #85284e02
 def arrow_frame(spark, rows: pa.Table, struct):
