@@ -12,11 +12,23 @@ local_requirements = shlex.split(cfg.get('local_requirements', ''))
 jobs_requirements = shlex.split(cfg.get('jobs_requirements', ''))
 
 
+# the sink's own jars, compiled by `make setup`, inside the wheel: a role runs without the repository
+SINK_JARS = ['hudi-fixes/hudi-fixes.jar', 'hudi-kafka-nb/hudi-kafka-nb.jar']
+
+
 class build_py_sink_alone(build_py):
-    "The wheel's index of names (nbdev's _modidx) holds only what the wheel holds: not the clone's hudi_kafka_nb.dev."
+    """The wheel's index of names (nbdev's _modidx) holds only what the wheel holds: not the clone's hudi_kafka_nb.dev;
+    and the wheel holds the sink's own jars."""
 
     def run(self):
         super().run()
+        for jar in SINK_JARS:
+            built = Path('.jars') / jar
+            if not built.exists():
+                raise SystemExit(f'{built} is missing: run `make setup` (it compiles the sink\'s jars) before building the wheel')
+            target = Path(self.build_lib) / cfg['lib_path'] / 'jars' / jar
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.copy_file(str(built), str(target))
         index = Path(self.build_lib) / cfg['lib_path'] / '_modidx.py'
         if index.exists():
             head, _, literal = index.read_text().partition('d = ')

@@ -112,7 +112,8 @@ def build_wheel(folder):
 def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink_params, tmp_path):
     """The wheel holds the sink and nothing of the stack that tries it (`hudi_kafka_nb.dev`), and requires only what the
     sink imports. Installed into a fresh virtual environment with its requirements and the `local` extra's Spark, its
-    `hudi-kafka-nb` offers `run` and `role` (`demo` is the clone's) and runs a coordinator against the test broker."""
+    `hudi-kafka-nb` offers `run` and `role` (`demo` is the clone's) and, outside the clone and with no folder of jars
+    named, runs a coordinator against the test broker: its own jars from the wheel, Hudi's by Maven coordinates."""
     import zipfile
 
     wheel = build_wheel(tmp_path / "dist")
@@ -121,6 +122,10 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         entry_points = archive.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     assert "hudi_kafka_nb/run/runtime.py" in names and not [n for n in names if n.startswith("hudi_kafka_nb/dev/")]
+    assert {
+        "hudi_kafka_nb/jars/hudi-fixes/hudi-fixes.jar",
+        "hudi_kafka_nb/jars/hudi-kafka-nb/hudi-kafka-nb.jar",
+    } <= set(names)
     with zipfile.ZipFile(wheel) as archive:  # nbdev's index of names: only what the wheel holds
         index = archive.read("hudi_kafka_nb/_modidx.py").decode()
     assert "hudi_kafka_nb.run.runtime" in index and "hudi_kafka_nb.dev" not in index
@@ -151,21 +156,16 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
 
     settings, stop = tmp_path / "sink.yaml", tmp_path / "coordinator.stop"
     settings.write_text(yaml.safe_dump({**sink_params, "min_participants": 1}))
-    jars = {
-        variable: str(ROOT / ".jars" / folder)
-        for variable, folder in (
-            ("HUDI_KAFKA_NB_JARS", "hudi"),
-            ("HUDI_KAFKA_NB_FIX_JARS", "hudi-fixes"),
-            ("HUDI_KAFKA_NB_SINK_JARS", "hudi-kafka-nb"),
-        )
-    }
+    # outside the clone, no folder of jars named: the sink's own jars from the wheel, Hudi's by their coordinates
+    # through Spark's repositories (the local Maven repository `make setup` filled, then Central)
+    alone = {k: v for k, v in os.environ.items() if not (k.startswith("HUDI_KAFKA_NB_") and k.endswith("_JARS"))}
     with open(tmp_path / "coordinator.log", "wb") as log:  # the role keeps its own copy of the descriptor
         role = subprocess.Popen(
             [command, "role", "coordinator", str(settings), "--role-id", "coordinator", "--stop-file", str(stop)],
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=tmp_path,
-            env={**os.environ, **jars},
+            env=alone,
         )
     try:
         deadline = time.monotonic() + patient(180)
@@ -179,4 +179,5 @@ def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink
     finally:
         if role.poll() is None:
             role.kill()
-    assert "hudi_kafka_nb/dev" not in (tmp_path / "coordinator.log").read_text(errors="replace")
+    said = (tmp_path / "coordinator.log").read_text(errors="replace")
+    assert "hudi_kafka_nb/dev" not in said and str(ROOT) not in said

@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 import re
 
-from .format_checks import check_formats
-from .setting_values import SECRET_REFERENCE, arrow_type, is_secret_key, need
-from .sink import SinkConfig
+from hudi_kafka_nb.config.format_checks import check_formats
+from hudi_kafka_nb.config.setting_values import SECRET_REFERENCE, arrow_type, is_secret_key, need
+from hudi_kafka_nb.config.sink import SinkConfig
 
 # %% auto #0
-__all__ = ['PROTOCOL_OWNED_KEYS', 'WRITE_OPERATIONS', 'TABLE_TYPES', 'ARROW_TYPES', 'check_values']
+__all__ = ["PROTOCOL_OWNED_KEYS", "WRITE_OPERATIONS", "TABLE_TYPES", "ARROW_TYPES", "check_values"]
 
 # %% ../../nbs/03_checks.ipynb #c8091740
 # Hudi settings every process of a sink must agree on, or that the protocol depends on: set by the sink, never by
@@ -47,6 +47,7 @@ ARROW_TYPES = {
     "date32",
     "binary",
 }
+
 
 # %% ../../nbs/03_checks.ipynb #f8459aae
 def _check_required(config: SinkConfig):
@@ -86,6 +87,7 @@ def _check_required(config: SinkConfig):
                 "nested type as Arrow writes it, e.g. 'list<item: string>'",
             )
 
+
 # %% ../../nbs/03_checks.ipynb #9c715a66
 def _check_writes(config: SinkConfig):
     "How rows are written: the operation, the table type, and what a write by key needs."
@@ -107,6 +109,7 @@ def _check_writes(config: SinkConfig):
         "is missing: with write_operation='upsert', rows of one key arriving through different partitions have no "
         "order but this field's (hoodie.table.ordering.fields), e.g. an event time or a version number",
     )
+
 
 # %% ../../nbs/03_checks.ipynb #372cc70b
 def _check_layout(config: SinkConfig):
@@ -190,6 +193,7 @@ def _check_layout(config: SinkConfig):
             f"names {name!r}, which is not a field of value_schema {list(config.value_schema)}",
         )
 
+
 # %% ../../nbs/03_checks.ipynb #2f2b5664
 def _check_timing(config: SinkConfig):
     "The protocol's clocks and budgets, and the sink's own topics."
@@ -213,6 +217,7 @@ def _check_timing(config: SinkConfig):
     need(config.control not in config.topics, "control_topic", "must not be one of the data topics")
     need(config.dead_letters not in config.topics, "dead_letter_topic", "must not be one of the data topics")
 
+
 # %% ../../nbs/03_checks.ipynb #e8ca0f52
 def _check_secrets(config: SinkConfig):
     "No secret in plain text: every job parameter ends up in executed notebooks and logs."
@@ -229,6 +234,7 @@ def _check_secrets(config: SinkConfig):
                 "it as ${env:VARIABLE}, ${file:/path/to/file} or, on Databricks, ${secrets:scope/key} (see "
                 "`resolve_secret`)",
             )
+
 
 # %% ../../nbs/03_checks.ipynb #80cdd262
 def _check_storage(config: SinkConfig):
@@ -276,6 +282,7 @@ def _check_catalog(config: SinkConfig):
         "is missing: meta_sync_enable registers the table in a Hive Metastore, thrift://host:port (or set Hudi's "
         "hoodie.datasource.hive_sync.mode or hoodie.meta.sync.classes in hudi_options for another catalog)",
     )
+
 
 # %% ../../nbs/03_checks.ipynb #28bd8986
 def check_values(config: SinkConfig) -> SinkConfig:

@@ -5,11 +5,11 @@
 # %% ../../nbs/02_format_checks.ipynb #4f0c680c
 from __future__ import annotations
 
-from .setting_values import need
-from .sink import SinkConfig
+from hudi_kafka_nb.config.setting_values import need
+from hudi_kafka_nb.config.sink import SinkConfig
 
 # %% auto #0
-__all__ = ['SUBJECT_NAME_STRATEGIES', 'CONVERTERS', 'check_formats']
+__all__ = ["SUBJECT_NAME_STRATEGIES", "CONVERTERS", "check_formats"]
 
 # %% ../../nbs/02_format_checks.ipynb #ab6c9188
 SUBJECT_NAME_STRATEGIES = ("topic_name", "record_name", "topic_record_name")
@@ -25,6 +25,7 @@ CONVERTERS = {
     "json_schema": "json_schema",
     "protobuf": "protobuf",
 }
+
 
 # %% ../../nbs/02_format_checks.ipynb #7cd25cc9
 def check_formats(config: SinkConfig):

@@ -12,8 +12,19 @@ from pathlib import Path
 import pyarrow as pa
 
 # %% auto #0
-__all__ = ['SECRET_KEY_PATTERN', 'SECRET_REFERENCE', 'STORAGE_SECRET_KEY_PATTERN', 'REGISTRY_SECRET_KEY_PATTERN', 'ConfigError',
-           'need', 'arrow_type', 'is_secret_key', 'resolve_secret', 'redacted']
+__all__ = [
+    "SECRET_KEY_PATTERN",
+    "SECRET_REFERENCE",
+    "STORAGE_SECRET_KEY_PATTERN",
+    "REGISTRY_SECRET_KEY_PATTERN",
+    "ConfigError",
+    "need",
+    "arrow_type",
+    "is_secret_key",
+    "resolve_secret",
+    "redacted",
+]
+
 
 # %% ../../nbs/01_setting_values.ipynb #d5e6510c
 class ConfigError(ValueError):
@@ -24,6 +35,7 @@ def need(ok, key: str, msg: str):
     "Refuse the setting `key` unless `ok`: `msg` says what is wrong and how to fix it."
     if not ok:
         raise ConfigError(f"setting {key!r} {msg}")
+
 
 # %% ../../nbs/01_setting_values.ipynb #367ff18d
 _TOKENS = re.compile(r"\s*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<number>\d+)|(?P<mark>[<>()\[\],:=]))")
@@ -127,6 +139,7 @@ def arrow_type(text: str) -> pa.DataType:
     if tokens.peek() is not None:
         raise ValueError(f"{text!r} is not an Arrow type: {tokens.peek()!r} after the type")
     return kind
+
 
 # %% ../../nbs/01_setting_values.ipynb #c5e0a002
 SECRET_KEY_PATTERN = re.compile(r"password|secret|\.key\.pem$|^ssl_key$|oauthbearer\.config$|jaas")

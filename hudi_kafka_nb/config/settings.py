@@ -10,14 +10,22 @@ import json
 
 import msgspec
 
-from .checks import check_values
-from .format_checks import CONVERTERS
-from .setting_values import ConfigError, resolve_secret
-from .sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, POSITION_FIELD, SinkConfig
+from hudi_kafka_nb.config.checks import check_values
+from hudi_kafka_nb.config.format_checks import CONVERTERS
+from hudi_kafka_nb.config.setting_values import ConfigError, resolve_secret
+from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, POSITION_FIELD, SinkConfig
 
 # %% auto #0
-__all__ = ['HUDI_NAMES', 'CONNECT_NAMES', 'REGISTRY_NAMES', 'SCHEMA_CHANGE_BEHAVIORS', 'unknown_setting_error', 'load_config',
-           'client_settings', 'consumer_settings']
+__all__ = [
+    "HUDI_NAMES",
+    "CONNECT_NAMES",
+    "REGISTRY_NAMES",
+    "SCHEMA_CHANGE_BEHAVIORS",
+    "unknown_setting_error",
+    "load_config",
+    "client_settings",
+    "consumer_settings",
+]
 
 # %% ../../nbs/04_settings.ipynb #2c42b4e7
 # Hudi's names for our settings, accepted as they are (at the top level or in hudi_options)
@@ -66,6 +74,7 @@ def unknown_setting_error(key: str, extra_names: tuple = ()) -> ConfigError:
     hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
     return ConfigError(f"unknown setting {key!r}: {hint}")
 
+
 # %% ../../nbs/04_settings.ipynb #3a21a2d9
 def _option_text(value) -> str:
     "An option value as Kafka's and Hudi's configs spell it: 40 → '40', True → 'true'."
@@ -96,6 +105,7 @@ def _coerce_text(key: str, value):
     if key == "value_converter" and isinstance(value, str):
         return CONVERTERS.get(value.strip(), value)
     return value
+
 
 # %% ../../nbs/04_settings.ipynb #9f353ac0
 def _our_names(settings: dict) -> dict:
@@ -199,6 +209,7 @@ def _with_change_columns(config: SinkConfig) -> SinkConfig:
         value_schema={**config.value_schema, **{k: v for k, v in columns.items() if k not in config.value_schema}},
         ordering_field=config.ordering_field or POSITION_FIELD,
     )
+
 
 # %% ../../nbs/04_settings.ipynb #76ea6f7c
 def client_settings(config: SinkConfig, **extra) -> dict:

@@ -11,8 +11,15 @@ from enum import Enum
 import msgspec
 
 # %% auto #0
-__all__ = ['COORDINATE_KEY_FIELDS', 'DELETED_FIELD', 'POSITION_FIELD', 'CDC_COLUMNS', 'CDC_METADATA_COLUMNS', 'WriteMode',
-           'SinkConfig']
+__all__ = [
+    "COORDINATE_KEY_FIELDS",
+    "DELETED_FIELD",
+    "POSITION_FIELD",
+    "CDC_COLUMNS",
+    "CDC_METADATA_COLUMNS",
+    "WriteMode",
+    "SinkConfig",
+]
 
 # %% ../../nbs/00_sink.ipynb #93fadfd8
 # a record's key when no record_key_field is given

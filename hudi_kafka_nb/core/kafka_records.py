@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import msgspec
 
 # %% auto #0
-__all__ = ['RawRecord', 'DeadLetter', 'Lettered']
+__all__ = ["RawRecord", "DeadLetter", "Lettered"]
+
 
 # %% ../../nbs/06_kafka_records.ipynb #c1021291
 class RawRecord(msgspec.Struct, frozen=True, gc=False):

@@ -10,10 +10,32 @@ import logging
 import msgspec
 
 # %% auto #0
-__all__ = ['PROTOCOL_VERSION', 'log', 'ANY_EVENT', 'CHECKPOINT_KEY', 'PartitionStart', 'FailedRecord', 'PartitionProgress',
-           'ControlEvent', 'Heartbeat', 'StartCommit', 'EndCommit', 'WriteStatus', 'AckCommit', 'AbortCommit', 'Park',
-           'Hello', 'encode_event', 'decode_event', 'streamer_checkpoint', 'connect_sink_offsets', 'Checkpoint',
-           'extra_metadata', 'read_checkpoint', 'latest_checkpoint']
+__all__ = [
+    "PROTOCOL_VERSION",
+    "log",
+    "ANY_EVENT",
+    "CHECKPOINT_KEY",
+    "PartitionStart",
+    "FailedRecord",
+    "PartitionProgress",
+    "ControlEvent",
+    "Heartbeat",
+    "StartCommit",
+    "EndCommit",
+    "WriteStatus",
+    "AckCommit",
+    "AbortCommit",
+    "Park",
+    "Hello",
+    "encode_event",
+    "decode_event",
+    "streamer_checkpoint",
+    "connect_sink_offsets",
+    "Checkpoint",
+    "extra_metadata",
+    "read_checkpoint",
+    "latest_checkpoint",
+]
 
 # %% ../../nbs/05_messages.ipynb #f2a54df4
 PROTOCOL_VERSION = 3  # 2: WRITE_STATUS carries Hudi's own write statuses; 3: every event names its table
@@ -55,6 +77,7 @@ class ControlEvent(msgspec.Struct, tag_field="type", kw_only=True, frozen=True):
     sender: str = ""
     # SinkConfig.table_identity: roles ignore events of another table on a shared control topic
     table: str = ""
+
 
 # %% ../../nbs/05_messages.ipynb #411326e0
 class Heartbeat(ControlEvent, tag="HEARTBEAT", frozen=True):
@@ -158,6 +181,7 @@ def decode_event(payload: bytes | None, where: str = "") -> ControlEvent | None:
         return None
     return event
 
+
 # %% ../../nbs/05_messages.ipynb #f784406b
 def streamer_checkpoint(topic: str, next_offsets: dict[int, int]) -> str:
     "Hudi Streamer's `deltastreamer.checkpoint.key` value for one topic."
@@ -167,6 +191,7 @@ def streamer_checkpoint(topic: str, next_offsets: dict[int, int]) -> str:
 def connect_sink_offsets(next_offsets: dict[int, int]) -> str:
     "Hudi Kafka Connect sink's `kafka.commit.offsets` value for one topic."
     return ",".join(f"{p}={o}" for p, o in sorted(next_offsets.items()))
+
 
 # %% ../../nbs/05_messages.ipynb #64678d8b
 CHECKPOINT_KEY = "hudi_kafka_nb.checkpoint"

@@ -13,16 +13,35 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from .kafka_records import DeadLetter, Lettered, RawRecord
-from .messages import Checkpoint, ControlEvent, PartitionStart
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered, RawRecord
+from hudi_kafka_nb.core.messages import Checkpoint, ControlEvent, PartitionStart
 
 # %% auto #0
-__all__ = ['log', 'Clock', 'CrashHook', 'Observe', 'Channel', 'ForeignEvents', 'Fenced', 'CommitConflict', 'WriteFailed',
-           'RecordsFailed', 'Broker', 'Table', 'DataSource', 'DeadLetters', 'Written', 'Writer', 'TableServicesClient',
-           'no_crash', 'error_summary']
+__all__ = [
+    "log",
+    "Clock",
+    "CrashHook",
+    "Observe",
+    "Channel",
+    "ForeignEvents",
+    "Fenced",
+    "CommitConflict",
+    "WriteFailed",
+    "RecordsFailed",
+    "Broker",
+    "Table",
+    "DataSource",
+    "DeadLetters",
+    "Written",
+    "Writer",
+    "TableServicesClient",
+    "no_crash",
+    "error_summary",
+]
 
 # %% ../../nbs/07_ports.ipynb #731da43a
 log = logging.getLogger(__name__)
+
 
 # %% ../../nbs/07_ports.ipynb #97d246d0
 class Channel(Protocol):
@@ -31,6 +50,7 @@ class Channel(Protocol):
     def send(self, event: ControlEvent) -> None: ...
     def receive(self, timeout_s: float = 0.1, max_events: int = 500) -> list[ControlEvent]: ...
     def close(self) -> None: ...
+
 
 # %% ../../nbs/07_ports.ipynb #f0e1a002
 class ForeignEvents:
@@ -59,6 +79,7 @@ class ForeignEvents:
             )
         return False
 
+
 # %% ../../nbs/07_ports.ipynb #103d8089
 class Fenced(RuntimeError):
     "A newer coordinator has taken over: this one must not touch the table again."
@@ -78,6 +99,7 @@ class RecordsFailed(WriteFailed):
     def __init__(self, message: str, failed: list, total: int):
         super().__init__(message)
         self.failed, self.total = failed, total
+
 
 # %% ../../nbs/07_ports.ipynb #1aa33560
 class Broker(Protocol):
@@ -113,6 +135,7 @@ class Table(Protocol):
     ) -> None: ...
     def rollback(self, instant: str) -> None: ...
     def close(self) -> None: ...
+
 
 # %% ../../nbs/07_ports.ipynb #2ce6bb41
 class DataSource(Protocol):
@@ -164,6 +187,7 @@ class Writer(Protocol):
     def delete_instant(self, instant: str) -> None: ...
     def cancel_writes(self, instant: str) -> None: ...  # stop writes still under way into a rolled-back instant
 
+
 # %% ../../nbs/07_ports.ipynb #379e8652
 class TableServicesClient(Protocol):
     "Hudi's table services on one table, as the table-services role runs them."
@@ -179,6 +203,7 @@ class TableServicesClient(Protocol):
     def archive(self) -> None: ...
     def close(self) -> None: ...
 
+
 # %% ../../nbs/07_ports.ipynb #2cfdf871
 Clock = Callable[[], float]  # seconds, monotonic
 CrashHook = Callable[[str], None]  # called with the name of each crash point the coordinator passes
@@ -188,6 +213,7 @@ Observe = Callable[[str, dict], None]
 
 def no_crash(point: str):
     "The production crash hook: nothing happens."
+
 
 # %% ../../nbs/07_ports.ipynb #b2f0e002
 def error_summary(error: BaseException, limit: int = 500) -> str:

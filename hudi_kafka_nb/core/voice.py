@@ -8,10 +8,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from .ports import Observe
+from hudi_kafka_nb.core.ports import Observe
 
 # %% auto #0
-__all__ = ['transition_line', 'RoleVoice']
+__all__ = ["transition_line", "RoleVoice"]
+
 
 # %% ../../nbs/08_voice.ipynb #bd9722c8
 def transition_line(role: str, role_id: str, state: str, **fields) -> str:
@@ -20,6 +21,7 @@ def transition_line(role: str, role_id: str, state: str, **fields) -> str:
         f"{k}={v}" for k, v in fields.items() if v is not None
     ]
     return " ".join(parts)
+
 
 # %% ../../nbs/08_voice.ipynb #f8933734
 class RoleVoice:

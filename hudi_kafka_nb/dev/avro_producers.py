@@ -18,10 +18,18 @@ from hudi_kafka_nb.dev.demo_data import (
     demo_protobuf_order,
     demo_protobuf_order_type,
 )
-from .producers import DEAD_LETTER_EXPECTED, _Deliveries, _producer
+from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED, _Deliveries, _producer
 
 # %% auto #0
-__all__ = ['VERSION_3_RUN', 'VERSION_4_RUN', 'order_writers', 'avro_order_version', 'produce_registry_orders', 'register_schema']
+__all__ = [
+    "VERSION_3_RUN",
+    "VERSION_4_RUN",
+    "order_writers",
+    "avro_order_version",
+    "produce_registry_orders",
+    "register_schema",
+]
+
 
 # %% ../../nbs/80_avro_producers.ipynb #8916e92e
 def order_writers(registry_url: str, topic: str, register: tuple = (1, 2), value_format: str = "avro") -> dict:

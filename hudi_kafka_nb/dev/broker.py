@@ -13,16 +13,25 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from ..config.settings import load_config
-from .servers import EmbeddedServer, free_port, logged_process, patient, repository, write_tls_files
-from ..kafka.broker_view import BrokerView
-from ..kafka.preflight import create_topic_if_missing
-from ..protocol.progress import held_in_transactions, partition_status
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.dev.servers import EmbeddedServer, free_port, logged_process, patient, repository, write_tls_files
+from hudi_kafka_nb.kafka.broker_view import BrokerView
+from hudi_kafka_nb.kafka.preflight import create_topic_if_missing
+from hudi_kafka_nb.protocol.progress import held_in_transactions, partition_status
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'kafka_classpath', 'broker_properties', 'kafka_uuid', 'EmbeddedBroker', 'create_topic', 'open_transactions']
+__all__ = [
+    "log",
+    "kafka_classpath",
+    "broker_properties",
+    "kafka_uuid",
+    "EmbeddedBroker",
+    "create_topic",
+    "open_transactions",
+]
+
 
 # %% ../../nbs/72_broker.ipynb #2501e9be
 def kafka_classpath() -> str:
@@ -90,6 +99,7 @@ def broker_properties(
             "",
         ]
     )
+
 
 # %% ../../nbs/72_broker.ipynb #edd201b9
 def kafka_uuid() -> str:
@@ -326,11 +336,13 @@ class EmbeddedBroker(EmbeddedServer):
             f"embedded Kafka not ready on {self.bootstrap_servers} after {timeout_s}s; see {self.log_path}"
         )
 
+
 # %% ../../nbs/72_broker.ipynb #7368adcf
 def create_topic(bootstrap_servers: str, name: str, partitions: int):
     "Create a data topic (idempotent)."
     admin = AdminClient({"bootstrap.servers": bootstrap_servers})  # must outlive the future
     create_topic_if_missing(admin, name, partitions)
+
 
 # %% ../../nbs/72_broker.ipynb #934cf51b
 def open_transactions(settings: dict) -> str:

@@ -14,25 +14,25 @@ import uuid
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
-from .broker import EmbeddedBroker, create_topic, open_transactions
-from .content import avro_values, json_schema_values, json_values, protobuf_values
-from .demo_data import DEMO_VALUE_SCHEMA
-from .feed import Feed, committed_events
-from .metastore import EmbeddedMetastore
-from .producers import UPSERT_SETTINGS
-from .registry import EmbeddedRegistry
-from .roles import RoleProcess, participant_params, protocol_log_tail, python_stack_tail
-from .s3 import EmbeddedS3
-from .servers import free_port, patient
-from .source_table import CDC_SETTINGS, SourceTable, mirror_of
-from .spark_cluster import LocalSparkCluster
-from .verdict import combined, verify_stream
-from ..run.metrics import read_metrics
-from ..table.storage import Table, TableStorage, resolve_storage_options
-from ..table.timeline import committed_offsets, committed_offsets_now, reaches
+from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic, open_transactions
+from hudi_kafka_nb.dev.content import avro_values, json_schema_values, json_values, protobuf_values
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
+from hudi_kafka_nb.dev.feed import Feed, committed_events
+from hudi_kafka_nb.dev.metastore import EmbeddedMetastore
+from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS
+from hudi_kafka_nb.dev.registry import EmbeddedRegistry
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_params, protocol_log_tail, python_stack_tail
+from hudi_kafka_nb.dev.s3 import EmbeddedS3
+from hudi_kafka_nb.dev.servers import free_port, patient
+from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, mirror_of
+from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
+from hudi_kafka_nb.dev.verdict import combined, verify_stream
+from hudi_kafka_nb.run.metrics import read_metrics
+from hudi_kafka_nb.table.storage import Table, TableStorage, resolve_storage_options
+from hudi_kafka_nb.table.timeline import committed_offsets, committed_offsets_now, reaches
 
 # %% auto #0
-__all__ = ['log', 'ROLES', 'LocalStack']
+__all__ = ["log", "ROLES", "LocalStack"]
 
 # %% ../../nbs/86_chaos.ipynb #103a2b45
 log = logging.getLogger(__name__)
@@ -355,6 +355,7 @@ class LocalStack:
                 for table, ends in self.feed.ends_by_table().items()
             }
         )
+
 
 # %% ../../nbs/86_chaos.ipynb #1092471d
 # name prefix → role

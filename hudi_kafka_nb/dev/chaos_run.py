@@ -11,15 +11,16 @@ import random
 import time
 from pathlib import Path
 
-from .broker import EmbeddedBroker
-from .chaos import LocalStack
-from .verdict import VERDICT_FIGURES, verdict_ok
-from ..table.reading import commit_history
+from hudi_kafka_nb.dev.broker import EmbeddedBroker
+from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.verdict import VERDICT_FIGURES, verdict_ok
+from hudi_kafka_nb.table.reading import commit_history
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'run_chaos', 'print_report', 'plot_run']
+__all__ = ["log", "run_chaos", "print_report", "plot_run"]
+
 
 # %% ../../nbs/87_chaos_run.ipynb #c9f52b63
 def run_chaos(
@@ -114,12 +115,14 @@ def run_chaos(
     report["ok"] = verdict_ok(report) and not counts["exited_by_itself"]
     return report
 
+
 # %% ../../nbs/87_chaos_run.ipynb #4ac0b28c
 def print_report(report: dict):
     "The chaos verdict, one line per figure."
     for key in ("kills", "exits", *VERDICT_FIGURES, "drain_s", "hanging_transactions_aborted", "ok"):
         if key in report:
             print(f"{key:>26}: {report[key]}")
+
 
 # %% ../../nbs/87_chaos_run.ipynb #5a369300
 def plot_run(report: dict, ax=None):

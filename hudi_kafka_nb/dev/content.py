@@ -16,17 +16,30 @@ import msgspec
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from ..core.kafka_records import RawRecord
-from .producers import DEAD_LETTER_EXPECTED
-from ..formats.letters import letter_source
-from ..kafka.letters_read import read_dead_letters
-from ..table.reading import snapshot_rows
-from ..table.storage import Table
-from ..table.timeline import rust_table
+from hudi_kafka_nb.core.kafka_records import RawRecord
+from hudi_kafka_nb.dev.producers import DEAD_LETTER_EXPECTED
+from hudi_kafka_nb.formats.letters import letter_source
+from hudi_kafka_nb.kafka.letters_read import read_dead_letters
+from hudi_kafka_nb.table.reading import snapshot_rows
+from hudi_kafka_nb.table.storage import Table
+from hudi_kafka_nb.table.timeline import rust_table
 
 # %% auto #0
-__all__ = ['Coordinates', 'Produced', 'read_produced', 'read_letters', 'check_letters', 'as_column', 'compare_rows',
-           'json_values', 'json_schema_values', 'protobuf_values', 'avro_values', 'expected_rows', 'check_content']
+__all__ = [
+    "Coordinates",
+    "Produced",
+    "read_produced",
+    "read_letters",
+    "check_letters",
+    "as_column",
+    "compare_rows",
+    "json_values",
+    "json_schema_values",
+    "protobuf_values",
+    "avro_values",
+    "expected_rows",
+    "check_content",
+]
 
 # %% ../../nbs/83_content.ipynb #a64162aa
 Coordinates = tuple[str, int, int]  # (topic, partition, offset)
@@ -97,6 +110,7 @@ def read_letters(
     letters = read_dead_letters(bootstrap_servers, topic, timeout_s=timeout_s, settings=settings)
     return collections.Counter[Coordinates](letter_source(headers) for headers, _ in letters)
 
+
 # %% ../../nbs/83_content.ipynb #fabc7a22
 def check_letters(letters: collections.Counter, produced: Iterable[Produced]) -> dict:
     "The dead-letter topic against what was produced: each record broken on purpose lettered once, and no other."
@@ -111,6 +125,7 @@ def check_letters(letters: collections.Counter, produced: Iterable[Produced]) ->
         "good_records_dead_lettered": len(good_lettered),
         **({"good_records_dead_lettered_first": good_lettered[:5]} if good_lettered else {}),
     }
+
 
 # %% ../../nbs/83_content.ipynb #0f9a99b4
 def _plain(value, arrow_type: pa.DataType):
@@ -168,6 +183,7 @@ def compare_rows(table: pa.Table, expected: dict[tuple, dict], key_columns: list
         **({"differing_first": first} if first else {}),
         **({"columns_unreadable": unreadable} if unreadable else {}),
     }
+
 
 # %% ../../nbs/83_content.ipynb #0dcd6939
 def json_values(value: bytes | None) -> dict:

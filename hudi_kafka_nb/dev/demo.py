@@ -14,25 +14,33 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .avro_producers import produce_registry_orders, register_schema
-from .broker import EmbeddedBroker, create_topic
-from .demo_data import DEMO_VALUE_SCHEMA, demo_avro_schema
-from .metastore import EmbeddedMetastore, print_catalog
-from .producers import UPSERT_SETTINGS, latest_per_key, produce_changes, produce_orders
-from .registry import EmbeddedRegistry
-from .roles import RoleProcess, participant_roles
-from .s3 import EmbeddedS3
-from .servers import patient
-from .source_table import CDC_SETTINGS, SourceTable
-from .spark_cluster import LocalSparkCluster
-from .summary import print_avro_columns, print_mirror_summary, print_summary, print_upsert_summary
-from ..formats.schema_registry import value_subject
-from ..table.storage import Table, TableStorage, resolve_storage_options
-from ..table.timeline import has_committed, timeline_instants
+from hudi_kafka_nb.dev.avro_producers import produce_registry_orders, register_schema
+from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA, demo_avro_schema
+from hudi_kafka_nb.dev.metastore import EmbeddedMetastore, print_catalog
+from hudi_kafka_nb.dev.producers import UPSERT_SETTINGS, latest_per_key, produce_changes, produce_orders
+from hudi_kafka_nb.dev.registry import EmbeddedRegistry
+from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
+from hudi_kafka_nb.dev.s3 import EmbeddedS3
+from hudi_kafka_nb.dev.servers import patient
+from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable
+from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
+from hudi_kafka_nb.dev.summary import print_avro_columns, print_mirror_summary, print_summary, print_upsert_summary
+from hudi_kafka_nb.formats.schema_registry import value_subject
+from hudi_kafka_nb.table.storage import Table, TableStorage, resolve_storage_options
+from hudi_kafka_nb.table.timeline import has_committed, timeline_instants
 
 # %% auto #0
-__all__ = ['DEMO_DATABASE', 'wait_until_committed', 'wait_until_ingesting', 'mirror_database', 'run_demo', 'add_demo_command',
-           'run_demo_command']
+__all__ = [
+    "DEMO_DATABASE",
+    "wait_until_committed",
+    "wait_until_ingesting",
+    "mirror_database",
+    "run_demo",
+    "add_demo_command",
+    "run_demo_command",
+]
+
 
 # %% ../../nbs/82_demo.ipynb #7e3ee09d
 def wait_until_committed(
@@ -50,6 +58,7 @@ def wait_until_committed(
         time.sleep(0.5)
     raise TimeoutError(f"records not all committed after {timeout_s}s; see the role logs in {roles[0].workdir}")
 
+
 # %% ../../nbs/82_demo.ipynb #86f5ea8c
 def wait_until_ingesting(table_path: Table, roles: list[RoleProcess], timeout_s: float = 180):
     "Wait until the first instant is on the table's timeline."
@@ -62,6 +71,7 @@ def wait_until_ingesting(table_path: Table, roles: list[RoleProcess], timeout_s:
             return
         time.sleep(0.2)
     raise TimeoutError(f"no instant opened after {timeout_s}s; see the logs in {roles[0].workdir}")
+
 
 # %% ../../nbs/82_demo.ipynb #b237c8c8
 # the change-data demo's source database: a topic and a table each
@@ -98,6 +108,7 @@ def mirror_database(
     for name, table_ends in ends.items():
         wait_until_committed(table_at(name), table_ends, roles, timeout_s)
     return time.monotonic() - started
+
 
 # %% ../../nbs/82_demo.ipynb #97cda6aa
 def run_demo(
@@ -234,6 +245,7 @@ def run_demo(
         if metastore:
             print_catalog(metastore.uris, "shop")
         return ok
+
 
 # %% ../../nbs/82_demo.ipynb #e0db800d
 def add_demo_command(commands: argparse._SubParsersAction):

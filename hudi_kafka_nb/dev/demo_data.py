@@ -10,12 +10,23 @@ import json
 
 from google.protobuf import message_factory
 
-from ..formats.protobuf_files import protobuf_file
+from hudi_kafka_nb.formats.protobuf_files import protobuf_file
 
 # %% auto #0
-__all__ = ['DEMO_VALUE_SCHEMA', 'DEMO_AVRO_SCHEMA', 'ORDER_JSON_SCHEMA', 'ORDER_PROTO', 'demo_avro_schema', 'demo_avro_order',
-           'demo_json_schema', 'demo_json_order', 'demo_protobuf_schema', 'demo_protobuf_order_type',
-           'demo_protobuf_order', 'debezium_envelope']
+__all__ = [
+    "DEMO_VALUE_SCHEMA",
+    "DEMO_AVRO_SCHEMA",
+    "ORDER_JSON_SCHEMA",
+    "ORDER_PROTO",
+    "demo_avro_schema",
+    "demo_avro_order",
+    "demo_json_schema",
+    "demo_json_order",
+    "demo_protobuf_schema",
+    "demo_protobuf_order_type",
+    "demo_protobuf_order",
+    "debezium_envelope",
+]
 
 # %% ../../nbs/69_demo_data.ipynb #dd858eda
 DEMO_VALUE_SCHEMA = {
@@ -136,6 +147,7 @@ def demo_avro_order(i: int, version: int = 1) -> dict:
         order["customer"] = {"id": i % 1000, "email": email, "country": ("NL", "US", None)[i % 3]}
     return {**order, "coupon": f"C{i}" if i % 2 else None} if version >= 2 else order
 
+
 # %% ../../nbs/69_demo_data.ipynb #b8579954
 ORDER_JSON_SCHEMA: dict = {
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -195,6 +207,7 @@ def demo_json_order(i: int, version: int = 1) -> dict:
     if version == 3:
         order["quantity"] = str(order["quantity"])
     return order
+
 
 # %% ../../nbs/69_demo_data.ipynb #256639ab
 ORDER_PROTO = """syntax = "proto3";
@@ -286,6 +299,7 @@ def demo_protobuf_order(i: int, version: int = 1):
     if version >= 2 and i % 3:
         order.coupon = f"C{i % 7}"
     return order
+
 
 # %% ../../nbs/69_demo_data.ipynb #a0332d30
 def debezium_envelope(row: dict, server: str = "dbserver", namespace: str = "") -> dict:

@@ -12,13 +12,14 @@ from concurrent.futures import Executor, Future
 import fastavro
 import msgspec
 
-from ..core.messages import ControlEvent, decode_event, encode_event
-from ..core.ports import ForeignEvents
-from ..formats.avro import MAGIC_BYTE, UnstorableSchema
-from ..formats.schema_registry import RegistryUnavailable, UnknownSchema
+from hudi_kafka_nb.core.messages import ControlEvent, decode_event, encode_event
+from hudi_kafka_nb.core.ports import ForeignEvents
+from hudi_kafka_nb.formats.avro import MAGIC_BYTE, UnstorableSchema
+from hudi_kafka_nb.formats.schema_registry import RegistryUnavailable, UnknownSchema
 
 # %% auto #0
-__all__ = ['InMemoryChannel', 'InlineExecutor', 'InMemoryRegistry', 'framed']
+__all__ = ["InMemoryChannel", "InlineExecutor", "InMemoryRegistry", "framed"]
+
 
 # %% ../../nbs/70_doubles.ipynb #b9cac005
 class InMemoryChannel:
@@ -50,6 +51,7 @@ class InMemoryChannel:
     def close(self):
         pass
 
+
 # %% ../../nbs/70_doubles.ipynb #02e40153
 class InlineExecutor(Executor):
     "Runs each call at once on the caller's thread: a participant whose writes block its loop (the in-memory tests)."
@@ -61,6 +63,7 @@ class InlineExecutor(Executor):
         except BaseException as e:
             future.set_exception(e)
         return future
+
 
 # %% ../../nbs/70_doubles.ipynb #02693a07
 class InMemoryRegistry:

@@ -14,8 +14,8 @@ from collections.abc import Set as AbstractSet
 
 import msgspec
 
-from .avro_producers import order_writers, produce_registry_orders
-from .broker import EmbeddedBroker
+from hudi_kafka_nb.dev.avro_producers import order_writers, produce_registry_orders
+from hudi_kafka_nb.dev.broker import EmbeddedBroker
 from hudi_kafka_nb.dev.producers import (
     DEAD_LETTER_EXPECTED,
     marked_changes,
@@ -23,12 +23,12 @@ from hudi_kafka_nb.dev.producers import (
     send_events,
     send_in_transaction,
 )
-from .source_table import SourceTable
-from ..table.storage import Table
-from ..table.timeline import committed_offsets
+from hudi_kafka_nb.dev.source_table import SourceTable
+from hudi_kafka_nb.table.storage import Table
+from hudi_kafka_nb.table.timeline import committed_offsets
 
 # %% auto #0
-__all__ = ['AVRO_VERSION_2_FROM', 'AVRO_VERSION_3_EVERY', 'Feed', 'committed_events']
+__all__ = ["AVRO_VERSION_2_FROM", "AVRO_VERSION_3_EVERY", "Feed", "committed_events"]
 
 # %% ../../nbs/85_feed.ipynb #dde0a049
 # Avro orders: the second schema version from this order on (seconds into a run: the table widens mid-run)
@@ -37,6 +37,7 @@ AVRO_VERSION_2_FROM = 20_000
 # a commit (its columns are then the table's; a table's first columns are the registry's latest when it is created),
 # so that it is the registry's latest version until version 2 is registered
 AVRO_VERSION_3_EVERY = 5_000
+
 
 # %% ../../nbs/85_feed.ipynb #96bb7e51
 class Feed:
@@ -191,6 +192,7 @@ class Feed:
         return {
             table: {tp: end for tp, end in self.ends.items() if tp[0] == topic} for topic, table in self.tables.items()
         }
+
 
 # %% ../../nbs/85_feed.ipynb #efdca09a
 def committed_events(

@@ -11,12 +11,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from .servers import EmbeddedServer, free_port, logged_process, patient
+from hudi_kafka_nb.dev.servers import EmbeddedServer, free_port, logged_process, patient
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'pyspark_jars', 'answers_tcp', 'EmbeddedMetastore', 'catalog_session_conf', 'print_catalog']
+__all__ = ["log", "pyspark_jars", "answers_tcp", "EmbeddedMetastore", "catalog_session_conf", "print_catalog"]
+
 
 # %% ../../nbs/75_metastore.ipynb #10c1aeb2
 def pyspark_jars() -> Path:
@@ -40,6 +41,7 @@ def answers_tcp(process, port: int, timeout_s: float, what: str) -> bool:
         except OSError:
             time.sleep(0.2)
     raise TimeoutError(f"{what} did not accept connections on port {port} within {timeout_s:.0f} s")
+
 
 # %% ../../nbs/75_metastore.ipynb #9c2eb8c8
 class EmbeddedMetastore(EmbeddedServer):
@@ -91,10 +93,12 @@ class EmbeddedMetastore(EmbeddedServer):
             attempts,
         )
 
+
 # %% ../../nbs/75_metastore.ipynb #a8d9ad2f
 def catalog_session_conf(uris: str) -> dict[str, str]:
     "Spark settings of a session whose catalog is the Hive Metastore at `uris`."
     return {"spark.sql.catalogImplementation": "hive", "spark.hadoop.hive.metastore.uris": uris}
+
 
 # %% ../../nbs/75_metastore.ipynb #e8ca058f
 def print_catalog(uris: str, database: str):

@@ -14,11 +14,24 @@ import msgspec
 from confluent_kafka import KafkaException, Producer
 from tqdm import tqdm
 
-from .source_table import BROKEN_EVENT, SourceTable
+from hudi_kafka_nb.dev.source_table import BROKEN_EVENT, SourceTable
 
 # %% auto #0
-__all__ = ['REGIONS', 'STATUSES', 'BASE_MS', 'UPSERT_SETTINGS', 'DEAD_LETTER_EXPECTED', 'log', 'sample_orders', 'produce_orders',
-           'send_events', 'send_in_transaction', 'marked_changes', 'produce_changes', 'latest_per_key']
+__all__ = [
+    "REGIONS",
+    "STATUSES",
+    "BASE_MS",
+    "UPSERT_SETTINGS",
+    "DEAD_LETTER_EXPECTED",
+    "log",
+    "sample_orders",
+    "produce_orders",
+    "send_events",
+    "send_in_transaction",
+    "marked_changes",
+    "produce_changes",
+    "latest_per_key",
+]
 
 # %% ../../nbs/79_producers.ipynb #1d39e0cd
 REGIONS = ["us-east", "us-west", "eu-central", "eu-west", "ap-south"]
@@ -76,6 +89,7 @@ def sample_orders(
 def _event_time(n: int, with_ms: bool) -> str:
     ms = BASE_MS + n * 37
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + (f".{ms % 1000:03d}" if with_ms else "")
+
 
 # %% ../../nbs/79_producers.ipynb #13349121
 log = logging.getLogger(__name__)
@@ -259,6 +273,7 @@ def produce_changes(
             if rate_per_s and (ahead := (start + chunk) / rate_per_s - (time.monotonic() - started)) > 0:
                 time.sleep(ahead)
     return ends
+
 
 # %% ../../nbs/79_producers.ipynb #c9d1e002
 def latest_per_key(

@@ -9,12 +9,13 @@ import logging
 import os
 from pathlib import Path
 
-from .servers import EmbeddedServer, answers_http, free_port, logged_process, repository
+from hudi_kafka_nb.dev.servers import EmbeddedServer, answers_http, free_port, logged_process, repository
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'registry_app', 'EmbeddedRegistry']
+__all__ = ["log", "registry_app", "EmbeddedRegistry"]
+
 
 # %% ../../nbs/74_registry.ipynb #56173ba9
 def registry_app() -> Path:

@@ -16,16 +16,30 @@ from pathlib import Path
 
 import yaml
 
-from ..core.ports import CrashHook, no_crash
-from .servers import owner_only
-from ..run.runtime import run_job
+from hudi_kafka_nb.core.ports import CrashHook, no_crash
+from hudi_kafka_nb.dev.servers import owner_only
+from hudi_kafka_nb.run.runtime import run_job
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'LAUNCHING', 'run_role', 'crash_at', 'run_notebook', 'unix_socket_kernel_manager', 'jobs_dir', 'tree_memory',
-           'RoleProcess', 'participant_params', 'participant_roles', 'python_stack_tail', 'protocol_log_tail',
-           'exit_reason']
+__all__ = [
+    "log",
+    "LAUNCHING",
+    "run_role",
+    "crash_at",
+    "run_notebook",
+    "unix_socket_kernel_manager",
+    "jobs_dir",
+    "tree_memory",
+    "RoleProcess",
+    "participant_params",
+    "participant_roles",
+    "python_stack_tail",
+    "protocol_log_tail",
+    "exit_reason",
+]
+
 
 # %% ../../nbs/77_roles.ipynb #4a4f5ecf
 def run_role(role: str, params_file: str) -> dict:
@@ -93,6 +107,7 @@ def unix_socket_kernel_manager(folder: Path):
             return str(folder / "channel")
 
     return UnixSocketKernelManager
+
 
 # %% ../../nbs/77_roles.ipynb #1400e8dd
 def jobs_dir() -> Path:
@@ -234,6 +249,7 @@ class RoleProcess:
         if self.process:
             self.process.wait()
 
+
 # %% ../../nbs/77_roles.ipynb #e4a9e985
 def participant_params(params: dict, participants: int) -> dict:
     """The settings of one of `participants` participants on this machine: unless they name a Spark master, a local one
@@ -258,6 +274,7 @@ def participant_roles(
         )
         for i in range(count)
     ]
+
 
 # %% ../../nbs/77_roles.ipynb #4690e1ca
 def python_stack_tail(path: Path, lines: int = 40) -> str:

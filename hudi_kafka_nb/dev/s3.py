@@ -9,12 +9,12 @@ import logging
 import os
 from pathlib import Path
 
-from .servers import EmbeddedServer, answers_http, free_port, logged_process, owner_only, repository
+from hudi_kafka_nb.dev.servers import EmbeddedServer, answers_http, free_port, logged_process, owner_only, repository
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'MINIO_VERSION', 'minio_binary', 'EmbeddedS3']
+__all__ = ["log", "MINIO_VERSION", "minio_binary", "EmbeddedS3"]
 
 # %% ../../nbs/73_s3.ipynb #e235bc1e
 MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"  # the Go module proxy serves MinIO as pseudo-versions only

@@ -17,8 +17,18 @@ from pathlib import Path
 from typing import Self
 
 # %% auto #0
-__all__ = ['log', 'repository', 'stop_process', 'free_port', 'answers_http', 'EmbeddedServer', 'owner_only', 'patient',
-           'logged_process', 'write_tls_files']
+__all__ = [
+    "log",
+    "repository",
+    "stop_process",
+    "free_port",
+    "answers_http",
+    "EmbeddedServer",
+    "owner_only",
+    "patient",
+    "logged_process",
+    "write_tls_files",
+]
 
 # %% ../../nbs/71_servers.ipynb #983b62d3
 log = logging.getLogger(__name__)
@@ -137,16 +147,19 @@ def owner_only(path: Path) -> Path:
     os.chmod(path, 0o600)
     return path
 
+
 # %% ../../nbs/71_servers.ipynb #27755b30
 def patient(timeout_s: float) -> float:
     "`timeout_s` stretched for this machine's load: times `HUDI_KAFKA_NB_PATIENCE` (1 unless set)."
     return timeout_s * float(os.environ.get("HUDI_KAFKA_NB_PATIENCE") or 1)
+
 
 # %% ../../nbs/71_servers.ipynb #24509aed
 def logged_process(command: list[str], log_path: Path, **popen) -> subprocess.Popen:
     "A server started with its output appended to `log_path`; the child keeps its own copy of the file."
     with open(log_path, "ab") as log:
         return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **popen)
+
 
 # %% ../../nbs/71_servers.ipynb #267df2d5
 def write_tls_files(folder: Path, days: int = 30):

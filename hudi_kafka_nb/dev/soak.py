@@ -16,19 +16,19 @@ from pathlib import Path
 
 import yaml
 
-from .broker import EmbeddedBroker, create_topic
-from .chaos import LocalStack
-from .s3 import EmbeddedS3
-from .servers import owner_only
-from .spark_cluster import LocalSparkCluster
-from ..run.restarts import RestartPolicy
-from ..run.supervisor import Supervisor
-from ..table.timeline import committed_offsets, timeline_sizes
+from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
+from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.s3 import EmbeddedS3
+from hudi_kafka_nb.dev.servers import owner_only
+from hudi_kafka_nb.dev.spark_cluster import LocalSparkCluster
+from hudi_kafka_nb.run.restarts import RestartPolicy
+from hudi_kafka_nb.run.supervisor import Supervisor
+from hudi_kafka_nb.table.timeline import committed_offsets, timeline_sizes
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'SOAK_POLICY', 'SOAK_BAD_EVERY', 'SERVERS', 'SOAK_SETTINGS', 'kill_tree', 'Soak', 'folder_bytes']
+__all__ = ["log", "SOAK_POLICY", "SOAK_BAD_EVERY", "SERVERS", "SOAK_SETTINGS", "kill_tree", "Soak", "folder_bytes"]
 
 # %% ../../nbs/88_soak.ipynb #d8b85251
 SOAK_POLICY = RestartPolicy(first_s=1.0, max_s=15.0, healthy_s=15.0, same_failures=5, hold_s=60.0)
@@ -58,6 +58,7 @@ def kill_tree(pid: int) -> bool:
         with contextlib.suppress(psutil.NoSuchProcess):  # exited between the listing and the kill: gone all the same
             process.kill()
     return True
+
 
 # %% ../../nbs/88_soak.ipynb #1b0482fa
 class Soak:
@@ -253,6 +254,7 @@ class Soak:
             self.cluster.stop()
             self.s3.stop()
             self.broker.stop()
+
 
 # %% ../../nbs/88_soak.ipynb #3fa5a942
 def folder_bytes(folder: Path) -> int:

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import msgspec
 
-from .soak import SOAK_POLICY, Soak
-from .verdict import VERDICT_FIGURES, broken_invariants
-from ..run.restarts import Exit, RestartPolicy, next_start
-from ..table.timeline import timeline_sizes
+from hudi_kafka_nb.dev.soak import SOAK_POLICY, Soak
+from hudi_kafka_nb.dev.verdict import VERDICT_FIGURES, broken_invariants
+from hudi_kafka_nb.run.restarts import Exit, RestartPolicy, next_start
+from hudi_kafka_nb.table.timeline import timeline_sizes
 
 # %% auto #0
-__all__ = ['ACTIVE_TIMELINE_BOUND', 'held_backs', 'exits_by_cause', 'judge_soak', 'run_soak', 'print_soak']
+__all__ = ["ACTIVE_TIMELINE_BOUND", "held_backs", "exits_by_cause", "judge_soak", "run_soak", "print_soak"]
+
 
 # %% ../../nbs/89_soak_run.ipynb #d07dd011
 def held_backs(exits: list[Exit], policy: RestartPolicy = SOAK_POLICY) -> int:
@@ -28,11 +29,13 @@ def exits_by_cause(exits: list[Exit]) -> dict[str, int]:
     "How a role's runs ended, by cause (`killed by SIGKILL` are the soak's kills)."
     return dict(collections.Counter(run.cause for run in exits))
 
+
 # %% ../../nbs/89_soak_run.ipynb #c06c87ab
 # completed instants once drained: Hudi keeps 20 to 30 commits and their cleans, rollbacks and replacements. Archival
 # runs after a commit, so while failures leave nothing committed the rollbacks pile up (the report gives the largest
 # count seen); the commits of the drain must bring it back down
 ACTIVE_TIMELINE_BOUND = 150
+
 
 # %% ../../nbs/89_soak_run.ipynb #7c744b97
 def judge_soak(soak: Soak, figures: dict, min_kills: int = 500) -> dict:

@@ -10,15 +10,33 @@ import random
 
 import msgspec
 
-from .demo_data import debezium_envelope
-from ..table.reading import snapshot_rows
-from ..table.storage import Table
+from hudi_kafka_nb.dev.demo_data import debezium_envelope
+from hudi_kafka_nb.table.reading import snapshot_rows
+from hudi_kafka_nb.table.storage import Table
 
 # %% auto #0
-__all__ = ['CUSTOMERS_SCHEMA', 'TIERS', 'CDC_SETTINGS', 'BROKEN_EVENT', 'CUSTOMER_ROW', 'CUSTOMER_ROW_REAL', 'CUSTOMER_KEY',
-           'CUSTOMER_ROW_JSON_SCHEMA', 'CUSTOMER_ENVELOPE_JSON_SCHEMA', 'CUSTOMER_KEY_JSON_SCHEMA',
-           'CUSTOMER_ENVELOPE_PROTO', 'CUSTOMER_KEY_PROTO', 'SourceTable', 'through_converter', 'as_avro_events',
-           'as_json_schema_events', 'as_protobuf_events', 'compare_mirror', 'mirror_ok', 'mirror_of']
+__all__ = [
+    "CUSTOMERS_SCHEMA",
+    "TIERS",
+    "CDC_SETTINGS",
+    "BROKEN_EVENT",
+    "CUSTOMER_ROW",
+    "CUSTOMER_ROW_REAL",
+    "CUSTOMER_KEY",
+    "CUSTOMER_ROW_JSON_SCHEMA",
+    "CUSTOMER_ENVELOPE_JSON_SCHEMA",
+    "CUSTOMER_KEY_JSON_SCHEMA",
+    "CUSTOMER_ENVELOPE_PROTO",
+    "CUSTOMER_KEY_PROTO",
+    "SourceTable",
+    "through_converter",
+    "as_avro_events",
+    "as_json_schema_events",
+    "as_protobuf_events",
+    "compare_mirror",
+    "mirror_ok",
+    "mirror_of",
+]
 
 # %% ../../nbs/78_source_table.ipynb #184c9d22
 CUSTOMERS_SCHEMA = {"id": "int64", "name": "string", "email": "string", "tier": "string", "balance": "double"}
@@ -155,6 +173,7 @@ class SourceTable:
         self.next_id += 1
         return self.next_id - 1
 
+
 # %% ../../nbs/78_source_table.ipynb #395f01ee
 CUSTOMER_ROW: dict = {
     "type": "record",
@@ -225,6 +244,7 @@ def as_avro_events(
     values = AvroSerializer(registry, msgspec.json.encode(debezium_envelope(row, "shop")).decode())
     keys = AvroSerializer(registry, msgspec.json.encode(CUSTOMER_KEY).decode())
     return through_converter(events, topic, values, keys, _avro_envelope)
+
 
 # %% ../../nbs/78_source_table.ipynb #9016a925
 def _optional(node: dict) -> dict:
@@ -340,6 +360,7 @@ def as_protobuf_events(
     values, keys = serializer(CUSTOMER_ENVELOPE_PROTO, "Envelope"), serializer(CUSTOMER_KEY_PROTO, "Key")
     return through_converter(events, topic, values, keys)
 
+
 # %% ../../nbs/78_source_table.ipynb #cf2f21c4
 def compare_mirror(table_path: Table, expected: dict[int, dict], schema: dict[str, str] = CUSTOMERS_SCHEMA) -> dict:
     "The table's latest snapshot against the source table's rows, by key (the first field of `schema`)."
@@ -359,6 +380,7 @@ def mirror_ok(check: dict) -> bool:
     return check["rows"] == check["keys"] and not any(
         check[k] for k in ("duplicate_keys", "missing_keys", "unexpected_keys", "stale_rows")
     )
+
 
 # %% ../../nbs/78_source_table.ipynb #5c256ad8
 def mirror_of(events) -> dict[int, dict]:

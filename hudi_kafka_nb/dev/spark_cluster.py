@@ -12,10 +12,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from .servers import free_port, logged_process, patient, stop_process
+from hudi_kafka_nb.dev.servers import free_port, logged_process, patient, stop_process
 
 # %% auto #0
-__all__ = ['spark_home', 'LocalSparkCluster']
+__all__ = ["spark_home", "LocalSparkCluster"]
+
 
 # %% ../../nbs/76_spark_cluster.ipynb #11af66c7
 def spark_home() -> Path:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import collections
 from pathlib import Path
 
-from .source_table import SourceTable, compare_mirror, mirror_ok
-from ..table.reading import coordinate_check, read_snapshot, snapshot_rows
-from ..table.storage import Table
-from ..table.timeline import commit_log, rust_table, table_services_log
+from hudi_kafka_nb.dev.source_table import SourceTable, compare_mirror, mirror_ok
+from hudi_kafka_nb.table.reading import coordinate_check, read_snapshot, snapshot_rows
+from hudi_kafka_nb.table.storage import Table
+from hudi_kafka_nb.table.timeline import commit_log, rust_table, table_services_log
 
 # %% auto #0
-__all__ = ['print_summary', 'compare_latest', 'print_mirror_summary', 'print_avro_columns', 'print_upsert_summary']
+__all__ = ["print_summary", "compare_latest", "print_mirror_summary", "print_avro_columns", "print_upsert_summary"]
+
 
 # %% ../../nbs/81_summary.ipynb #98c07603
 def print_summary(table_path: Table, produced: int, bad: int, workdir: Path, seconds: float):
@@ -36,6 +37,7 @@ def print_summary(table_path: Table, produced: int, bad: int, workdir: Path, sec
     )
     print(f"committed in {seconds:.1f}s after production ended; executed role notebooks: {workdir}/*.ipynb")
     return verdict == "OK"
+
 
 # %% ../../nbs/81_summary.ipynb #c9d1e004
 def compare_latest(

@@ -21,9 +21,9 @@ from hudi_kafka_nb.dev.content import (
     read_letters,
     read_produced,
 )
-from .source_table import compare_mirror
-from ..table.reading import snapshot_rows
-from ..table.storage import Table, table_storage
+from hudi_kafka_nb.dev.source_table import compare_mirror
+from hudi_kafka_nb.table.reading import snapshot_rows
+from hudi_kafka_nb.table.storage import Table, table_storage
 from hudi_kafka_nb.table.timeline import (
     commit_log,
     completed_commits,
@@ -34,8 +34,21 @@ from hudi_kafka_nb.table.timeline import (
 )
 
 # %% auto #0
-__all__ = ['VERDICT_FIGURES', 'SUMMED', 'orphan_files', 'count_coordinates', 'verify_table', 'combined', 'verify_keyed',
-           'verify_mirror', 'verify_stream', 'broken_invariants', 'verdict_ok', 'verdict']
+__all__ = [
+    "VERDICT_FIGURES",
+    "SUMMED",
+    "orphan_files",
+    "count_coordinates",
+    "verify_table",
+    "combined",
+    "verify_keyed",
+    "verify_mirror",
+    "verify_stream",
+    "broken_invariants",
+    "verdict_ok",
+    "verdict",
+]
+
 
 # %% ../../nbs/84_verdict.ipynb #16a0771c
 def orphan_files(table_path: Table) -> list[str]:

@@ -10,7 +10,8 @@ import json
 import pyarrow as pa
 
 # %% auto #0
-__all__ = ['PRIMITIVES', 'LOGICAL_TYPES', 'MAGIC_BYTE', 'UnstorableSchema', 'value_fields', 'wire_frame']
+__all__ = ["PRIMITIVES", "LOGICAL_TYPES", "MAGIC_BYTE", "UnstorableSchema", "value_fields", "wire_frame"]
+
 
 # %% ../../nbs/15_avro.ipynb #07aa4f54
 class UnstorableSchema(ValueError):
@@ -108,6 +109,7 @@ def _union_type(branches: list, path: str, named: dict, namespace: str, inside: 
         )
     return _column_type(others[0], path, named, namespace, inside)
 
+
 # %% ../../nbs/15_avro.ipynb #bdea9f4d
 def value_fields(schema: dict | str) -> dict[str, str]:
     """The columns an Avro record schema's fields become: name → `value_schema` type; `UnstorableSchema` names a field
@@ -117,6 +119,7 @@ def value_fields(schema: dict | str) -> dict[str, str]:
         raise UnstorableSchema(f"the value schema is {str(schema)[:80]!r}, not a record: a table needs named fields")
     struct = _column_type(schema, "", {})
     return {field.name: str(field.type) for field in struct}
+
 
 # %% ../../nbs/15_avro.ipynb #7c20e8e7
 MAGIC_BYTE = 0

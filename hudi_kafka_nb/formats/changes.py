@@ -12,13 +12,26 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, DELETED_FIELD, POSITION_FIELD, SinkConfig
-from ..core.kafka_records import DeadLetter, RawRecord
-from .records import Decoded, decode_batch
+from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, DELETED_FIELD, POSITION_FIELD, SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
+from hudi_kafka_nb.formats.records import Decoded, decode_batch
 
 # %% auto #0
-__all__ = ['log', 'OPERATIONS', 'TOMBSTONE_POSITION', 'Change', 'unwrapped', 'envelope_field', 'key_value', 'tombstone_change',
-           'change_row', 'envelope_change', 'warn_once', 'decode_changes', 'latest_changes']
+__all__ = [
+    "log",
+    "OPERATIONS",
+    "TOMBSTONE_POSITION",
+    "Change",
+    "unwrapped",
+    "envelope_field",
+    "key_value",
+    "tombstone_change",
+    "change_row",
+    "envelope_change",
+    "warn_once",
+    "decode_changes",
+    "latest_changes",
+]
 
 # %% ../../nbs/14_changes.ipynb #6b8b8d75
 log = logging.getLogger(__name__)
@@ -55,6 +68,7 @@ def key_value(record: RawRecord, field: str):
     except msgspec.DecodeError:
         return None
     return key.get(field) if isinstance(key, dict) else None
+
 
 # %% ../../nbs/14_changes.ipynb #c9ef3563
 def tombstone_change(record: RawRecord, config: SinkConfig, key_of=key_value) -> Change:
@@ -127,6 +141,7 @@ def envelope_change(envelope, record: RawRecord, config: SinkConfig, key_of=key_
         )
     return Change(row)
 
+
 # %% ../../nbs/14_changes.ipynb #6e0a2e59
 _warned: set[str] = set()
 
@@ -159,6 +174,7 @@ def decode_changes(records: list[RawRecord], config: SinkConfig, discover: bool 
         return r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)
 
     return decoded._replace(dead=decoded.dead + [d for d in dead if before(d.record)])
+
 
 # %% ../../nbs/14_changes.ipynb #12c5bc60
 def latest_changes(rows: pa.Table, key_field: str) -> pa.Table:

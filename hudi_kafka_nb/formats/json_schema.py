@@ -13,15 +13,23 @@ from typing import Annotated, Any, Literal, Optional
 import msgspec
 import pyarrow as pa
 
-from ..config.setting_values import arrow_type
-from ..config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS
-from .avro import UnstorableSchema
-from .records import AVRO_NAME
-from .schema_registry import RegistryFormat, WriterSchema
+from hudi_kafka_nb.config.setting_values import arrow_type
+from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS
+from hudi_kafka_nb.formats.avro import UnstorableSchema
+from hudi_kafka_nb.formats.records import AVRO_NAME
+from hudi_kafka_nb.formats.schema_registry import RegistryFormat, WriterSchema
 
 # %% auto #0
-__all__ = ['INT64', 'ENVELOPE_FIELDS', 'SCALARS', 'FORMATS', 'JSON_SCHEMA', 'json_schema_fields', 'json_writer_schema',
-           'read_json_body']
+__all__ = [
+    "INT64",
+    "ENVELOPE_FIELDS",
+    "SCALARS",
+    "FORMATS",
+    "JSON_SCHEMA",
+    "json_schema_fields",
+    "json_writer_schema",
+    "read_json_body",
+]
 
 # %% ../../nbs/17_json_schema.ipynb #b2bd0c2e
 # what a JSON Schema integer can hold in a table's 64-bit column: a larger one is the body's fault, refused by name
@@ -176,6 +184,7 @@ def json_schema_fields(schema: dict | str, envelope: bool = False) -> dict[str, 
     schema = json.loads(schema) if isinstance(schema, str) else schema
     struct, _ = _envelope_type(schema) if envelope else _value_type(schema)
     return {field.name: str(field.type) for field in struct}
+
 
 # %% ../../nbs/17_json_schema.ipynb #9d69a9f0
 def json_writer_schema(schema_id: int, text: str, envelope: bool = False) -> WriterSchema:

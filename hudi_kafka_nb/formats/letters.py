@@ -5,10 +5,11 @@
 # %% ../../nbs/12_letters.ipynb #2ba829e7
 from __future__ import annotations
 
-from ..core.kafka_records import DeadLetter
+from hudi_kafka_nb.core.kafka_records import DeadLetter
 
 # %% auto #0
-__all__ = ['dead_letter_headers', 'letter_source', 'dead_letter_message']
+__all__ = ["dead_letter_headers", "letter_source", "dead_letter_message"]
+
 
 # %% ../../nbs/12_letters.ipynb #71ca1123
 def dead_letter_headers(dead: DeadLetter, participant_id: str, table: str = "") -> list[tuple[str, bytes]]:

@@ -13,16 +13,27 @@ from google.protobuf import message_factory, unknown_fields
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, FileDescriptor
 from google.protobuf.message import DecodeError, Message
 
-from ..config.setting_values import arrow_type
-from ..config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS
-from .avro import UnstorableSchema
-from .protobuf_files import message_at, message_indexes, protobuf_file
-from .records import AVRO_NAME
-from .schema_registry import RegistryFormat, WriterSchema
+from hudi_kafka_nb.config.setting_values import arrow_type
+from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS
+from hudi_kafka_nb.formats.avro import UnstorableSchema
+from hudi_kafka_nb.formats.protobuf_files import message_at, message_indexes, protobuf_file
+from hudi_kafka_nb.formats.records import AVRO_NAME
+from hudi_kafka_nb.formats.schema_registry import RegistryFormat, WriterSchema
 
 # %% auto #0
-__all__ = ['SCALARS', 'TIMESTAMP', 'WRAPPERS', 'Read', 'PROTOBUF', 'Unreadable', 'protobuf_fields', 'ProtobufReader',
-           'protobuf_writer_schema', 'protobuf_message', 'read_protobuf_body']
+__all__ = [
+    "SCALARS",
+    "TIMESTAMP",
+    "WRAPPERS",
+    "Read",
+    "PROTOBUF",
+    "Unreadable",
+    "protobuf_fields",
+    "ProtobufReader",
+    "protobuf_writer_schema",
+    "protobuf_message",
+    "read_protobuf_body",
+]
 
 # %% ../../nbs/19_protobuf.ipynb #bfdfde8d
 # a field's type → its column; uint64 and fixed64 reach 2**64 - 1, which only a decimal of 20 digits holds
@@ -204,6 +215,7 @@ def protobuf_fields(text: str, envelope: bool = False, message: str = "") -> dic
     `UnstorableSchema` names a field that cannot."""
     struct, _ = _message_type(_table_message(protobuf_file(text), envelope, message))
     return {field.name: str(field.type) for field in struct}
+
 
 # %% ../../nbs/19_protobuf.ipynb #e8888b9b
 class ProtobufReader(NamedTuple):

@@ -17,10 +17,11 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError
 
-from .avro import UnstorableSchema
+from hudi_kafka_nb.formats.avro import UnstorableSchema
 
 # %% auto #0
-__all__ = ['protobuf_file', 'message_at', 'message_indexes']
+__all__ = ["protobuf_file", "message_at", "message_indexes"]
+
 
 # %% ../../nbs/18_protobuf_files.ipynb #fe0b90cd
 def _known_file(name: str) -> FileDescriptor | None:
@@ -101,6 +102,7 @@ def message_at(file: FileDescriptor, indexes: tuple[int, ...]) -> Descriptor:
     if found is None:
         raise UnstorableSchema(f"the file {file.name} defines no message")
     return found
+
 
 # %% ../../nbs/18_protobuf_files.ipynb #10caf516
 def _varint(body: bytes, at: int) -> tuple[int, int]:

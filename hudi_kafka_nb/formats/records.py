@@ -15,14 +15,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from ..config.setting_values import arrow_type
-from ..config.sink import SinkConfig
-from ..core.kafka_records import DeadLetter, RawRecord
-from .widening import wider_type
+from hudi_kafka_nb.config.setting_values import arrow_type
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
+from hudi_kafka_nb.formats.widening import wider_type
 
 # %% auto #0
-__all__ = ['KAFKA_COLUMNS', 'MISMATCH', 'Decode', 'AVRO_NAME', 'data_schema', 'in_table_order', 'value_schema', 'Decoded',
-           'decode_batch', 'ServiceUnavailable', 'decode_records']
+__all__ = [
+    "KAFKA_COLUMNS",
+    "MISMATCH",
+    "Decode",
+    "AVRO_NAME",
+    "data_schema",
+    "in_table_order",
+    "value_schema",
+    "Decoded",
+    "decode_batch",
+    "ServiceUnavailable",
+    "decode_records",
+]
 
 # %% ../../nbs/11_records.ipynb #b34579eb
 KAFKA_COLUMNS = pa.schema(
@@ -51,6 +62,7 @@ def in_table_order(schema: pa.Schema, table_columns: Sequence[str] | None) -> pa
     known = [name for name in table_columns or () if name in schema.names]
     return pa.schema([schema.field(name) for name in known + [n for n in schema.names if n not in known]])
 
+
 # %% ../../nbs/11_records.ipynb #a70c8c58
 def value_schema(config: SinkConfig) -> pa.Schema:
     "Arrow schema of the declared record fields."
@@ -65,6 +77,7 @@ def _parse(lines: list[bytes], schema: pa.Schema, infer: bool = False) -> pa.Tab
     return pj.read_json(
         io.BytesIO(buffer), parse_options=options, read_options=pj.ReadOptions(block_size=max(1 << 20, len(buffer) + 1))
     )
+
 
 # %% ../../nbs/11_records.ipynb #2e082cda
 def _json_problem(value: bytes | None) -> tuple[str | None, bytes | None]:
@@ -97,6 +110,7 @@ def _parse_isolating(records: list[RawRecord], lines: list[bytes], schema: pa.Sc
     )
     return left[0] + right[0], left[1] + right[1], left[2] + right[2]
 
+
 # %% ../../nbs/11_records.ipynb #4dd3eb17
 def _split_good_bad(
     records: list[RawRecord], schema: pa.Schema, infer: bool = False
@@ -123,6 +137,7 @@ def _split_good_bad(
         return [], [], dead
     good, tables, mismatched = _parse_isolating(candidates, lines, schema, infer)
     return good, tables, dead + mismatched
+
 
 # %% ../../nbs/11_records.ipynb #6506653e
 def _required_fields(config: SinkConfig) -> list[str]:
@@ -258,6 +273,7 @@ def decode_records(records: list[RawRecord], config: SinkConfig) -> tuple[pa.Tab
     value_schema are left out."""
     return decode_batch(records, config, discover=False)[:2]
 
+
 # %% ../../nbs/11_records.ipynb #9120a425
 AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -289,6 +305,7 @@ def _why_not_addable(field: pa.Field, config: SinkConfig) -> str | None:
     if _discovered_type(field.type) is None:
         return f"nested ({field.type}): only scalar fields become columns"
     return None
+
 
 # %% ../../nbs/11_records.ipynb #e13a0775
 def _new_fields(

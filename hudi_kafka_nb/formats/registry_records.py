@@ -11,19 +11,20 @@ from typing import NamedTuple
 import fastavro
 import pyarrow as pa
 
-from ..config.setting_values import arrow_type
-from ..config.sink import DELETED_FIELD, POSITION_FIELD, SinkConfig
-from ..core.kafka_records import DeadLetter, RawRecord
-from .avro import wire_frame
-from .changes import Change, envelope_change, key_value, tombstone_change, warn_once
-from .json_schema import read_json_body
-from .protobuf import read_protobuf_body
-from .records import KAFKA_COLUMNS, Decoded, _stored_rows, value_schema
-from .schema_registry import SchemaCache, UnknownSchema, WriterSchema
-from .widening import common_type
+from hudi_kafka_nb.config.setting_values import arrow_type
+from hudi_kafka_nb.config.sink import DELETED_FIELD, POSITION_FIELD, SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
+from hudi_kafka_nb.formats.avro import wire_frame
+from hudi_kafka_nb.formats.changes import Change, envelope_change, key_value, tombstone_change, warn_once
+from hudi_kafka_nb.formats.json_schema import read_json_body
+from hudi_kafka_nb.formats.protobuf import read_protobuf_body
+from hudi_kafka_nb.formats.records import KAFKA_COLUMNS, Decoded, _stored_rows, value_schema
+from hudi_kafka_nb.formats.schema_registry import SchemaCache, UnknownSchema, WriterSchema
+from hudi_kafka_nb.formats.widening import common_type
 
 # %% auto #0
-__all__ = ['TOMBSTONES', 'registry_key_reader', 'keyed_schema', 'decode_registry']
+__all__ = ["TOMBSTONES", "registry_key_reader", "keyed_schema", "decode_registry"]
+
 
 # %% ../../nbs/20_registry_records.ipynb #a8e0b134
 def _type_changes(schema: WriterSchema, table: pa.Schema, discover: bool) -> tuple[str, dict[str, str]]:
@@ -66,6 +67,7 @@ def _new_columns(schema: WriterSchema, table: pa.Schema, config: SinkConfig) -> 
         else:
             new[name] = type_name
     return new, ignored
+
 
 # %% ../../nbs/20_registry_records.ipynb #e5ba8cb8
 def _read(schema: WriterSchema, body: bytes) -> dict | str:
@@ -119,6 +121,7 @@ def _arrow_rows(values: list[dict], records: list[RawRecord], schema: WriterSche
         _arrow_rows(values[mid:], records[mid:], schema, table),
     )
     return good_l + good_r, pa.concat_tables([rows_l, rows_r]), dead_l + dead_r
+
 
 # %% ../../nbs/20_registry_records.ipynb #d53d2282
 class _Written(NamedTuple):

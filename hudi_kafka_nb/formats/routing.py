@@ -14,17 +14,35 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..config.setting_values import ConfigError
-from ..config.settings import load_config
-from ..config.sink import SinkConfig
-from ..core.kafka_records import RawRecord
-from .records import Decode, Decoded
+from hudi_kafka_nb.config.setting_values import ConfigError
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import RawRecord
+from hudi_kafka_nb.formats.records import Decode, Decoded
 
 # %% auto #0
-__all__ = ['TEMPLATE_FIELDS', 'PER_TABLE_NAMES', 'TOPIC_KEYS', 'ROUTE', 'Routed', 'Route', 'topic_name_parts', 'is_template',
-           'table_name_for', 'family_member', 'families', 'is_multi_table', 'table_config', 'table_configs',
-           'field_reader', 'route_field_values', 'whole_value', 'route_before_decoding', 'split_by_route',
-           'routed_decoder']
+__all__ = [
+    "TEMPLATE_FIELDS",
+    "PER_TABLE_NAMES",
+    "TOPIC_KEYS",
+    "ROUTE",
+    "Routed",
+    "Route",
+    "topic_name_parts",
+    "is_template",
+    "table_name_for",
+    "family_member",
+    "families",
+    "is_multi_table",
+    "table_config",
+    "table_configs",
+    "field_reader",
+    "route_field_values",
+    "whole_value",
+    "route_before_decoding",
+    "split_by_route",
+    "routed_decoder",
+]
 
 # %% ../../nbs/13_routing.ipynb #65723f11
 TEMPLATE_FIELDS = ("topic", "prefix", "schema", "table")
@@ -43,6 +61,7 @@ def is_template(name: str) -> bool:
 def table_name_for(template: str, topic: str) -> str:
     "The table that `template` names for `topic`; characters a Hudi table name cannot hold become `_`."
     return re.sub(r"[^A-Za-z0-9_]", "_", template.format(**topic_name_parts(topic)))
+
 
 # %% ../../nbs/13_routing.ipynb #dcc7ebfb
 PER_TABLE_NAMES = (
@@ -184,6 +203,7 @@ def table_configs(
         name: table_config(config, name, routed, own)
         for name, (routed, own) in _route(config, topics, own_topics, route_values).items()
     }
+
 
 # %% ../../nbs/13_routing.ipynb #7b8bb22b
 @functools.cache

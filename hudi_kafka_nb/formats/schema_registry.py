@@ -14,16 +14,36 @@ from typing import Any, NamedTuple, Protocol
 import fastavro
 import pyarrow as pa
 
-from ..config.setting_values import arrow_type, resolve_secret
-from ..config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
-from .avro import UnstorableSchema, _full_name, value_fields
-from .records import ServiceUnavailable
+from hudi_kafka_nb.config.setting_values import arrow_type, resolve_secret
+from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
+from hudi_kafka_nb.formats.avro import UnstorableSchema, _full_name, value_fields
+from hudi_kafka_nb.formats.records import ServiceUnavailable
 
 # %% auto #0
-__all__ = ['log', 'SCHEMA_TYPES', 'BUILTIN_PROTO_FILES', 'REGISTRY_CLIENT_DEFAULTS', 'NUMERIC_CLIENT_SETTINGS', 'AVRO',
-           'UnknownSchema', 'RegistryUnavailable', 'SchemaRegistry', 'registry_client_settings', 'ConfluentRegistry',
-           'WriterSchema', 'as_read', 'row_record', 'writer_schema', 'whole_body', 'same_reader', 'RegistryFormat',
-           'SchemaCache', 'value_subject', 'key_subject', 'registry_value_schema']
+__all__ = [
+    "log",
+    "SCHEMA_TYPES",
+    "BUILTIN_PROTO_FILES",
+    "REGISTRY_CLIENT_DEFAULTS",
+    "NUMERIC_CLIENT_SETTINGS",
+    "AVRO",
+    "UnknownSchema",
+    "RegistryUnavailable",
+    "SchemaRegistry",
+    "registry_client_settings",
+    "ConfluentRegistry",
+    "WriterSchema",
+    "as_read",
+    "row_record",
+    "writer_schema",
+    "whole_body",
+    "same_reader",
+    "RegistryFormat",
+    "SchemaCache",
+    "value_subject",
+    "key_subject",
+    "registry_value_schema",
+]
 
 # %% ../../nbs/16_schema_registry.ipynb #3c47ecd3
 log = logging.getLogger(__name__)
@@ -138,6 +158,7 @@ class ConfluentRegistry:
                 f"the versions of schema id {schema_id}", lambda: self.client.get_schema_versions(schema_id)
             )
         ]
+
 
 # %% ../../nbs/16_schema_registry.ipynb #94848606
 class WriterSchema(NamedTuple):
@@ -273,6 +294,7 @@ class SchemaCache:
             where = ""
         named = ", ".join(filter(None, [self.get(schema_id).name, where]))
         return f"schema id {schema_id} ({named})"
+
 
 # %% ../../nbs/16_schema_registry.ipynb #4280dfd0
 def value_subject(topic: str) -> str:

@@ -9,10 +9,10 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from ..config.setting_values import arrow_type
+from hudi_kafka_nb.config.setting_values import arrow_type
 
 # %% auto #0
-__all__ = ['PROMOTIONS', 'READ_ACROSS', 'common_type', 'wider_type', 'widen_value_schema', 'schema_misfit']
+__all__ = ["PROMOTIONS", "READ_ACROSS", "common_type", "wider_type", "widen_value_schema", "schema_misfit"]
 
 # %% ../../nbs/10_widening.ipynb #8ddc62c2
 # Hudi's schema evolution on write promotes a column to a wider number, as Avro's schema resolution reads the narrower
@@ -75,6 +75,7 @@ def wider_type(a: str | None, b: str) -> str:
         return b
     kind = common_type(arrow_type(a), arrow_type(b))
     return min(a, b) if kind is None else str(kind)
+
 
 # %% ../../nbs/10_widening.ipynb #b857a015
 def widen_value_schema(current: dict[str, str], proposals: Iterable[dict[str, str]]) -> dict[str, str]:

@@ -9,13 +9,14 @@ import logging
 
 from confluent_kafka import KafkaError, KafkaException
 
-from ..core.kafka_records import DeadLetter, Lettered
-from ..formats.letters import dead_letter_message
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered
+from hudi_kafka_nb.formats.letters import dead_letter_message
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'letter_size', 'headers_only', 'AtLeastOnceLetters']
+__all__ = ["log", "letter_size", "headers_only", "AtLeastOnceLetters"]
+
 
 # %% ../../nbs/58_at_least_once_letters.ipynb #cdc6abef
 def letter_size(key, value, headers) -> int:
@@ -29,6 +30,7 @@ def headers_only(key, value, headers):
         ("hudi_kafka_nb.value.truncated", b"value left out: too large for the topic")
     ]
     return key[:1024] if key else key, None, headers
+
 
 # %% ../../nbs/58_at_least_once_letters.ipynb #6c2195d3
 class AtLeastOnceLetters:

@@ -13,15 +13,16 @@ import msgspec
 from confluent_kafka import OFFSET_BEGINNING, Consumer, IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from ..config.settings import consumer_settings
-from ..config.sink import SinkConfig
-from ..formats.routing import field_reader
-from .preflight import admin_client, data_partitions, data_topics
+from hudi_kafka_nb.config.settings import consumer_settings
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.formats.routing import field_reader
+from hudi_kafka_nb.kafka.preflight import admin_client, data_partitions, data_topics
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'list_offsets', 'BrokerView', 'end_offsets_by_table', 'RouteValues']
+__all__ = ["log", "list_offsets", "BrokerView", "end_offsets_by_table", "RouteValues"]
+
 
 # %% ../../nbs/53_broker_view.ipynb #257bf38c
 def list_offsets(admin: AdminClient, partitions, spec: OffsetSpec, isolation: IsolationLevel) -> dict:
@@ -103,6 +104,7 @@ class BrokerView:
     def high_watermarks(self, partitions) -> dict[tuple[str, int], int]:
         return self._watermarks(partitions, OffsetSpec.latest(), self._highs, IsolationLevel.READ_UNCOMMITTED)
 
+
 # %% ../../nbs/53_broker_view.ipynb #6a214c63
 def end_offsets_by_table(tables: dict[str, SinkConfig], admin: AdminClient) -> dict[str, dict[tuple[str, int], int]]:
     "Each table's data partitions now and their end offsets, in two requests whatever the number of tables."
@@ -121,6 +123,7 @@ def end_offsets_by_table(tables: dict[str, SinkConfig], admin: AdminClient) -> d
         for name, owned in partitions.items()
         if all(isinstance(answers.get(tp), int) for tp in owned)
     }
+
 
 # %% ../../nbs/53_broker_view.ipynb #fa5c1689
 class RouteValues:

@@ -16,16 +16,23 @@ import zlib
 import msgspec
 from confluent_kafka import OFFSET_END, Consumer, KafkaError, Producer, TopicPartition
 
-from ..config.settings import client_settings, consumer_settings
-from ..config.sink import SinkConfig
-from ..core.messages import ControlEvent, Hello, decode_event, encode_event
-from ..core.ports import ForeignEvents
-from .rights import UNAUTHORISED, warn_unless_unauthorised
+from hudi_kafka_nb.config.settings import client_settings, consumer_settings
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.messages import ControlEvent, Hello, decode_event, encode_event
+from hudi_kafka_nb.core.ports import ForeignEvents
+from hudi_kafka_nb.kafka.rights import UNAUTHORISED, warn_unless_unauthorised
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'CONTROL_FETCH_WAIT_MS', 'CONTROL_DELIVERY_S', 'CONTROL_PRODUCERS', 'ControlClients', 'ControlChannel']
+__all__ = [
+    "log",
+    "CONTROL_FETCH_WAIT_MS",
+    "CONTROL_DELIVERY_S",
+    "CONTROL_PRODUCERS",
+    "ControlClients",
+    "ControlChannel",
+]
 
 # %% ../../nbs/52_control.ipynb #5781c831
 # how long the broker holds a control consumer's fetch that finds no event: Kafka's default

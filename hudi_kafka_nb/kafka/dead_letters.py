@@ -13,19 +13,19 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from ..config.settings import client_settings, consumer_settings
-from ..config.sink import SinkConfig
-from ..core.kafka_records import DeadLetter, Lettered
-from ..formats.letters import dead_letter_message
-from .at_least_once_letters import AtLeastOnceLetters, headers_only, letter_size
-from .deadlines import STUCK_GRACE_S, StuckClient, by_deadline
-from .letter_positions import refused_offsets, refused_text
-from .rights import UNAUTHORISED, warn_unless_unauthorised
+from hudi_kafka_nb.config.settings import client_settings, consumer_settings
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered
+from hudi_kafka_nb.formats.letters import dead_letter_message
+from hudi_kafka_nb.kafka.at_least_once_letters import AtLeastOnceLetters, headers_only, letter_size
+from hudi_kafka_nb.kafka.deadlines import STUCK_GRACE_S, StuckClient, by_deadline
+from hudi_kafka_nb.kafka.letter_positions import refused_offsets, refused_text
+from hudi_kafka_nb.kafka.rights import UNAUTHORISED, warn_unless_unauthorised
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'COORDINATOR_MOVING', 'COORDINATOR_RETRY_S', 'DeadLetterQueue']
+__all__ = ["log", "COORDINATOR_MOVING", "COORDINATOR_RETRY_S", "DeadLetterQueue"]
 
 # %% ../../nbs/59_dead_letters.ipynb #c0a7d1e5
 # the answers of a group coordinator that is elsewhere or not ready yet: librdkafka gives them up at once, not retried
@@ -35,6 +35,7 @@ COORDINATOR_MOVING = {
     KafkaError.COORDINATOR_NOT_AVAILABLE,
 }
 COORDINATOR_RETRY_S = 0.5
+
 
 # %% ../../nbs/59_dead_letters.ipynb #d1e7a002
 class DeadLetterQueue:

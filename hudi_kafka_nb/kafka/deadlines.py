@@ -15,7 +15,7 @@ from confluent_kafka import KafkaError, KafkaException
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'STUCK_GRACE_S', 'T', 'StuckClient', 'by_deadline']
+__all__ = ["log", "STUCK_GRACE_S", "T", "StuckClient", "by_deadline"]
 
 # %% ../../nbs/56_deadlines.ipynb #d56a0f90
 # librdkafka does not end every call by its timeout: `send_offsets_to_transaction` waits for a group coordinator that

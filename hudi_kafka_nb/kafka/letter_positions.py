@@ -10,7 +10,7 @@ import logging
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'REFUSED_TEXT_MAX', 'refused_text', 'refused_offsets']
+__all__ = ["log", "REFUSED_TEXT_MAX", "refused_text", "refused_offsets"]
 
 # %% ../../nbs/57_letter_positions.ipynb #186b313a
 # Kafka keeps at most offset.metadata.max.bytes (4,096 by default) of metadata with an offset

@@ -14,7 +14,8 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'read_dead_letters']
+__all__ = ["log", "read_dead_letters"]
+
 
 # %% ../../nbs/60_letters_read.ipynb #64f8005d
 def read_dead_letters(

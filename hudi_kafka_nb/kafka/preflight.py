@@ -12,15 +12,28 @@ import time
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from ..config.setting_values import ConfigError
-from ..config.settings import client_settings
-from ..config.sink import SinkConfig
-from .rights import refuse_missing_rights
+from hudi_kafka_nb.config.setting_values import ConfigError
+from hudi_kafka_nb.config.settings import client_settings
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.kafka.rights import refuse_missing_rights
 
 # %% auto #0
-__all__ = ['log', 'SECURITY_KEYS', 'security_summary', 'SinkAdmin', 'admin_client', 'data_topics', 'data_partitions',
-           'cluster_topics', 'matching_topics', 'TopicNotVisible', 'create_topic_if_missing', 'ensure_topic',
-           'ensure_sink_topics', 'preflight']
+__all__ = [
+    "log",
+    "SECURITY_KEYS",
+    "security_summary",
+    "SinkAdmin",
+    "admin_client",
+    "data_topics",
+    "data_partitions",
+    "cluster_topics",
+    "matching_topics",
+    "TopicNotVisible",
+    "create_topic_if_missing",
+    "ensure_topic",
+    "ensure_sink_topics",
+    "preflight",
+]
 
 # %% ../../nbs/51_preflight.ipynb #09eb307a
 log = logging.getLogger(__name__)
@@ -130,6 +143,7 @@ def matching_topics(config: SinkConfig, admin: AdminClient) -> list[str]:
     "The data topics now: `topics`, or those that match `topics_regex` (more may come)."
     return data_topics(config, _topic_metadata(admin, config))
 
+
 # %% ../../nbs/51_preflight.ipynb #b55afb45
 class TopicNotVisible(ConfigError):
     "A topic the sink's user can neither see nor create."
@@ -172,6 +186,7 @@ def ensure_sink_topics(config: SinkConfig, admin: AdminClient, role: str):
     ensure_topic(admin, config.control, 1, config, exact=True)
     if role == "participant":
         ensure_topic(admin, config.dead_letters, 1, config)
+
 
 # %% ../../nbs/51_preflight.ipynb #42b38024
 def preflight(config: SinkConfig, role: str, admin: SinkAdmin | None = None) -> AdminClient:

@@ -20,14 +20,24 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from ..config.setting_values import ConfigError
-from ..config.sink import SinkConfig
+from hudi_kafka_nb.config.setting_values import ConfigError
+from hudi_kafka_nb.config.sink import SinkConfig
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'UNAUTHORISED', 'Right', 'control_group', 'required_rights', 'sink_acls', 'missing_rights',
-           'warn_unless_unauthorised', 'refuse_missing_rights']
+__all__ = [
+    "log",
+    "UNAUTHORISED",
+    "Right",
+    "control_group",
+    "required_rights",
+    "sink_acls",
+    "missing_rights",
+    "warn_unless_unauthorised",
+    "refuse_missing_rights",
+]
+
 
 # %% ../../nbs/50_rights.ipynb #180743be
 class Right(NamedTuple):
@@ -102,6 +112,7 @@ def sink_acls(config: SinkConfig, principal: str, topics: Sequence[str] | None =
         AclBinding(kinds[res], name, pattern(res), principal, "*", AclOperation[op], AclPermissionType.ALLOW)
         for res, name, op in sorted(wanted)
     ]
+
 
 # %% ../../nbs/50_rights.ipynb #111ca0dd
 def _granted(futures: dict) -> dict:

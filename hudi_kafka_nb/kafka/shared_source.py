@@ -13,18 +13,19 @@ import time
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from ..config.settings import consumer_settings
-from ..config.sink import SinkConfig
-from ..core.kafka_records import RawRecord
-from ..core.messages import PartitionStart
-from ..formats.routing import route_before_decoding, split_by_route
-from .rights import UNAUTHORISED, warn_unless_unauthorised
-from .source import raw_record
+from hudi_kafka_nb.config.settings import consumer_settings
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import RawRecord
+from hudi_kafka_nb.core.messages import PartitionStart
+from hudi_kafka_nb.formats.routing import route_before_decoding, split_by_route
+from hudi_kafka_nb.kafka.rights import UNAUTHORISED, warn_unless_unauthorised
+from hudi_kafka_nb.kafka.source import raw_record
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'DATA_POLL_S', 'SharedSource', 'DataLane', 'DataClients']
+__all__ = ["log", "DATA_POLL_S", "SharedSource", "DataLane", "DataClients"]
+
 
 # %% ../../nbs/55_shared_source.ipynb #dc7da22e
 # records of a table a shared consumer holds for its participant: above either bound, its partitions are paused until

@@ -9,16 +9,17 @@ import logging
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from ..config.settings import consumer_settings
-from ..config.sink import SinkConfig
-from ..core.kafka_records import RawRecord
-from ..core.messages import PartitionStart
-from .rights import warn_unless_unauthorised
+from hudi_kafka_nb.config.settings import consumer_settings
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import RawRecord
+from hudi_kafka_nb.core.messages import PartitionStart
+from hudi_kafka_nb.kafka.rights import warn_unless_unauthorised
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'raw_record', 'KafkaSource']
+__all__ = ["log", "raw_record", "KafkaSource"]
+
 
 # %% ../../nbs/54_source.ipynb #5df6e144
 def raw_record(m) -> RawRecord:

@@ -10,11 +10,11 @@ from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 import pyarrow as pa
 
-from ..core.ports import Writer, error_summary
-from .participant_state import ParticipantInstant, Wrote
+from hudi_kafka_nb.core.ports import Writer, error_summary
+from hudi_kafka_nb.protocol.participant_state import ParticipantInstant, Wrote
 
 # %% auto #0
-__all__ = ['log', 'BackgroundWrites']
+__all__ = ["log", "BackgroundWrites"]
 
 # %% ../../nbs/22_background_writes.ipynb #19880ae8
 log = logging.getLogger(__name__)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.messages import AbortCommit, AckCommit, Checkpoint, EndCommit, FailedRecord
-from ..core.ports import Channel, CrashHook, Table
-from .commit_state import OpenInstant
+from hudi_kafka_nb.core.messages import AbortCommit, AckCommit, Checkpoint, EndCommit, FailedRecord
+from hudi_kafka_nb.core.ports import Channel, CrashHook, Table
+from hudi_kafka_nb.protocol.commit_state import OpenInstant
 
 # %% auto #0
-__all__ = ['CRASH_POINTS', 'InstantCloser']
+__all__ = ["CRASH_POINTS", "InstantCloser"]
 
 # %% ../../nbs/32_closing.ipynb #594b00c7
 CRASH_POINTS = ("after_start_commit", "after_end_commit", "after_decision", "after_publish")

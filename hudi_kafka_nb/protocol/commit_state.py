@@ -10,13 +10,28 @@ from enum import Enum
 
 import msgspec
 
-from ..config.sink import SinkConfig
-from ..core.messages import PartitionProgress, PartitionStart, WriteStatus
-from ..formats.widening import schema_misfit, widen_value_schema
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.messages import PartitionProgress, PartitionStart, WriteStatus
+from hudi_kafka_nb.formats.widening import schema_misfit, widen_value_schema
 
 # %% auto #0
-__all__ = ['log', 'assign_partitions', 'start_offsets', 'check_statuses', 'OpenInstant', 'CoordinatorState', 'Outcome', 'Verdict',
-           'verdict', 'opens_early', 'Due', 'CoordinatorSituation', 'due_now', 'AfterInterval', 'after_interval']
+__all__ = [
+    "log",
+    "assign_partitions",
+    "start_offsets",
+    "check_statuses",
+    "OpenInstant",
+    "CoordinatorState",
+    "Outcome",
+    "Verdict",
+    "verdict",
+    "opens_early",
+    "Due",
+    "CoordinatorSituation",
+    "due_now",
+    "AfterInterval",
+    "after_interval",
+]
 
 # %% ../../nbs/27_commit_state.ipynb #5a96611f
 log = logging.getLogger(__name__)
@@ -73,6 +88,7 @@ def check_statuses(
         raise ValueError(f"a partition went backwards: {reported}")
     return sorted(reported, key=lambda p: (p.topic, p.partition))
 
+
 # %% ../../nbs/27_commit_state.ipynb #732e3b79
 class OpenInstant(msgspec.Struct, frozen=True, kw_only=True):
     "Everything the coordinator knows about the instant it has open."
@@ -113,12 +129,14 @@ class OpenInstant(msgspec.Struct, frozen=True, kw_only=True):
             and value_schema == self.value_schema
         )
 
+
 # %% ../../nbs/27_commit_state.ipynb #ed144656
 class CoordinatorState(Enum):
     WAITING = "WAITING"
     WRITING = "WRITING"
     COLLECTING = "COLLECTING"
     STOPPED = "STOPPED"
+
 
 # %% ../../nbs/27_commit_state.ipynb #6fab29de
 class Outcome(Enum):
@@ -190,12 +208,14 @@ def verdict(open_instant: OpenInstant, config: SinkConfig, hudi_version: str) ->
         return Verdict(outcome=Outcome.EMPTY, value_schema=widened)
     return Verdict(outcome=Outcome.COMMIT, progress=progress, value_schema=widened)
 
+
 # %% ../../nbs/27_commit_state.ipynb #8554c0a1
 def opens_early(
     done: OpenInstant, assignment: dict[str, list[PartitionStart]], value_schema: dict[str, str], config: SinkConfig
 ) -> bool:
     "Whether the next instant, of `assignment` and `value_schema`, opens before `done` is committed (see above)."
     return config.overlaps_instants and done.followed_by(assignment, value_schema)
+
 
 # %% ../../nbs/27_commit_state.ipynb #c2476232
 class Due(Enum):

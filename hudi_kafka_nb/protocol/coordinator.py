@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 import msgspec
 
-from ..config.sink import SinkConfig
-from ..core.messages import ControlEvent, Heartbeat, Park, PartitionStart, StartCommit, WriteStatus
-from ..core.ports import Broker, Channel, Clock, CrashHook, Fenced, Observe, Table, no_crash
-from ..core.voice import RoleVoice
-from .closing import InstantCloser
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.messages import ControlEvent, Heartbeat, Park, PartitionStart, StartCommit, WriteStatus
+from hudi_kafka_nb.core.ports import Broker, Channel, Clock, CrashHook, Fenced, Observe, Table, no_crash
+from hudi_kafka_nb.core.voice import RoleVoice
+from hudi_kafka_nb.protocol.closing import InstantCloser
 from hudi_kafka_nb.protocol.commit_state import (
     AfterInterval,
     CoordinatorSituation,
@@ -28,17 +28,18 @@ from hudi_kafka_nb.protocol.commit_state import (
     due_now,
     start_offsets,
 )
-from .instant_ending import InstantEnding
-from .opening import InstantOpener
-from .progress import IdleReports, partition_status, worth_ending
-from .recovery import resume_point
-from .roster import Roster
+from hudi_kafka_nb.protocol.instant_ending import InstantEnding
+from hudi_kafka_nb.protocol.opening import InstantOpener
+from hudi_kafka_nb.protocol.progress import IdleReports, partition_status, worth_ending
+from hudi_kafka_nb.protocol.recovery import resume_point
+from hudi_kafka_nb.protocol.roster import Roster
 
 # %% auto #0
-__all__ = ['log', 'LISTEN_S', 'Coordinator']
+__all__ = ["log", "LISTEN_S", "Coordinator"]
 
 # %% ../../nbs/34_coordinator.ipynb #ffc472dc
 log = logging.getLogger(__name__)
+
 
 # %% ../../nbs/34_coordinator.ipynb #8ab2db7d
 def _partition(start: PartitionStart) -> tuple[str, int]:

@@ -9,15 +9,16 @@ from collections.abc import Callable, Iterable
 
 import pyarrow as pa
 
-from ..config.setting_values import ConfigError
-from ..config.sink import SinkConfig
-from ..core.kafka_records import DeadLetter, RawRecord
-from ..core.messages import FailedRecord
-from ..core.ports import DeadLetters
-from .participant_state import ParticipantInstant, lettered_after, letters_due, set_aside_failed
+from hudi_kafka_nb.config.setting_values import ConfigError
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
+from hudi_kafka_nb.core.messages import FailedRecord
+from hudi_kafka_nb.core.ports import DeadLetters
+from hudi_kafka_nb.protocol.participant_state import ParticipantInstant, lettered_after, letters_due, set_aside_failed
 
 # %% auto #0
-__all__ = ['LetterDelivery']
+__all__ = ["LetterDelivery"]
+
 
 # %% ../../nbs/24_delivery.ipynb #59a5abf3
 class LetterDelivery:

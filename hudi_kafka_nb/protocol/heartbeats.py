@@ -8,11 +8,11 @@ from __future__ import annotations
 import logging
 import threading
 
-from ..core.messages import Heartbeat
-from ..core.ports import Channel, Clock
+from hudi_kafka_nb.core.messages import Heartbeat
+from hudi_kafka_nb.core.ports import Channel, Clock
 
 # %% auto #0
-__all__ = ['log', 'SERVICE_RETRY_S', 'WAITING_LOG_S', 'Heartbeats']
+__all__ = ["log", "SERVICE_RETRY_S", "WAITING_LOG_S", "Heartbeats"]
 
 # %% ../../nbs/23_heartbeats.ipynb #428fc7a8
 log = logging.getLogger(__name__)

@@ -8,22 +8,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from ..config.sink import SinkConfig
-from ..core.messages import Checkpoint
-from ..core.ports import CommitConflict, RecordsFailed, Table, WriteFailed
-from ..core.voice import RoleVoice
-from ..formats.widening import widen_value_schema
-from .closing import InstantCloser
-from .commit_state import CoordinatorState, OpenInstant, Outcome, Verdict, verdict
-from .opening import InstantOpener
-from .progress import IdleReports
-from .recovery import resume_point
-from .roster import Roster
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.messages import Checkpoint
+from hudi_kafka_nb.core.ports import CommitConflict, RecordsFailed, Table, WriteFailed
+from hudi_kafka_nb.core.voice import RoleVoice
+from hudi_kafka_nb.formats.widening import widen_value_schema
+from hudi_kafka_nb.protocol.closing import InstantCloser
+from hudi_kafka_nb.protocol.commit_state import CoordinatorState, OpenInstant, Outcome, Verdict, verdict
+from hudi_kafka_nb.protocol.opening import InstantOpener
+from hudi_kafka_nb.protocol.progress import IdleReports
+from hudi_kafka_nb.protocol.recovery import resume_point
+from hudi_kafka_nb.protocol.roster import Roster
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'WRITE_FAILURES_BEFORE_STOP', 'MAX_COLLECT_DOUBLINGS', 'InstantEnding']
+__all__ = ["log", "WRITE_FAILURES_BEFORE_STOP", "MAX_COLLECT_DOUBLINGS", "InstantEnding"]
 
 # %% ../../nbs/33_instant_ending.ipynb #4f63a75d
 WRITE_FAILURES_BEFORE_STOP = 3

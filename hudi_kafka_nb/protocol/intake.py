@@ -9,13 +9,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..config.sink import SinkConfig
-from ..core.kafka_records import RawRecord
-from ..core.ports import DataSource
-from ..formats.records import Decode, Decoded, ServiceUnavailable
-from ..formats.widening import wider_type
-from .delivery import LetterDelivery
-from .heartbeats import SERVICE_RETRY_S, Heartbeats
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import RawRecord
+from hudi_kafka_nb.core.ports import DataSource
+from hudi_kafka_nb.formats.records import Decode, Decoded, ServiceUnavailable
+from hudi_kafka_nb.formats.widening import wider_type
+from hudi_kafka_nb.protocol.delivery import LetterDelivery
+from hudi_kafka_nb.protocol.heartbeats import SERVICE_RETRY_S, Heartbeats
 from hudi_kafka_nb.protocol.participant_state import (
     ParticipantInstant,
     Progress,
@@ -28,7 +28,7 @@ from hudi_kafka_nb.protocol.participant_state import (
 )
 
 # %% auto #0
-__all__ = ['log', 'READ_WAIT_S', 'IDLE_READ_WAIT_S', 'InstantReader']
+__all__ = ["log", "READ_WAIT_S", "IDLE_READ_WAIT_S", "InstantReader"]
 
 # %% ../../nbs/25_intake.ipynb #c340c48c
 log = logging.getLogger(__name__)

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..config.sink import SinkConfig
-from ..core.messages import PartitionStart, StartCommit
-from ..core.ports import Broker, Channel, Clock, CrashHook, Table
-from .commit_state import OpenInstant, assign_partitions, opens_early, start_offsets
-from .roster import Roster
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.messages import PartitionStart, StartCommit
+from hudi_kafka_nb.core.ports import Broker, Channel, Clock, CrashHook, Table
+from hudi_kafka_nb.protocol.commit_state import OpenInstant, assign_partitions, opens_early, start_offsets
+from hudi_kafka_nb.protocol.roster import Roster
 
 # %% auto #0
-__all__ = ['InstantOpener']
+__all__ = ["InstantOpener"]
+
 
 # %% ../../nbs/31_opening.ipynb #bccf50a0
 class InstantOpener:

@@ -16,24 +16,25 @@ from concurrent.futures import Executor, wait
 import msgspec
 import pyarrow as pa
 
-from ..config.sink import SinkConfig
-from ..core.messages import AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, Park, StartCommit
-from ..core.ports import Channel, Clock, DataSource, DeadLetters, Observe, Writer
-from ..core.voice import RoleVoice
-from ..formats.changes import decode_changes, latest_changes
-from ..formats.records import Decode, data_schema, decode_batch
-from ..formats.routing import routed_decoder
-from .background_writes import BackgroundWrites
-from .delivery import LetterDelivery
-from .heartbeats import SERVICE_RETRY_S, Heartbeats
-from .intake import InstantReader
-from .participant_state import Move, ParticipantInstant, ParticipantState, next_move, situation
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.messages import AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, Park, StartCommit
+from hudi_kafka_nb.core.ports import Channel, Clock, DataSource, DeadLetters, Observe, Writer
+from hudi_kafka_nb.core.voice import RoleVoice
+from hudi_kafka_nb.formats.changes import decode_changes, latest_changes
+from hudi_kafka_nb.formats.records import Decode, data_schema, decode_batch
+from hudi_kafka_nb.formats.routing import routed_decoder
+from hudi_kafka_nb.protocol.background_writes import BackgroundWrites
+from hudi_kafka_nb.protocol.delivery import LetterDelivery
+from hudi_kafka_nb.protocol.heartbeats import SERVICE_RETRY_S, Heartbeats
+from hudi_kafka_nb.protocol.intake import InstantReader
+from hudi_kafka_nb.protocol.participant_state import Move, ParticipantInstant, ParticipantState, next_move, situation
 
 # %% auto #0
-__all__ = ['log', 'Participant']
+__all__ = ["log", "Participant"]
 
 # %% ../../nbs/26_participant.ipynb #c9a0742b
 log = logging.getLogger(__name__)
+
 
 # %% ../../nbs/26_participant.ipynb #d4b1e2f3
 class Participant:

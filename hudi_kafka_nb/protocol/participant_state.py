@@ -12,14 +12,33 @@ from typing import NamedTuple
 import msgspec
 import pyarrow as pa
 
-from ..config.sink import SinkConfig
-from ..core.kafka_records import DeadLetter, Lettered, RawRecord
-from ..core.messages import PartitionProgress, PartitionStart, StartCommit, WriteStatus
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered, RawRecord
+from hudi_kafka_nb.core.messages import PartitionProgress, PartitionStart, StartCommit, WriteStatus
 
 # %% auto #0
-__all__ = ['ParticipantState', 'Progress', 'ParticipantInstant', 'is_full', 'writes_early', 'adopts', 'over_share',
-           'fresh_records', 'advance', 'skip_to', 'Wrote', 'hudi_keys', 'set_aside_failed', 'letters_due',
-           'lettered_after', 'Move', 'Situation', 'situation', 'next_move']
+__all__ = [
+    "ParticipantState",
+    "Progress",
+    "ParticipantInstant",
+    "is_full",
+    "writes_early",
+    "adopts",
+    "over_share",
+    "fresh_records",
+    "advance",
+    "skip_to",
+    "Wrote",
+    "hudi_keys",
+    "set_aside_failed",
+    "letters_due",
+    "lettered_after",
+    "Move",
+    "Situation",
+    "situation",
+    "next_move",
+]
+
 
 # %% ../../nbs/21_participant_state.ipynb #5a59bc56
 class ParticipantState(Enum):
@@ -196,6 +215,7 @@ def skip_to(progress: dict[tuple[str, int], Progress], positions: dict[tuple[str
         if (p := progress.get(tp)) is not None and not p.held and position > p.next_offset:
             p.next_offset = position
 
+
 # %% ../../nbs/21_participant_state.ipynb #473eafa0
 class Wrote(NamedTuple):
     """What one Hudi write into an instant came to: its files, an error while the instant is open, or nothing (rolled
@@ -204,6 +224,7 @@ class Wrote(NamedTuple):
     written: object = None
     error: str = ""
     rolled_back: bool = False
+
 
 # %% ../../nbs/21_participant_state.ipynb #4e348539
 def hudi_keys(rows: pa.Table, config: SinkConfig) -> list[str | None]:
@@ -262,6 +283,7 @@ def lettered_after(
         }
         stands[tp] = Lettered(max(before.end, read.next_offset), frozenset(refused))
     return stands
+
 
 # %% ../../nbs/21_participant_state.ipynb #392957f1
 class Move(Enum):

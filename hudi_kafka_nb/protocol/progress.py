@@ -8,13 +8,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ..core.ports import Broker
-from .commit_state import OpenInstant, assign_partitions
+from hudi_kafka_nb.core.ports import Broker
+from hudi_kafka_nb.protocol.commit_state import OpenInstant, assign_partitions
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'IDLE_REPORT_S', 'worth_ending', 'partition_status', 'held_in_transactions', 'IdleReports']
+__all__ = ["log", "IDLE_REPORT_S", "worth_ending", "partition_status", "held_in_transactions", "IdleReports"]
+
 
 # %% ../../nbs/30_progress.ipynb #7da2d631
 def worth_ending(opened: OpenInstant, partitions: list[tuple[str, int]], live: list[str], broker: Broker) -> bool:
@@ -34,6 +35,7 @@ def worth_ending(opened: OpenInstant, partitions: list[tuple[str, int]], live: l
     return any(
         ends.get((s.topic, s.partition), s.offset + 1) > s.offset for owned in opened.assignment.values() for s in owned
     )
+
 
 # %% ../../nbs/30_progress.ipynb #680acc21
 def partition_status(
@@ -63,6 +65,7 @@ def partition_status(
 def held_in_transactions(partitions: dict[str, dict]) -> dict[str, int]:
     "The partitions of a `partition_status` whose records wait in open Kafka transactions, and how many each."
     return {name: p["in_open_transactions"] for name, p in partitions.items() if p["in_open_transactions"]}
+
 
 # %% ../../nbs/30_progress.ipynb #81548a4e
 IDLE_REPORT_S = 60.0

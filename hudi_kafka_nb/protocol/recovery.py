@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import logging
 
-from ..config.setting_values import arrow_type
-from ..config.sink import SinkConfig
-from ..core.messages import Checkpoint
-from ..core.ports import Table
-from ..formats.widening import common_type
+from hudi_kafka_nb.config.setting_values import arrow_type
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.messages import Checkpoint
+from hudi_kafka_nb.core.ports import Table
+from hudi_kafka_nb.formats.widening import common_type
 
 # %% auto #0
-__all__ = ['log', 'table_value_schema', 'table_fields', 'resume_point']
+__all__ = ["log", "table_value_schema", "table_fields", "resume_point"]
 
 # %% ../../nbs/28_recovery.ipynb #e2362b59
 log = logging.getLogger(__name__)
@@ -70,6 +70,7 @@ def table_fields(
             config.incompatible_schema,
         )
     return fields
+
 
 # %% ../../nbs/28_recovery.ipynb #18b73966
 def resume_point(

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 # %% auto #0
-__all__ = ['ParticipantHealth', 'Roster']
+__all__ = ["ParticipantHealth", "Roster"]
+
 
 # %% ../../nbs/29_roster.ipynb #6ed10d38
 class ParticipantHealth:
@@ -35,6 +36,7 @@ class ParticipantHealth:
         "Participants in quarantine now, with why."
         now = self.clock()
         return {p: reason for p, (until, reason) in self._until.items() if until > now}
+
 
 # %% ../../nbs/29_roster.ipynb #06dd0146
 class Roster:

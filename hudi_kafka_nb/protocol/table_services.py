@@ -12,12 +12,12 @@ import socket
 import time
 from collections.abc import Callable
 
-from ..config.sink import SinkConfig
-from ..core.ports import Clock, Observe, TableServicesClient, error_summary
-from ..core.voice import RoleVoice
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.ports import Clock, Observe, TableServicesClient, error_summary
+from hudi_kafka_nb.core.voice import RoleVoice
 
 # %% auto #0
-__all__ = ['log', 'ROUNDS_FAILED_BEFORE_STOP', 'TableServices']
+__all__ = ["log", "ROUNDS_FAILED_BEFORE_STOP", "TableServices"]
 
 # %% ../../nbs/35_table_services.ipynb #e08c7e7f
 log = logging.getLogger(__name__)

@@ -12,14 +12,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..config.sink import SinkConfig
-from ..core.ports import CrashHook, no_crash
-from ..formats.routing import families, table_config, table_configs
-from ..kafka.broker_view import RouteValues, end_offsets_by_table
-from ..kafka.preflight import cluster_topics, data_partitions
-from ..protocol.coordinator import Coordinator
-from .metrics import SinkMetrics
-from .table_host import COMMITS_AT_ONCE, TableHost
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.ports import CrashHook, no_crash
+from hudi_kafka_nb.formats.routing import families, table_config, table_configs
+from hudi_kafka_nb.kafka.broker_view import RouteValues, end_offsets_by_table
+from hudi_kafka_nb.kafka.preflight import cluster_topics, data_partitions
+from hudi_kafka_nb.protocol.coordinator import Coordinator
+from hudi_kafka_nb.run.metrics import SinkMetrics
+from hudi_kafka_nb.run.table_host import COMMITS_AT_ONCE, TableHost
 from hudi_kafka_nb.run.wiring import (
     KafkaClients,
     open_coordinator,
@@ -27,15 +27,16 @@ from hudi_kafka_nb.run.wiring import (
     open_table_services,
     status_writer,
 )
-from ..table.spark import spark_session
-from ..table.storage import COORDINATOR_STATUS_KEY, storage_of
-from ..table.table_identity import table_properties
-from ..table.timeline import committed_offsets, pending_instants
+from hudi_kafka_nb.table.spark import spark_session
+from hudi_kafka_nb.table.storage import COORDINATOR_STATUS_KEY, storage_of
+from hudi_kafka_nb.table.table_identity import table_properties
+from hudi_kafka_nb.table.timeline import committed_offsets, pending_instants
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'HOST_MEMORY_MIB', 'TABLE_MEMORY_MIB', 'tables_at_rest', 'host_spark_memory', 'open_table_host']
+__all__ = ["log", "HOST_MEMORY_MIB", "TABLE_MEMORY_MIB", "tables_at_rest", "host_spark_memory", "open_table_host"]
+
 
 # %% ../../nbs/65_host_wiring.ipynb #9e8a7d27
 def tables_at_rest(tables: dict[str, SinkConfig], admin) -> dict[str, dict[tuple[str, int], int]]:
@@ -51,6 +52,7 @@ def tables_at_rest(tables: dict[str, SinkConfig], admin) -> dict[str, dict[tuple
             resting[name] = ends[name]
     return resting
 
+
 # %% ../../nbs/65_host_wiring.ipynb #b7c1d2e4
 # a table host's Spark driver: what a hundred tables need, and what each one more may take
 HOST_MEMORY_MIB, TABLE_MEMORY_MIB = 1024, 4
@@ -61,6 +63,7 @@ def host_spark_memory(tables: int) -> str | None:
     if os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY"):
         return None
     return f"{HOST_MEMORY_MIB + TABLE_MEMORY_MIB * max(0, tables - 100)}m"
+
 
 # %% ../../nbs/65_host_wiring.ipynb #e954d7f3
 def open_table_host(

@@ -13,21 +13,33 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, push_to_gateway, start_http_server
 
-from ..core.kafka_records import DeadLetter, Lettered
-from ..core.ports import Clock, DeadLetters
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered
+from hudi_kafka_nb.core.ports import Clock, DeadLetters
 
 log = logging.getLogger(__name__)
 SECONDS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)  # from a quick local commit to a slow store's
 
 # %% auto #0
-__all__ = ['log', 'SECONDS', 'COORDINATOR_STATES', 'reason_kind', 'SinkMetrics', 'RoleMetrics', 'CountedDeadLetters',
-           'serve_metrics', 'MetricsPusher', 'read_metrics']
+__all__ = [
+    "log",
+    "SECONDS",
+    "COORDINATOR_STATES",
+    "reason_kind",
+    "SinkMetrics",
+    "RoleMetrics",
+    "CountedDeadLetters",
+    "serve_metrics",
+    "MetricsPusher",
+    "read_metrics",
+]
+
 
 # %% ../../nbs/61_metrics.ipynb #1d22484b
 def reason_kind(reason: str) -> str:
     "A dead letter's reason as a label value: its words before the details, in snake case."
     head = re.split(r"[:(\[{]", reason, maxsplit=1)[0]
     return re.sub(r"[^a-z]+", "_", head.lower()).strip("_")[:60] or "other"
+
 
 # %% ../../nbs/61_metrics.ipynb #7b30d32f
 class SinkMetrics:
@@ -111,6 +123,7 @@ class SinkMetrics:
     ) -> RoleMetrics:
         "What `role` of `table` reports here (`RoleMetrics`)."
         return RoleMetrics(self, role, table, role_id, clock, wall)
+
 
 # %% ../../nbs/61_metrics.ipynb #ecc3ef20
 COORDINATOR_STATES = ("WAITING", "WRITING", "COLLECTING", "STOPPED", "PARKED")  # PARKED: run.table_host
@@ -231,6 +244,7 @@ class CountedDeadLetters:
     def close(self):
         self.port.close()
 
+
 # %% ../../nbs/61_metrics.ipynb #ab5c8ec2
 def serve_metrics(metrics: SinkMetrics, port: int, address: str = "0.0.0.0") -> int:
     "Serve `metrics` at http://address:port/metrics (port 0: a free port); the port."
@@ -274,6 +288,7 @@ class MetricsPusher:
     def stop(self):
         self._stop.set()
         self.push()
+
 
 # %% ../../nbs/61_metrics.ipynb #aea16f45
 def read_metrics(url: str, timeout_s: float = 10) -> dict[tuple[str, tuple], float]:

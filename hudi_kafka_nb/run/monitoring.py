@@ -8,11 +8,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ..table.reading import commit_history, coordinator_status
-from ..table.storage import Table
+from hudi_kafka_nb.table.reading import commit_history, coordinator_status
+from hudi_kafka_nb.table.storage import Table
 
 # %% auto #0
-__all__ = ['commit_rates', 'SinkSamples', 'plot_sink', 'watch_sink']
+__all__ = ["commit_rates", "SinkSamples", "plot_sink", "watch_sink"]
+
 
 # %% ../../nbs/62_monitoring.ipynb #55b08fdd
 def commit_rates(history):
@@ -25,6 +26,7 @@ def commit_rates(history):
     frame["latency_s"] = (frame["committed_at"] - started).dt.total_seconds()
     frame["records_per_s"] = frame["records"] / frame["committed_at"].diff().dt.total_seconds()
     return frame
+
 
 # %% ../../nbs/62_monitoring.ipynb #92eb60da
 class SinkSamples:
@@ -68,6 +70,7 @@ class SinkSamples:
         frame["at"] = pd.to_datetime(frame["at"], unit="s", utc=True)
         return frame
 
+
 # %% ../../nbs/62_monitoring.ipynb #816c1ce8
 def plot_sink(history, samples=None, title: str = ""):
     "Records per second, commit latency and (from `samples`) lag over time, in one figure."
@@ -90,6 +93,7 @@ def plot_sink(history, samples=None, title: str = ""):
     figure.suptitle(title or f"{int(rates['records'].sum()):,} records in {len(rates)} commits")
     figure.tight_layout()
     return figure
+
 
 # %% ../../nbs/62_monitoring.ipynb #30869b8c
 def watch_sink(

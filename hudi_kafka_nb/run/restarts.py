@@ -14,7 +14,17 @@ from typing import NamedTuple
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'KILLING_SIGNALS', 'ERROR_LINE', 'RestartPolicy', 'Exit', 'killed_from_outside', 'next_start', 'exit_cause']
+__all__ = [
+    "log",
+    "KILLING_SIGNALS",
+    "ERROR_LINE",
+    "RestartPolicy",
+    "Exit",
+    "killed_from_outside",
+    "next_start",
+    "exit_cause",
+]
+
 
 # %% ../../nbs/67_restarts.ipynb #51db0930
 @dataclass(frozen=True)
@@ -66,6 +76,7 @@ def next_start(exits: list[Exit], policy: RestartPolicy = RestartPolicy()) -> tu
     ):
         return last.ended + policy.hold_s, True
     return last.ended + min(policy.max_s, policy.first_s * 2 ** min(len(quick) - 1, 30)), False
+
 
 # %% ../../nbs/67_restarts.ipynb #934454b5
 ERROR_LINE = re.compile(r"\b\w*(Error|Exception)\b:?")

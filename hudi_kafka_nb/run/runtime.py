@@ -18,20 +18,31 @@ from collections.abc import Callable
 
 import msgspec
 
-from ..config.setting_values import redacted
-from ..config.settings import load_config, unknown_setting_error
-from ..config.sink import SinkConfig
-from ..core.ports import CrashHook, Fenced, no_crash
-from ..formats.routing import is_multi_table
-from .host_wiring import open_table_host
-from .metrics import MetricsPusher, SinkMetrics, serve_metrics
-from .wiring import open_coordinator, open_participant, open_table_services
+from hudi_kafka_nb.config.setting_values import redacted
+from hudi_kafka_nb.config.settings import load_config, unknown_setting_error
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.ports import CrashHook, Fenced, no_crash
+from hudi_kafka_nb.formats.routing import is_multi_table
+from hudi_kafka_nb.run.host_wiring import open_table_host
+from hudi_kafka_nb.run.metrics import MetricsPusher, SinkMetrics, serve_metrics
+from hudi_kafka_nb.run.wiring import open_coordinator, open_participant, open_table_services
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'JOB_CONTROLS', 'NOTEBOOK_NAMES', 'STUCK_EXIT_CODE', 'JobControls', 'job_parameters', 'split_job_parameters',
-           'run_job', 'stuck_after_s', 'Watchdog']
+__all__ = [
+    "log",
+    "JOB_CONTROLS",
+    "NOTEBOOK_NAMES",
+    "STUCK_EXIT_CODE",
+    "JobControls",
+    "job_parameters",
+    "split_job_parameters",
+    "run_job",
+    "stuck_after_s",
+    "Watchdog",
+]
+
 
 # %% ../../nbs/66_runtime.ipynb #40cfac9d
 class JobControls(msgspec.Struct, kw_only=True):
@@ -80,6 +91,7 @@ def split_job_parameters(params: dict) -> tuple[JobControls, dict]:
     `load_config`: how the role jobs, the supervisor and the stacks of tests read one parameters file."""
     controls = msgspec.convert({k: v for k, v in params.items() if k in JOB_CONTROLS}, JobControls, strict=False)
     return controls, {k: v for k, v in params.items() if k not in JOB_CONTROLS}
+
 
 # %% ../../nbs/66_runtime.ipynb #da2972ec
 def _stop_condition(stop_file: str, max_runtime_s: float):
@@ -175,6 +187,7 @@ def _run_role(
         services.run(should_stop)
         return services.status()
     raise ValueError(f"unknown role {role!r}: use 'coordinator', 'participant' or 'table_services'")
+
 
 # %% ../../nbs/66_runtime.ipynb #630a937a
 STUCK_EXIT_CODE = 75  # EX_TEMPFAIL: started again, the role is expected to go on

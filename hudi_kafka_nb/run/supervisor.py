@@ -20,15 +20,25 @@ from pathlib import Path
 import msgspec
 import yaml
 
-from ..config.setting_values import ConfigError
-from ..config.settings import load_config
-from .restarts import Exit, RestartPolicy, exit_cause, next_start
+from hudi_kafka_nb.config.setting_values import ConfigError
+from hudi_kafka_nb.config.settings import load_config
+from hudi_kafka_nb.run.restarts import Exit, RestartPolicy, exit_cause, next_start
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'SupervisedRole', 'role_names', 'check_one_machine', 'Supervisor', 'run_role', 'add_commands', 'run_command',
-           'main']
+__all__ = [
+    "log",
+    "SupervisedRole",
+    "role_names",
+    "check_one_machine",
+    "Supervisor",
+    "run_role",
+    "add_commands",
+    "run_command",
+    "main",
+]
+
 
 # %% ../../nbs/68_supervisor.ipynb #ce9edf25
 @dataclass
@@ -58,6 +68,7 @@ def role_names(participants: int, table_services: bool) -> list[tuple[str, str]]
         + [(f"participant-{i}", "participant") for i in range(participants)]
         + ([("table-services", "table_services")] if table_services else [])
     )
+
 
 # %% ../../nbs/68_supervisor.ipynb #b042dfbc
 def check_one_machine(config) -> None:
@@ -208,6 +219,7 @@ class Supervisor:
                 process.wait()
             role.process = None
         self.write_status()
+
 
 # %% ../../nbs/68_supervisor.ipynb #e343213d
 def run_role(role: str, settings_file: str | Path, **controls) -> dict:

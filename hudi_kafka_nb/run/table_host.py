@@ -12,14 +12,23 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..config.setting_values import ConfigError
-from ..config.sink import SinkConfig
-from ..core.ports import error_summary
-from ..formats.routing import table_configs
+from hudi_kafka_nb.config.setting_values import ConfigError
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.ports import error_summary
+from hudi_kafka_nb.formats.routing import table_configs
 
 # %% auto #0
-__all__ = ['log', 'OpenRole', 'EndOffsets', 'WAKE_CHECK_S', 'OPENING_AT_ONCE', 'COMMITS_AT_ONCE', 'TableRun', 'TableHost',
-           'TakingTurns']
+__all__ = [
+    "log",
+    "OpenRole",
+    "EndOffsets",
+    "WAKE_CHECK_S",
+    "OPENING_AT_ONCE",
+    "COMMITS_AT_ONCE",
+    "TableRun",
+    "TableHost",
+    "TakingTurns",
+]
 
 # %% ../../nbs/63_table_host.ipynb #2b3ec717
 log = logging.getLogger(__name__)
@@ -45,6 +54,7 @@ WAKE_CHECK_S = 1.0
 # tables whose roles open at once in one host: 500 opening together (Kafka clients, topic look-ups, table creation)
 # kept the broker from answering any of them within a minute
 OPENING_AT_ONCE = 8
+
 
 # %% ../../nbs/63_table_host.ipynb #feb6eeb6
 class TableHost:
@@ -252,6 +262,7 @@ class TableHost:
             }
             for name, run in sorted(self.tables.items())
         }
+
 
 # %% ../../nbs/63_table_host.ipynb #7a0b1c2e
 # tables of a host that commit or roll back at once: one per core, each commit's Spark jobs run in turn anyway

@@ -16,14 +16,14 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ..config.setting_values import ConfigError
-from ..config.settings import consumer_settings, load_config
-from ..config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
-from ..core.ports import CrashHook, no_crash
-from ..formats.json_schema import JSON_SCHEMA
-from ..formats.protobuf import PROTOBUF
-from ..formats.records import Decode
-from ..formats.registry_records import decode_registry
+from hudi_kafka_nb.config.setting_values import ConfigError
+from hudi_kafka_nb.config.settings import consumer_settings, load_config
+from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
+from hudi_kafka_nb.core.ports import CrashHook, no_crash
+from hudi_kafka_nb.formats.json_schema import JSON_SCHEMA
+from hudi_kafka_nb.formats.protobuf import PROTOBUF
+from hudi_kafka_nb.formats.records import Decode
+from hudi_kafka_nb.formats.registry_records import decode_registry
 from hudi_kafka_nb.formats.schema_registry import (
     AVRO,
     ConfluentRegistry,
@@ -32,24 +32,24 @@ from hudi_kafka_nb.formats.schema_registry import (
     registry_value_schema,
     value_subject,
 )
-from ..kafka.broker_view import BrokerView
-from ..kafka.control import CONTROL_PRODUCERS, ControlChannel, ControlClients
-from ..kafka.dead_letters import DeadLetterQueue
-from ..kafka.preflight import SinkAdmin, admin_client, matching_topics, preflight
-from ..kafka.shared_source import DataClients, SharedSource
-from ..kafka.source import KafkaSource
-from ..protocol.coordinator import Coordinator
-from ..protocol.participant import Participant
-from ..protocol.table_services import TableServices
-from .metrics import SinkMetrics
-from .table_host import TakingTurns
-from ..table.committer import HudiCommitter
-from ..table.fenced_table import FencedTable
-from ..table.hudi import HudiJava
-from ..table.leftovers import decision_in_flight, keyed_write_in_flight
-from ..table.meta_sync import open_meta_sync
-from ..table.services_client import HudiTableServices
-from ..table.spark import spark_session
+from hudi_kafka_nb.kafka.broker_view import BrokerView
+from hudi_kafka_nb.kafka.control import CONTROL_PRODUCERS, ControlChannel, ControlClients
+from hudi_kafka_nb.kafka.dead_letters import DeadLetterQueue
+from hudi_kafka_nb.kafka.preflight import SinkAdmin, admin_client, matching_topics, preflight
+from hudi_kafka_nb.kafka.shared_source import DataClients, SharedSource
+from hudi_kafka_nb.kafka.source import KafkaSource
+from hudi_kafka_nb.protocol.coordinator import Coordinator
+from hudi_kafka_nb.protocol.participant import Participant
+from hudi_kafka_nb.protocol.table_services import TableServices
+from hudi_kafka_nb.run.metrics import SinkMetrics
+from hudi_kafka_nb.run.table_host import TakingTurns
+from hudi_kafka_nb.table.committer import HudiCommitter
+from hudi_kafka_nb.table.fenced_table import FencedTable
+from hudi_kafka_nb.table.hudi import HudiJava
+from hudi_kafka_nb.table.leftovers import decision_in_flight, keyed_write_in_flight
+from hudi_kafka_nb.table.meta_sync import open_meta_sync
+from hudi_kafka_nb.table.services_client import HudiTableServices
+from hudi_kafka_nb.table.spark import spark_session
 from hudi_kafka_nb.table.storage import (
     COORDINATOR_STATUS_KEY,
     TABLE_SERVICES_STATUS_KEY,
@@ -58,14 +58,27 @@ from hudi_kafka_nb.table.storage import (
     storage_of,
     table_storage,
 )
-from ..table.table_identity import TableError, check_table, check_table_folder, table_properties
-from ..table.writer import HudiWriter
+from hudi_kafka_nb.table.table_identity import TableError, check_table, check_table_folder, table_properties
+from hudi_kafka_nb.table.writer import HudiWriter
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'TABLE_WAIT_S', 'ADMIN_CLIENTS', 'status_writer', 'registry_format', 'with_registry_fields', 'registry_decoder',
-           'open_coordinator', 'open_participant', 'wait_for_table', 'open_table_services', 'KafkaClients']
+__all__ = [
+    "log",
+    "TABLE_WAIT_S",
+    "ADMIN_CLIENTS",
+    "status_writer",
+    "registry_format",
+    "with_registry_fields",
+    "registry_decoder",
+    "open_coordinator",
+    "open_participant",
+    "wait_for_table",
+    "open_table_services",
+    "KafkaClients",
+]
+
 
 # %% ../../nbs/64_wiring.ipynb #2d1a9e25
 def status_writer(table_path: Table, key: str):
@@ -80,6 +93,7 @@ def status_writer(table_path: Table, key: str):
             log.warning("could not write the status file %s: %s", key, (str(e).splitlines() or [""])[0][:300])
 
     return publish
+
 
 # %% ../../nbs/64_wiring.ipynb #cdef9537
 def registry_format(config: SinkConfig) -> RegistryFormat:
@@ -120,6 +134,7 @@ def registry_decoder(config: SinkConfig) -> Decode | None:
         ConfluentRegistry(config), envelope=config.mirrors_changes, schema_format=registry_format(config)
     )
     return functools.partial(decode_registry, schemas=schemas)
+
 
 # %% ../../nbs/64_wiring.ipynb #758a00f6
 def open_coordinator(
@@ -171,6 +186,7 @@ def open_coordinator(
         park_after_s=park_after_s,
     )
 
+
 # %% ../../nbs/64_wiring.ipynb #5b4e34da
 def open_participant(
     config: SinkConfig,
@@ -206,6 +222,7 @@ def open_participant(
         observed.holds(lambda: participant.current.buffered if participant.current else 0)
     participant.heartbeats.in_background()
     return participant
+
 
 # %% ../../nbs/64_wiring.ipynb #133720a5
 TABLE_WAIT_S = 600
@@ -251,6 +268,7 @@ def open_table_services(
         publish_status=status_writer(storage, TABLE_SERVICES_STATUS_KEY),
         observe=metrics.role("table_services", config.table_name, role_id) if metrics else None,
     )
+
 
 # %% ../../nbs/64_wiring.ipynb #a1c0ffee
 # admin clients of a table host, each table's look-ups through one of them: a broker answers a connection's requests in

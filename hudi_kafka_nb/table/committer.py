@@ -10,20 +10,21 @@ from typing import TYPE_CHECKING, Any
 
 from py4j.protocol import Py4JJavaError
 
-from ..config.sink import WriteMode
-from ..core.messages import FailedRecord
-from .hudi import HudiJava, coordinator_options, create_or_open_table, java_list, java_reason
-from .storage import aux_key, staging_key
-from .writer import delete_instant_files
+from hudi_kafka_nb.config.sink import WriteMode
+from hudi_kafka_nb.core.messages import FailedRecord
+from hudi_kafka_nb.table.hudi import HudiJava, coordinator_options, create_or_open_table, java_list, java_reason
+from hudi_kafka_nb.table.storage import aux_key, staging_key
+from hudi_kafka_nb.table.writer import delete_instant_files
 
 if TYPE_CHECKING:  # its module imports this one
     from hudi_kafka_nb.table.meta_sync import MetaSync
 
 # %% auto #0
-__all__ = ['log', 'metadata_table_services', 'pending_writes', 'HudiCommitter']
+__all__ = ["log", "metadata_table_services", "pending_writes", "HudiCommitter"]
 
 # %% ../../nbs/45_committer.ipynb #9da9c126
 log = logging.getLogger(__name__)
+
 
 # %% ../../nbs/45_committer.ipynb #238b56f9
 def metadata_table_services(hudi: HudiJava, client, opened: str | None = None) -> str:

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from ..config.sink import WriteMode
-from ..core.messages import extra_metadata, latest_checkpoint, read_checkpoint
-from ..core.ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
+from hudi_kafka_nb.config.sink import WriteMode
+from hudi_kafka_nb.core.messages import extra_metadata, latest_checkpoint, read_checkpoint
+from hudi_kafka_nb.core.ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
 from hudi_kafka_nb.table.fencing import (
     FIRST_VALUE_SCHEMA_KEY,
     Decision,
@@ -25,15 +25,16 @@ from hudi_kafka_nb.table.fencing import (
     prune,
     walk,
 )
-from .leftovers import sweep_aborted_writes, sweep_rolled_back_files, writing_by_key
-from .storage import Table, aux_key, table_storage
-from .table_identity import TableError
-from .timeline import completed_commits, timeline_sizes
+from hudi_kafka_nb.table.leftovers import sweep_aborted_writes, sweep_rolled_back_files, writing_by_key
+from hudi_kafka_nb.table.storage import Table, aux_key, table_storage
+from hudi_kafka_nb.table.table_identity import TableError
+from hudi_kafka_nb.table.timeline import completed_commits, timeline_sizes
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'FencedTable']
+__all__ = ["log", "FencedTable"]
+
 
 # %% ../../nbs/41_fenced_table.ipynb #622a699b
 class FencedTable:

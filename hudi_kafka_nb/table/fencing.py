@@ -11,18 +11,30 @@ import uuid
 
 import msgspec
 
-from ..core.ports import Fenced
-from .storage import Table, aux_key, table_storage
+from hudi_kafka_nb.core.ports import Fenced
+from hudi_kafka_nb.table.storage import Table, aux_key, table_storage
 
 # %% auto #0
-__all__ = ['log', 'GENESIS', 'FIRST_VALUE_SCHEMA_KEY', 'latest_epoch', 'claim_epoch', 'check_epoch', 'Decision', 'Slot', 'walk',
-           'claim_slot', 'prune']
+__all__ = [
+    "log",
+    "GENESIS",
+    "FIRST_VALUE_SCHEMA_KEY",
+    "latest_epoch",
+    "claim_epoch",
+    "check_epoch",
+    "Decision",
+    "Slot",
+    "walk",
+    "claim_slot",
+    "prune",
+]
 
 # %% ../../nbs/39_fencing.ipynb #ff9c9924
 log = logging.getLogger(__name__)
 GENESIS = "genesis"  # the slot before a table's first commit
 # the table's value fields until its first commit records them
 FIRST_VALUE_SCHEMA_KEY = aux_key("first-value-schema.json")
+
 
 # %% ../../nbs/39_fencing.ipynb #0a757e07
 def _epochs(table_path) -> list[int]:
@@ -50,6 +62,7 @@ def check_epoch(table_path: Table, epoch: int):
     newest = latest_epoch(table_path)
     if newest > epoch:
         raise Fenced(f"epoch {newest} was claimed after ours ({epoch})")
+
 
 # %% ../../nbs/39_fencing.ipynb #b3aa7f53
 class Decision(msgspec.Struct, kw_only=True):
@@ -95,6 +108,7 @@ def walk(table_path: Table, latest_commit: str | None, committed_by_epoch: int) 
 def claim_slot(table_path: Table, slot: Slot, decision: Decision) -> bool:
     "Fill the open `slot` with `decision`; False if another coordinator filled it first."
     return table_storage(table_path).create(aux_key("chain", slot.name), msgspec.json.encode(decision))
+
 
 # %% ../../nbs/39_fencing.ipynb #319608ab
 def prune(table_path: Table, keep_after: str, keep_epochs: int = 16) -> int:

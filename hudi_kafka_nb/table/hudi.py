@@ -11,16 +11,27 @@ import msgspec
 import pyarrow as pa
 from py4j.java_gateway import JavaClass
 
-from ..config.sink import SinkConfig, WriteMode
-from ..formats.records import data_schema, in_table_order
-from .spark import hudi_version
-from .storage import TableStorage, hadoop_options, storage_of
-from .table_identity import check_table, check_table_folder, create_table_once
-from .timeline import latest_schema_columns
+from hudi_kafka_nb.config.sink import SinkConfig, WriteMode
+from hudi_kafka_nb.formats.records import data_schema, in_table_order
+from hudi_kafka_nb.table.spark import hudi_version
+from hudi_kafka_nb.table.storage import TableStorage, hadoop_options, storage_of
+from hudi_kafka_nb.table.table_identity import check_table, check_table_folder, create_table_once
+from hudi_kafka_nb.table.timeline import latest_schema_columns
 
 # %% auto #0
-__all__ = ['log', 'key_generator_class', 'table_options', 'multi_writer_options', 'coordinator_options', 'table_services_options',
-           'participant_options', 'java_list', 'java_reason', 'HudiJava', 'create_or_open_table']
+__all__ = [
+    "log",
+    "key_generator_class",
+    "table_options",
+    "multi_writer_options",
+    "coordinator_options",
+    "table_services_options",
+    "participant_options",
+    "java_list",
+    "java_reason",
+    "HudiJava",
+    "create_or_open_table",
+]
 
 # %% ../../nbs/43_hudi.ipynb #94336f1e
 log = logging.getLogger(__name__)
@@ -32,6 +43,7 @@ def key_generator_class(config: SinkConfig) -> str:
     if len(config.record_key_fields) > 1:
         return "org.apache.hudi.keygen.ComplexKeyGenerator"
     return f"org.apache.hudi.keygen.{'Simple' if config.partition_field else 'Nonpartitioned'}KeyGenerator"
+
 
 # %% ../../nbs/43_hudi.ipynb #b3afe234
 def table_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
@@ -164,6 +176,7 @@ def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
         )
     return options
 
+
 # %% ../../nbs/43_hudi.ipynb #f3e9c29f
 def java_list(collection) -> list:
     "The elements of a Java `List` (py4j), fetched by index: iterating it from Python costs ~20 ms (see above)."
@@ -174,6 +187,7 @@ def java_reason(error: Exception) -> str:
     """The first line of what Java said, for an error raised through py4j (whose own message only names the call), else
     of the error."""
     return str(getattr(error, "java_exception", error)).strip().splitlines()[0][:300]
+
 
 # %% ../../nbs/43_hudi.ipynb #6ec6ac87
 class HudiJava:
@@ -320,6 +334,7 @@ def _spark_schema(schema: pa.Schema):
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(schema)
+
 
 # %% ../../nbs/43_hudi.ipynb #8279d0b1
 def create_or_open_table(hudi: HudiJava) -> dict[str, str]:

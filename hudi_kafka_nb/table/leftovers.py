@@ -10,9 +10,9 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from ..core.messages import latest_checkpoint
-from .fencing import walk
-from .storage import Table, aux_key, table_storage
+from hudi_kafka_nb.core.messages import latest_checkpoint
+from hudi_kafka_nb.table.fencing import walk
+from hudi_kafka_nb.table.storage import Table, aux_key, table_storage
 from hudi_kafka_nb.table.timeline import (
     completed_commits,
     instant_of_file,
@@ -24,8 +24,19 @@ from hudi_kafka_nb.table.timeline import (
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'MARKERS', 'ABORTED_MARKERS_KEPT_S', 'LEFTOVER_SWEEPS_S', 'aborted_writes', 'sweep_aborted_writes',
-           'leftover_files', 'sweep_rolled_back_files', 'decision_in_flight', 'writing_by_key', 'keyed_write_in_flight']
+__all__ = [
+    "log",
+    "MARKERS",
+    "ABORTED_MARKERS_KEPT_S",
+    "LEFTOVER_SWEEPS_S",
+    "aborted_writes",
+    "sweep_aborted_writes",
+    "leftover_files",
+    "sweep_rolled_back_files",
+    "decision_in_flight",
+    "writing_by_key",
+    "keyed_write_in_flight",
+]
 
 # %% ../../nbs/40_leftovers.ipynb #98752bf2
 MARKERS = ".hoodie/.temp/"
@@ -89,6 +100,7 @@ def sweep_aborted_writes(
             del seen[instant]
     return len(aborted)
 
+
 # %% ../../nbs/40_leftovers.ipynb #7df32887
 LEFTOVER_SWEEPS_S = (0.0, 30.0, 300.0)
 
@@ -137,12 +149,14 @@ def sweep_rolled_back_files(
             del seen[rollback]  # archived, and looked at for the last time
     return deleted
 
+
 # %% ../../nbs/40_leftovers.ipynb #f1e2d002
 def decision_in_flight(table_path: Table, read_commits=None) -> str | None:
     "The instant decided as the latest commit's successor but not completed by Hudi yet, if any."
     instant, checkpoint = latest_checkpoint((read_commits or completed_commits)(table_path))
     slot = walk(table_path, instant, checkpoint.epoch if checkpoint else 0)
     return slot.decided.instant if slot.decided is not None else None
+
 
 # %% ../../nbs/40_leftovers.ipynb #f1e2d005
 @contextlib.contextmanager

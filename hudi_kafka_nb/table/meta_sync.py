@@ -10,15 +10,26 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..config.sink import SinkConfig
-from ..core.ports import Clock, Observe
-from .hudi import HudiJava, java_reason, key_generator_class
+from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.core.ports import Clock, Observe
+from hudi_kafka_nb.table.hudi import HudiJava, java_reason, key_generator_class
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'HIVE_SYNC_TOOL', 'SYNC_PREFIXES', 'REFUSED_COLUMN_CHANGE', 'sync_names', 'meta_sync_properties',
-           'hudi_meta_sync', 'root_reason', 'what_to_do', 'MetaSync', 'open_meta_sync']
+__all__ = [
+    "log",
+    "HIVE_SYNC_TOOL",
+    "SYNC_PREFIXES",
+    "REFUSED_COLUMN_CHANGE",
+    "sync_names",
+    "meta_sync_properties",
+    "hudi_meta_sync",
+    "root_reason",
+    "what_to_do",
+    "MetaSync",
+    "open_meta_sync",
+]
 
 # %% ../../nbs/46_meta_sync.ipynb #0f24934e
 HIVE_SYNC_TOOL = "org.apache.hudi.hive.HiveSyncTool"
@@ -57,6 +68,7 @@ def meta_sync_properties(config: SinkConfig) -> dict[str, str]:
         properties["hoodie.datasource.hive_sync.metastore.uris"] = config.hive_sync_metastore_uris
     return properties | {k: v for k, v in config.hudi_options.items() if k.startswith(SYNC_PREFIXES)}
 
+
 # %% ../../nbs/46_meta_sync.ipynb #22fd8b6f
 def hudi_meta_sync(hudi: HudiJava) -> Callable[[], str]:
     "Run Hudi's sync of `hudi`'s table with its settings (`meta_sync_properties`): what it did."
@@ -81,6 +93,7 @@ def hudi_meta_sync(hudi: HudiJava) -> Callable[[], str]:
         return "synced"
 
     return sync
+
 
 # %% ../../nbs/46_meta_sync.ipynb #0f226e3d
 def root_reason(error: Exception) -> str:
@@ -206,6 +219,7 @@ class MetaSync:
         self._wanted.set()
         if self.thread.is_alive():
             self.thread.join(timeout_s)
+
 
 # %% ../../nbs/46_meta_sync.ipynb #21dd72a0
 def open_meta_sync(hudi: HudiJava, observe: Observe | None = None) -> MetaSync | None:

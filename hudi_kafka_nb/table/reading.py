@@ -10,14 +10,27 @@ import json
 import hudi
 import pyarrow as pa
 
-from .storage import COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, Table, table_storage
-from .table_identity import table_properties
-from .timeline import commit_log, file_group_of, rust_table
+from hudi_kafka_nb.table.storage import COORDINATOR_STATUS_KEY, TABLE_SERVICES_STATUS_KEY, Table, table_storage
+from hudi_kafka_nb.table.table_identity import table_properties
+from hudi_kafka_nb.table.timeline import commit_log, file_group_of, rust_table
 
 # %% auto #0
-__all__ = ['HudiRsCannotRead', 'log_only_file_groups', 'read_snapshot', 'read_incremental', 'spark_read', 'snapshot_rows',
-           'spark_read_incremental', 'coordinate_check', 'coordinates', 'produced_coordinates', 'commit_history',
-           'coordinator_status', 'table_services_status']
+__all__ = [
+    "HudiRsCannotRead",
+    "log_only_file_groups",
+    "read_snapshot",
+    "read_incremental",
+    "spark_read",
+    "snapshot_rows",
+    "spark_read_incremental",
+    "coordinate_check",
+    "coordinates",
+    "produced_coordinates",
+    "commit_history",
+    "coordinator_status",
+    "table_services_status",
+]
+
 
 # %% ../../nbs/48_reading.ipynb #2b0976b9
 class HudiRsCannotRead(ValueError):
@@ -65,6 +78,7 @@ def read_incremental(table_path: Table, start: str, end: str) -> pa.Table:
     batches = rust_table(table_path).read(options)
     return pa.Table.from_batches(batches) if batches else pa.table({})
 
+
 # %% ../../nbs/48_reading.ipynb #84d7bb6e
 def spark_read(spark, table_path: Table, as_of: str | None = None):
     "A DataFrame of the table's snapshot (or as of an instant), read by Spark's Hudi datasource."
@@ -96,6 +110,7 @@ def spark_read_incremental(spark, table_path: Table, start: str, end: str):
         .option("hoodie.datasource.read.end.instanttime", end)
         .load(str(table_path))
     )
+
 
 # %% ../../nbs/48_reading.ipynb #ea575ccd
 def coordinate_check(table_path: Table) -> dict:
@@ -131,6 +146,7 @@ def produced_coordinates(
     """Every (topic, partition, offset) from `starts` (0 where not given) up to `ends`: what a table should hold of
     those partitions."""
     return {(t, p, o) for (t, p), end in ends.items() for o in range((starts or {}).get((t, p), 0), end)}
+
 
 # %% ../../nbs/48_reading.ipynb #919143da
 def commit_history(table_path: Table):

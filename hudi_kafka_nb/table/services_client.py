@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .committer import metadata_table_services, pending_writes
-from .hudi import HudiJava, java_list, table_services_options
-from .timeline import latest_checkpoint_of, latest_schema_fields
+from hudi_kafka_nb.table.committer import metadata_table_services, pending_writes
+from hudi_kafka_nb.table.hudi import HudiJava, java_list, table_services_options
+from hudi_kafka_nb.table.timeline import latest_checkpoint_of, latest_schema_fields
 
 # %% auto #0
-__all__ = ['HudiTableServices']
+__all__ = ["HudiTableServices"]
+
 
 # %% ../../nbs/47_services_client.ipynb #e1f2a002
 class HudiTableServices:

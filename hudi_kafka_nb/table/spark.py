@@ -18,11 +18,25 @@ from pathlib import Path
 import pyarrow as pa
 from fastcore.xtras import modified_env
 
-from .storage import Table, hadoop_options, scheme_of, table_storage
+from hudi_kafka_nb.table.storage import Table, hadoop_options, scheme_of, table_storage
 
 # %% auto #0
-__all__ = ['scratch_dir', 'bundle_jars', 'hudi_fix_jars', 'sink_jars', 'on_databricks', 'object_store_jars', 'class_data_archive',
-           'spark_java_options', 'spark_session', 'hudi_version', 'arrow_frame']
+__all__ = [
+    "HUDI_VERSION",
+    "HUDI_PACKAGES",
+    "HUDI_PACKAGES_EXCLUDED",
+    "scratch_dir",
+    "bundle_jars",
+    "hudi_fix_jars",
+    "sink_jars",
+    "on_databricks",
+    "object_store_jars",
+    "class_data_archive",
+    "spark_java_options",
+    "spark_session",
+    "hudi_version",
+    "arrow_frame",
+]
 
 # %% ../../nbs/42_spark.ipynb #6d8b0f12
 # base → (this process's folder, the descriptor that holds its lock)
@@ -84,13 +98,35 @@ def _release(base: Path):
     _remove(held[0])
     os.close(held[1])
 
+
 # %% ../../nbs/42_spark.ipynb #a1955270
-def _resolved_jars(variable: str, folder_name: str, missing: str, made: str = "") -> list[str]:
+# Hudi's artifacts as maven/hudi/pom.xml pins them, for a Spark that has no local folder of them
+HUDI_VERSION = "1.2.0"
+HUDI_PACKAGES = [
+    f"org.apache.hudi:hudi-spark3.5-bundle_2.12:{HUDI_VERSION}",
+    f"org.apache.hudi:hudi-java-client:{HUDI_VERSION}",
+]
+# the Java client's dependencies: classes the bundle holds already
+HUDI_PACKAGES_EXCLUDED = [
+    "org.apache.hudi:hudi-client-common",
+    "org.apache.hudi:hudi-hadoop-common",
+    "org.apache.parquet:parquet-avro",
+    "com.esotericsoftware:kryo-shaded",
+    "org.projectlombok:lombok",
+    "org.apache.logging.log4j:log4j-1.2-api",
+]
+
+
+def _resolved_jars(variable: str, folder_name: str, missing: str, made: str = "", required: bool = True) -> list[str]:
     """The jars in `$variable`, else in the repository's `.jars/<folder_name>/`: what `make setup` put there (`made`; by
-    default Maven resolved them from `maven/<folder_name>/pom.xml`)."""
-    folder = os.environ.get(variable) or str(Path(__file__).resolve().parents[2] / ".jars" / folder_name)
-    jars = sorted(glob.glob(os.path.join(folder, "*.jar")))
-    if not jars:
+    default Maven resolved them from `maven/<folder_name>/pom.xml`), else those the wheel holds; none (`required`
+    false) if no folder holds them."""
+    folders = [os.environ.get(variable) or str(Path(__file__).resolve().parents[2] / ".jars" / folder_name)]
+    if not os.environ.get(variable):  # the sink's own jars are inside the wheel too (setup.py puts them there)
+        folders.append(str(Path(__file__).resolve().parents[1] / "jars" / folder_name))
+    jars = next((found for f in folders if (found := sorted(glob.glob(os.path.join(f, "*.jar"))))), [])
+    folder = folders[0]
+    if not jars and required:
         made = made or f"Maven resolves maven/{folder_name}/pom.xml"
         raise FileNotFoundError(
             f"{missing}, but {folder} holds no jar: run `make setup` ({made}), or set {variable} to a folder holding "
@@ -100,8 +136,11 @@ def _resolved_jars(variable: str, folder_name: str, missing: str, made: str = ""
 
 
 def bundle_jars() -> list[str]:
-    "The Hudi bundle jar(s) to load into a local Spark: `$HUDI_KAFKA_NB_JARS` or the repository's `.jars/hudi/`."
-    return _resolved_jars("HUDI_KAFKA_NB_JARS", "hudi", "a local Spark needs Hudi's bundle (hudi-spark3.5-bundle_2.12)")
+    """The Hudi bundle jar(s) to load into a local Spark: `$HUDI_KAFKA_NB_JARS` or the repository's `.jars/hudi/`; none
+    without either (Spark resolves `HUDI_PACKAGES` then)."""
+    return _resolved_jars(
+        "HUDI_KAFKA_NB_JARS", "hudi", "a local Spark needs Hudi's bundle (hudi-spark3.5-bundle_2.12)", required=False
+    )
 
 
 def hudi_fix_jars() -> list[str]:
@@ -190,11 +229,14 @@ def spark_session(
             builder = builder.config(f"spark.hadoop.{key}", value)
     if not on_databricks():
         fixes = os.pathsep.join(hudi_fix_jars())
+        bundle = bundle_jars()
+        if not bundle:  # no local folder of Hudi's jars: by their coordinates, through Spark's repositories
+            builder = builder.config("spark.jars.packages", ",".join(HUDI_PACKAGES)).config(
+                "spark.jars.excludes", ",".join(HUDI_PACKAGES_EXCLUDED)
+            )
         builder = (
             builder.master(master or os.environ.get("HUDI_KAFKA_NB_SPARK_MASTER", "local[2]"))
-            .config(
-                "spark.jars", ",".join(bundle_jars() + sink_jars() + object_store_jars(table_path) + list(extra_jars))
-            )
+            .config("spark.jars", ",".join(bundle + sink_jars() + object_store_jars(table_path) + list(extra_jars)))
             .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
             .config("spark.driver.extraJavaOptions", spark_java_options(quick_compile=quick_compile))
             # a standalone cluster's executors write the files: they size records with JOL too (a local[2] has
@@ -241,6 +283,7 @@ def hudi_version(spark) -> str:
     # loaded by Spark's jar loader, not the system one
     jclass = spark._jvm.org.apache.hudi.client.WriteStatus._java_lang_class
     return jclass.getPackage().getImplementationVersion() or "unknown"
+
 
 # %% ../../nbs/42_spark.ipynb #85284e02
 def arrow_frame(spark, rows: pa.Table, struct):

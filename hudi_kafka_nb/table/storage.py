@@ -16,14 +16,32 @@ import obstore
 import obstore.store
 from obstore.exceptions import AlreadyExistsError
 
-from ..config.setting_values import resolve_secret
-from ..config.sink import SinkConfig
+from hudi_kafka_nb.config.setting_values import resolve_secret
+from hudi_kafka_nb.config.sink import SinkConfig
 
 # %% auto #0
-__all__ = ['log', 'AUX', 'COORDINATOR_STATUS_KEY', 'TABLE_SERVICES_STATUS_KEY', 'TABLE_CREATION_KEY', 'CLIENT_OPTIONS',
-           'S3A_TIMEOUTS', 'RETRY', 'Table', 'StorageError', 'scheme_of', 'is_object_store', 'aux_key', 'staging_key',
-           'resolve_storage_options', 'resolved_storage_options', 'hadoop_options', 'TableStorage', 'table_storage',
-           'storage_of']
+__all__ = [
+    "log",
+    "AUX",
+    "COORDINATOR_STATUS_KEY",
+    "TABLE_SERVICES_STATUS_KEY",
+    "TABLE_CREATION_KEY",
+    "CLIENT_OPTIONS",
+    "S3A_TIMEOUTS",
+    "RETRY",
+    "Table",
+    "StorageError",
+    "scheme_of",
+    "is_object_store",
+    "aux_key",
+    "staging_key",
+    "resolve_storage_options",
+    "resolved_storage_options",
+    "hadoop_options",
+    "TableStorage",
+    "table_storage",
+    "storage_of",
+]
 
 # %% ../../nbs/36_storage.ipynb #0bf8c634
 log = logging.getLogger(__name__)
@@ -58,6 +76,7 @@ TABLE_CREATION_KEY = aux_key("table-creation")  # claimed by the coordinator cre
 def staging_key(instant: str) -> str:
     "The folder where participants stage an instant's rows for the coordinator's write by key (`WriteMode.STAGED`)."
     return aux_key("staging", instant)
+
 
 # %% ../../nbs/36_storage.ipynb #2d7f9738
 # object_store's client settings: obstore takes them apart from the store's own
@@ -94,6 +113,7 @@ def _obstore_arguments(options: dict[str, str]) -> dict:
         else:
             config[key.lower()] = value
     return {"config": config, "client_options": client}
+
 
 # %% ../../nbs/36_storage.ipynb #7653ec2c
 _S3A_NAMES = {
@@ -144,6 +164,7 @@ def hadoop_options(table_path: Table, options: dict[str, str]) -> dict[str, str]
     elif "fs.s3a.access.key" in hadoop:
         hadoop["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
     return hadoop
+
 
 # %% ../../nbs/36_storage.ipynb #280eaba1
 # Requests to an object store ride out an outage of about half a minute (a server restarting, a network partition
@@ -294,6 +315,7 @@ def _remove_empty_folders(folder: Path):
     for path in [*below, folder]:
         with contextlib.suppress(OSError):
             path.rmdir()
+
 
 # %% ../../nbs/36_storage.ipynb #a94aef43
 Table = str | Path | TableStorage  # a table as functions take it: its store, or its location

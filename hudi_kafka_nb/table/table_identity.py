@@ -13,8 +13,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from ..config.setting_values import ConfigError
-from ..config.sink import SinkConfig
+from hudi_kafka_nb.config.setting_values import ConfigError
+from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.table.storage import (
     COORDINATOR_STATUS_KEY,
     TABLE_CREATION_KEY,
@@ -30,9 +30,20 @@ from hudi_kafka_nb.table.storage import (
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'PROBE_PREFIX', 'STATUS_KEYS', 'CREATION_SETTLE_S', 'check_conditional_writes', 'TableError',
-           'table_properties', 'check_table', 'creation_never_finished', 'table_folder_names', 'check_table_folder',
-           'create_table_once']
+__all__ = [
+    "log",
+    "PROBE_PREFIX",
+    "STATUS_KEYS",
+    "CREATION_SETTLE_S",
+    "check_conditional_writes",
+    "TableError",
+    "table_properties",
+    "check_table",
+    "creation_never_finished",
+    "table_folder_names",
+    "check_table_folder",
+    "create_table_once",
+]
 
 # %% ../../nbs/37_table_identity.ipynb #ccba7502
 # a probe's folder at the root of a store: ignored wherever a table's folder is read
@@ -76,6 +87,7 @@ def check_conditional_writes(storage: TableStorage):
             "If-None-Match: * overwrote the object); the sink fences coordinators with such creates and cannot run "
             "safely on it. Use a store with conditional writes (S3, GCS, Azure, MinIO) or a local folder"
         )
+
 
 # %% ../../nbs/37_table_identity.ipynb #7ffeeb02
 class TableError(RuntimeError):
@@ -135,6 +147,7 @@ def check_table(config: SinkConfig, props: dict[str, str]):
                 f"settings ask for {wanted(config)!r}; point table_path at a new folder or change the settings to match"
             )
 
+
 # %% ../../nbs/37_table_identity.ipynb #520ab0f0
 # the sink's own files that may come before its table: a coordinator that failed before it created the table (a sink
 # of several tables whose broker did not answer) says why in its status (run.table_host)
@@ -183,6 +196,7 @@ def check_table_folder(config: SinkConfig, storage: TableStorage | None = None):
     props = table_properties(table)
     if props is not None:
         check_table(config, props)
+
 
 # %% ../../nbs/37_table_identity.ipynb #d62947ce
 CREATION_SETTLE_S = 30.0  # a claimed creation without hoodie.properties this long after was abandoned

@@ -16,16 +16,40 @@ import hudi
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..core.messages import latest_checkpoint, read_checkpoint
-from .storage import Table, table_storage
-from .table_identity import table_properties
+from hudi_kafka_nb.core.messages import latest_checkpoint, read_checkpoint
+from hudi_kafka_nb.table.storage import Table, table_storage
+from hudi_kafka_nb.table.table_identity import table_properties
 
 # %% auto #0
-__all__ = ['SERVICE_ACTIONS', 'HISTORY', 'InstantFile', 'instant_file', 'timeline_files', 'completion_times', 'rust_table',
-           'completed_commits', 'latest_checkpoint_of', 'newest_schema_columns', 'latest_schema_fields',
-           'latest_schema_columns', 'write_stats', 'timeline_instants', 'pending_instants', 'instant_of_file',
-           'file_group_of', 'commit_log', 'table_services_log', 'committed_offsets', 'committed_offsets_now', 'reaches',
-           'has_committed', 'archived_files', 'timeline_sizes', 'archived_commits']
+__all__ = [
+    "SERVICE_ACTIONS",
+    "HISTORY",
+    "InstantFile",
+    "instant_file",
+    "timeline_files",
+    "completion_times",
+    "rust_table",
+    "completed_commits",
+    "latest_checkpoint_of",
+    "newest_schema_columns",
+    "latest_schema_fields",
+    "latest_schema_columns",
+    "write_stats",
+    "timeline_instants",
+    "pending_instants",
+    "instant_of_file",
+    "file_group_of",
+    "commit_log",
+    "table_services_log",
+    "committed_offsets",
+    "committed_offsets_now",
+    "reaches",
+    "has_committed",
+    "archived_files",
+    "timeline_sizes",
+    "archived_commits",
+]
+
 
 # %% ../../nbs/38_timeline.ipynb #b2c4d6e8
 class InstantFile(NamedTuple):
@@ -60,6 +84,7 @@ def instant_file(name: str) -> InstantFile | None:
 def timeline_files(table_path: Table, folder: str = ".hoodie/timeline") -> list[InstantFile]:
     "The state files of the table's active timeline."
     return [f for name in table_storage(table_path).names(folder) if (f := instant_file(name))]
+
 
 # %% ../../nbs/38_timeline.ipynb #0b70078b
 def completion_times(table_path: Table, properties: dict[str, str] | None = None) -> dict[str, str]:
@@ -165,6 +190,7 @@ def write_stats(metadata: dict) -> list[dict]:
     "The write stats of a commit's metadata, flattened."
     return [s for group in (metadata.get("partitionToWriteStats") or {}).values() for s in group]
 
+
 # %% ../../nbs/38_timeline.ipynb #5e978c1e
 def timeline_instants(table_path: Table, files: list[InstantFile] | None = None) -> set[str]:
     """Every instant with a file on the active timeline (`files`, if already listed): requested, inflight or completed
@@ -192,6 +218,7 @@ def file_group_of(name: str) -> tuple[str, str] | None:
     if name.endswith(".crc") or instant_of_file(name) is None:
         return None
     return (name[1:].split("_")[0], "log") if name.startswith(".") else (name.split("_")[0], "base")
+
 
 # %% ../../nbs/38_timeline.ipynb #98515ee1
 def commit_log(table_path: Table, archived: bool = False) -> list[dict]:
@@ -261,6 +288,7 @@ def reaches(committed: dict[tuple[str, int], int] | None, ends: dict[tuple[str, 
 def has_committed(table_path: Table, ends: dict[tuple[str, int], int]) -> bool:
     "Whether the table has committed every partition up to `ends`."
     return reaches(committed_offsets_now(table_path), ends)
+
 
 # %% ../../nbs/38_timeline.ipynb #cceb02a7
 HISTORY = ".hoodie/timeline/history"  # the archived timeline (Hudi's LSM timeline): parquet files and their manifests

@@ -13,16 +13,24 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..config.sink import WriteMode
-from ..core.ports import Written
-from .hudi import HudiJava, java_list, participant_options
-from .spark import arrow_frame
-from .storage import Table, staging_key, table_storage
-from .table_identity import check_table, table_properties
-from .timeline import instant_of_file
+from hudi_kafka_nb.config.sink import WriteMode
+from hudi_kafka_nb.core.ports import Written
+from hudi_kafka_nb.table.hudi import HudiJava, java_list, participant_options
+from hudi_kafka_nb.table.spark import arrow_frame
+from hudi_kafka_nb.table.storage import Table, staging_key, table_storage
+from hudi_kafka_nb.table.table_identity import check_table, table_properties
+from hudi_kafka_nb.table.timeline import instant_of_file
 
 # %% auto #0
-__all__ = ['WrittenFiles', 'stage_rows', 'distinct_write_tokens', 'WriteCancelled', 'HudiWriter', 'delete_instant_files']
+__all__ = [
+    "WrittenFiles",
+    "stage_rows",
+    "distinct_write_tokens",
+    "WriteCancelled",
+    "HudiWriter",
+    "delete_instant_files",
+]
+
 
 # %% ../../nbs/44_writer.ipynb #1f11bd1f
 class WrittenFiles:
