@@ -24,6 +24,7 @@ from hudi_kafka_nb.table.storage import Table, hadoop_options, scheme_of, table_
 __all__ = [
     "HUDI_VERSION",
     "HUDI_PACKAGES",
+    "S3A_PACKAGES",
     "HUDI_PACKAGES_EXCLUDED",
     "scratch_dir",
     "bundle_jars",
@@ -31,6 +32,7 @@ __all__ = [
     "sink_jars",
     "on_databricks",
     "object_store_jars",
+    "spark_packages",
     "class_data_archive",
     "spark_java_options",
     "spark_session",
@@ -106,6 +108,8 @@ HUDI_PACKAGES = [
     f"org.apache.hudi:hudi-spark3.5-bundle_2.12:{HUDI_VERSION}",
     f"org.apache.hudi:hudi-java-client:{HUDI_VERSION}",
 ]
+# Hadoop's S3A as maven/hadoop-aws/pom.xml pins it (its AWS SDK comes with it), for a table on S3 without its folder
+S3A_PACKAGES = ["org.apache.hadoop:hadoop-aws:3.3.4"]
 # the Java client's dependencies: classes the bundle holds already
 HUDI_PACKAGES_EXCLUDED = [
     "org.apache.hudi:hudi-client-common",
@@ -178,7 +182,15 @@ def object_store_jars(table_path: Table) -> list[str]:
         "HUDI_KAFKA_NB_S3A_JARS",
         "hadoop-aws",
         f"table_path={table_path} is on S3, and Spark needs Hadoop's S3A jars for it",
+        required=False,
     )
+
+
+def spark_packages(table_path: Table, bundle: list[str], s3a: list[str]) -> list[str]:
+    """The Maven coordinates a local Spark resolves for what no folder holds (`bundle`, `s3a`: the jars found): Hudi's
+    (`HUDI_PACKAGES`), and Hadoop's S3A for a table on S3 (`S3A_PACKAGES`)."""
+    on_s3 = scheme_of(table_path) in ("s3", "s3a")
+    return ([] if bundle else HUDI_PACKAGES) + (S3A_PACKAGES if on_s3 and not s3a else [])
 
 
 def class_data_archive() -> Path:
@@ -229,14 +241,14 @@ def spark_session(
             builder = builder.config(f"spark.hadoop.{key}", value)
     if not on_databricks():
         fixes = os.pathsep.join(hudi_fix_jars())
-        bundle = bundle_jars()
-        if not bundle:  # no local folder of Hudi's jars: by their coordinates, through Spark's repositories
-            builder = builder.config("spark.jars.packages", ",".join(HUDI_PACKAGES)).config(
+        bundle, s3a = bundle_jars(), object_store_jars(table_path)
+        if packages := spark_packages(table_path, bundle, s3a):  # no local folder: by coordinates, through Spark's Ivy
+            builder = builder.config("spark.jars.packages", ",".join(packages)).config(
                 "spark.jars.excludes", ",".join(HUDI_PACKAGES_EXCLUDED)
             )
         builder = (
             builder.master(master or os.environ.get("HUDI_KAFKA_NB_SPARK_MASTER", "local[2]"))
-            .config("spark.jars", ",".join(bundle + sink_jars() + object_store_jars(table_path) + list(extra_jars)))
+            .config("spark.jars", ",".join(bundle + sink_jars() + s3a + list(extra_jars)))
             .config("spark.driver.memory", memory or os.environ.get("HUDI_KAFKA_NB_SPARK_MEMORY", "1g"))
             .config("spark.driver.extraJavaOptions", spark_java_options(quick_compile=quick_compile))
             # a standalone cluster's executors write the files: they size records with JOL too (a local[2] has
