@@ -177,7 +177,7 @@ test-pytest: setup
 # The tour's outputs are documentation: nbval runs it on the real stack and compares every output with the one kept
 # in the notebook (instant times and paths sanitized). After changing it: run it in Jupyter, nbdev_clean, commit.
 test-examples: setup
-	$(PYTHON) -m pytest nbs/90_tour.ipynb --nbval --nbval-current-env --nbval-sanitize-with nbs/nbval_sanitize.cfg \
+	$(PYTHON) -m pytest nbs/99_tour.ipynb --nbval --nbval-current-env --nbval-sanitize-with nbs/nbval_sanitize.cfg \
 	  --nbval-cell-timeout 900 -q -p no:cacheprovider
 
 readme: setup

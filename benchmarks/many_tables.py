@@ -21,7 +21,7 @@ the open tables' in the same run, and `--wake N` then changes N parked quiet tab
 a change that has to start its table's roles first.
 
 `--routed N` measures what tables routed by a field cost a participant to decode, without a stack: one topic's
-`--records` order events (in memory) split by region between N tables, each table's decoder (nbs/13_routing: the route
+`--records` order events (in memory) split by region between N tables, each table's decoder (nbs/12_routing: the route
 field read alone, then its own records decoded) over the whole batch, against one decode of the batch (each record
 decoded once), against every table decoding every record (what each routed table did before), and against a table
 host's shared consumer splitting the batch with one read of the field a record before each table decodes its own

@@ -16,7 +16,8 @@ from pyspark.sql.types import StructType
 
 from hudi_kafka_nb.config.settings import load_config
 from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
-from hudi_kafka_nb.table.hudi import HudiJava, table_options
+from hudi_kafka_nb.table.hudi import HudiJava
+from hudi_kafka_nb.table.hudi_options import table_options
 from hudi_kafka_nb.table.spark import spark_session
 
 SPARK_KAFKA = ("spark-sql-kafka", "spark-token-provider-kafka", "kafka-clients", "commons-pool2")

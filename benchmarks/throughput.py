@@ -563,8 +563,9 @@ def avro_figure(broker, topic, ends, args, root):
     from hudi_kafka_nb.config.settings import load_config
     from hudi_kafka_nb.dev.producers import send_events
     from hudi_kafka_nb.formats.records import decode_batch
+    from hudi_kafka_nb.formats.registry_client import ConfluentRegistry
     from hudi_kafka_nb.formats.registry_records import decode_registry
-    from hudi_kafka_nb.formats.schema_registry import ConfluentRegistry, SchemaCache, registry_value_schema
+    from hudi_kafka_nb.formats.schema_registry import SchemaCache, registry_value_schema
     from hudi_kafka_nb.run.wiring import registry_format
 
     base = {

@@ -139,13 +139,13 @@ def test_debezium_change_events_through_a_registrys_converter_mirror_their_sourc
     source table's rows. Through the Avro converter, the source alters a column after its snapshot (`balance` from REAL
     to DOUBLE PRECISION: a float, then a double): the column widens under the snapshot's rows."""
     from hudi_kafka_nb.dev.broker import create_topic
-    from hudi_kafka_nb.dev.producers import marked_changes, send_events, send_in_transaction
-    from hudi_kafka_nb.dev.source_table import (
+    from hudi_kafka_nb.dev.converted_changes import (
         CUSTOMER_ROW_REAL,
         as_avro_events,
         as_json_schema_events,
         as_protobuf_events,
     )
+    from hudi_kafka_nb.dev.producers import marked_changes, send_events, send_in_transaction
 
     converted = {"avro": as_avro_events, "json_schema": as_json_schema_events, "protobuf": as_protobuf_events}[
         converter

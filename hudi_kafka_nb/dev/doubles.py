@@ -15,7 +15,7 @@ import msgspec
 from hudi_kafka_nb.core.messages import ControlEvent, decode_event, encode_event
 from hudi_kafka_nb.core.ports import ForeignEvents
 from hudi_kafka_nb.formats.avro import MAGIC_BYTE, UnstorableSchema
-from hudi_kafka_nb.formats.schema_registry import RegistryUnavailable, UnknownSchema
+from hudi_kafka_nb.formats.registry_client import RegistryUnavailable, UnknownSchema
 
 # %% auto #0
 __all__ = ["InMemoryChannel", "InlineExecutor", "InMemoryRegistry", "framed"]

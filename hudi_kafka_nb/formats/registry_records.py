@@ -19,7 +19,8 @@ from hudi_kafka_nb.formats.changes import Change, envelope_change, key_value, to
 from hudi_kafka_nb.formats.json_schema import read_json_body
 from hudi_kafka_nb.formats.protobuf import read_protobuf_body
 from hudi_kafka_nb.formats.records import KAFKA_COLUMNS, Decoded, _stored_rows, value_schema
-from hudi_kafka_nb.formats.schema_registry import SchemaCache, UnknownSchema, WriterSchema
+from hudi_kafka_nb.formats.registry_client import UnknownSchema
+from hudi_kafka_nb.formats.schema_registry import SchemaCache, WriterSchema
 from hudi_kafka_nb.formats.widening import common_type
 
 # %% auto #0

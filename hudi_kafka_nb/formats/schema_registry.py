@@ -9,29 +9,22 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 import fastavro
 import pyarrow as pa
 
-from hudi_kafka_nb.config.setting_values import arrow_type, resolve_secret
+from hudi_kafka_nb.config.setting_values import arrow_type
 from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
 from hudi_kafka_nb.formats.avro import UnstorableSchema, _full_name, value_fields
-from hudi_kafka_nb.formats.records import ServiceUnavailable
+from hudi_kafka_nb.formats.registry_client import RegistryUnavailable, SchemaRegistry, UnknownSchema
+
+log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = [
     "log",
-    "SCHEMA_TYPES",
-    "BUILTIN_PROTO_FILES",
-    "REGISTRY_CLIENT_DEFAULTS",
-    "NUMERIC_CLIENT_SETTINGS",
     "AVRO",
-    "UnknownSchema",
-    "RegistryUnavailable",
-    "SchemaRegistry",
-    "registry_client_settings",
-    "ConfluentRegistry",
     "WriterSchema",
     "as_read",
     "row_record",
@@ -44,120 +37,6 @@ __all__ = [
     "key_subject",
     "registry_value_schema",
 ]
-
-# %% ../../nbs/16_schema_registry.ipynb #3c47ecd3
-log = logging.getLogger(__name__)
-
-
-class UnknownSchema(LookupError):
-    "The registry answered, and has no schema (or subject) of this name."
-
-
-class RegistryUnavailable(ServiceUnavailable):
-    """The registry could not be asked, or refused the sink's credentials: the records are not to blame; wait and ask
-    again."""
-
-
-class SchemaRegistry(Protocol):
-    # the schema's text, if it is of `schema_type` (the registry's AVRO, JSON, PROTOBUF); UnknownSchema,
-    # RegistryUnavailable
-    def schema(self, schema_id: int, schema_type: str = "AVRO") -> str: ...
-    # (id, version, text) of the subject's latest version; UnstorableSchema if it is not of `schema_type`
-    def latest(self, subject: str, schema_type: str = "AVRO") -> tuple[int, int, str]: ...
-    def versions(self, schema_id: int) -> list[tuple[str, int]]: ...  # the (subject, version)s registered with this id
-
-
-# the registry's names of the schema types the sink reads, and what users call them
-SCHEMA_TYPES = {"AVRO": "Avro", "JSON": "JSON Schema", "PROTOBUF": "Protobuf"}
-# files a Protobuf schema imports that every reader has (Confluent's serializers register no reference to them)
-BUILTIN_PROTO_FILES = ("google/protobuf/", "google/type/", "confluent/")
-# The registry client's own retries block the caller; the sink waits and asks again itself, so one try each, quickly
-REGISTRY_CLIENT_DEFAULTS = {"timeout": 10, "max.retries": 1, "retries.wait.ms": 200, "retries.max.wait.ms": 1000}
-NUMERIC_CLIENT_SETTINGS = {
-    "timeout",
-    "max.retries",
-    "retries.wait.ms",
-    "retries.max.wait.ms",
-    "cache.capacity",
-    "cache.latest.ttl.sec",
-}
-
-
-def registry_client_settings(config: SinkConfig) -> dict:
-    """confluent-kafka's `SchemaRegistryClient` settings of this sink: secrets resolved, numbers as numbers (never log
-    these)."""
-    settings: dict[str, object] = {**REGISTRY_CLIENT_DEFAULTS}
-    for key, value in config.schema_registry.items():
-        value = resolve_secret(key, value, "schema_registry")
-        settings[key] = (
-            float(value)
-            if key in NUMERIC_CLIENT_SETTINGS and "." in value
-            else int(value)
-            if key in NUMERIC_CLIENT_SETTINGS
-            else value
-        )
-    return settings
-
-
-class ConfluentRegistry:
-    "The `SchemaRegistry` port on a real registry (Confluent's REST API), through confluent-kafka's client."
-
-    def __init__(self, config: SinkConfig):
-        from confluent_kafka.schema_registry import SchemaRegistryClient
-
-        self.url = config.schema_registry.get("url", "")
-        self.client = SchemaRegistryClient(registry_client_settings(config))
-
-    def _ask(self, what: str, call):
-        from confluent_kafka.schema_registry.error import SchemaRegistryError
-
-        try:
-            return call()
-        except SchemaRegistryError as e:
-            if e.http_status_code == 404:
-                raise UnknownSchema(f"the registry at {self.url} has no {what} ({e.error_message})") from None
-            why = (
-                "refused the sink's credentials"
-                if e.http_status_code in (401, 403)
-                else (f"answered HTTP {e.http_status_code}")
-            )
-            raise RegistryUnavailable(
-                f"the registry at {self.url} {why} when asked for {what}: {e.error_message}"
-            ) from None
-        # httpx's transport errors (refused, reset, timed out), whatever the client wraps them in
-        except Exception as e:
-            raise RegistryUnavailable(
-                f"the registry at {self.url} could not be asked for {what}: {type(e).__name__}: {e}"
-            ) from None
-
-    def schema(self, schema_id: int, schema_type: str = "AVRO") -> str:
-        found = self._ask(f"schema id {schema_id}", lambda: self.client.get_schema(schema_id))
-        if (found.schema_type or "AVRO") != schema_type:
-            raise UnknownSchema(
-                f"schema id {schema_id} is of type {found.schema_type}, not {SCHEMA_TYPES[schema_type]}"
-            )
-        if any(not (schema_type == "PROTOBUF" and r.name.startswith(BUILTIN_PROTO_FILES)) for r in found.references):
-            raise UnknownSchema(
-                f"schema id {schema_id} refers to other subjects' schemas, which this sink does not resolve"
-            )
-        return found.schema_str
-
-    def latest(self, subject: str, schema_type: str = "AVRO") -> tuple[int, int, str]:
-        found = self._ask(f"subject {subject!r}", lambda: self.client.get_latest_version(subject))
-        if (found.schema.schema_type or "AVRO") != schema_type:
-            raise UnstorableSchema(
-                f"subject {subject!r} version {found.version} is of type {found.schema.schema_type}, not "
-                f"{SCHEMA_TYPES[schema_type]}: value_format names what the topic's producers write"
-            )
-        return found.schema_id, found.version, found.schema.schema_str
-
-    def versions(self, schema_id: int) -> list[tuple[str, int]]:
-        return [
-            (v.subject, v.version)
-            for v in self._ask(
-                f"the versions of schema id {schema_id}", lambda: self.client.get_schema_versions(schema_id)
-            )
-        ]
 
 
 # %% ../../nbs/16_schema_registry.ipynb #94848606

@@ -5,6 +5,7 @@
 # %% ../../nbs/25_intake.ipynb #eed1d2f8
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -12,7 +13,9 @@ from dataclasses import replace
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.core.ports import DataSource
-from hudi_kafka_nb.formats.records import Decode, Decoded, ServiceUnavailable
+from hudi_kafka_nb.formats.changes import decode_changes
+from hudi_kafka_nb.formats.records import Decode, Decoded, ServiceUnavailable, decode_batch
+from hudi_kafka_nb.formats.routing import routed_decoder
 from hudi_kafka_nb.formats.widening import wider_type
 from hudi_kafka_nb.protocol.delivery import LetterDelivery
 from hudi_kafka_nb.protocol.heartbeats import SERVICE_RETRY_S, Heartbeats
@@ -28,7 +31,7 @@ from hudi_kafka_nb.protocol.participant_state import (
 )
 
 # %% auto #0
-__all__ = ["log", "READ_WAIT_S", "IDLE_READ_WAIT_S", "InstantReader"]
+__all__ = ["log", "READ_WAIT_S", "IDLE_READ_WAIT_S", "InstantReader", "records_decoder"]
 
 # %% ../../nbs/25_intake.ipynb #c340c48c
 log = logging.getLogger(__name__)
@@ -194,3 +197,11 @@ class InstantReader:
             if name not in self.ignored_fields:
                 self.ignored_fields.add(name)
                 log.warning("participant %s: field %r of the events is not stored: %s", self.participant_id, name, why)
+
+
+# %% ../../nbs/25_intake.ipynb #a3ee53b9
+def records_decoder(config: SinkConfig, decode: Decode | None = None) -> Decode:
+    """The decoder of the table's records: `decode` (a registry's), else Debezium's or JSON's as `config` says, routed
+    by `route_regex`. JSON's widens the whole-number columns it added itself, never those of the user's value_schema."""
+    plain = functools.partial(decode_batch, declared=frozenset(config.value_schema))
+    return routed_decoder(decode or (decode_changes if config.mirrors_changes else plain), config)

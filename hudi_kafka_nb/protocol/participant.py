@@ -5,7 +5,6 @@
 # %% ../../nbs/26_participant.ipynb #4db8c9c9
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import socket
@@ -20,13 +19,12 @@ from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.messages import AbortCommit, AckCommit, ControlEvent, EndCommit, Heartbeat, Park, StartCommit
 from hudi_kafka_nb.core.ports import Channel, Clock, DataSource, DeadLetters, Observe, Writer
 from hudi_kafka_nb.core.voice import RoleVoice
-from hudi_kafka_nb.formats.changes import decode_changes, latest_changes
-from hudi_kafka_nb.formats.records import Decode, data_schema, decode_batch
-from hudi_kafka_nb.formats.routing import routed_decoder
+from hudi_kafka_nb.formats.changes import latest_changes
+from hudi_kafka_nb.formats.records import Decode, data_schema
 from hudi_kafka_nb.protocol.background_writes import BackgroundWrites
 from hudi_kafka_nb.protocol.delivery import LetterDelivery
 from hudi_kafka_nb.protocol.heartbeats import SERVICE_RETRY_S, Heartbeats
-from hudi_kafka_nb.protocol.intake import InstantReader
+from hudi_kafka_nb.protocol.intake import InstantReader, records_decoder
 from hudi_kafka_nb.protocol.participant_state import Move, ParticipantInstant, ParticipantState, next_move, situation
 
 # %% auto #0
@@ -61,12 +59,7 @@ class Participant:
         self.heartbeats = Heartbeats(self.id, channel, config.heartbeat_interval_s, clock)
         # the dead letters, once each; a service it waits for is back once they are delivered
         self.letters = LetterDelivery(config, dead_letters, delivered=self.heartbeats.back)
-        # how a batch of records becomes rows: JSON (formats.records), Debezium's change events (formats.changes), or a
-        # registry's formats (formats.registry_records, its decoder handed in by the runtime with its registry);
-        # route_regex: this table's records
-        # (JSON's widens the whole-number columns it added itself, never those of the user's value_schema)
-        plain = functools.partial(decode_batch, declared=frozenset(config.value_schema))
-        decode = routed_decoder(decode or (decode_changes if config.mirrors_changes else plain), config)
+        decode = records_decoder(config, decode)
         self.sleep = sleep  # pauses between tries of a service that is away
         self.reader = InstantReader(
             self.id, source, decode, self.letters, self.heartbeats, self.voice.say, sleep=lambda s: self.sleep(s)

@@ -23,10 +23,10 @@ from hudi_kafka_nb.core.ports import CrashHook, no_crash
 from hudi_kafka_nb.formats.json_schema import JSON_SCHEMA
 from hudi_kafka_nb.formats.protobuf import PROTOBUF
 from hudi_kafka_nb.formats.records import Decode
+from hudi_kafka_nb.formats.registry_client import ConfluentRegistry
 from hudi_kafka_nb.formats.registry_records import decode_registry
 from hudi_kafka_nb.formats.schema_registry import (
     AVRO,
-    ConfluentRegistry,
     RegistryFormat,
     SchemaCache,
     registry_value_schema,
