@@ -100,33 +100,33 @@ wheel: $(INSTALLED)
 	$(PYTHON) -m pip wheel --no-deps --no-build-isolation -q -w dist .
 
 demo: demo-setup
-	$(VENV)/bin/hudi-kafka-nb demo
+	$(PYTHON) -m hudi_kafka_nb.dev.demo
 
 # The keyed mode: updates of 20,000 orders upserted into a merge-on-read table, compacted by the coordinator.
 demo-upsert: demo-setup
-	$(VENV)/bin/hudi-kafka-nb demo --upsert --records 200000 --rate 15000 --workdir runs/demo-upsert
+	$(PYTHON) -m hudi_kafka_nb.dev.demo --upsert --records 200000 --rate 15000 --workdir runs/demo-upsert
 
 # Change data: Debezium's events of a database of three tables (a snapshot, then creates, updates, deletes with their
 # tombstones, some in Kafka transactions), a topic each, mirrored by one sink into a merge-on-read table each by upserts
 # and deletes, and each checked against its source table.
 demo-cdc: demo-setup
-	$(VENV)/bin/hudi-kafka-nb demo --cdc --records 100000 --rate 10000 --workdir runs/demo-cdc
+	$(PYTHON) -m hudi_kafka_nb.dev.demo --cdc --records 100000 --rate 10000 --workdir runs/demo-cdc
 
 # Avro orders in Confluent's wire format, their schemas in an embedded schema registry (Apicurio): two schema versions
 # written side by side, the table gaining the second one's column mid-stream.
 demo-avro:
 	@$(MAKE) --no-print-directory demo-setup EXTRA_PARTS=.jars/registry/.resolved
-	$(VENV)/bin/hudi-kafka-nb demo --avro --records 200000 --rate 20000 --workdir runs/demo-avro
+	$(PYTHON) -m hudi_kafka_nb.dev.demo --avro --records 200000 --rate 20000 --workdir runs/demo-avro
 
 # Every table found by name: the demo's orders table registered in an embedded Hive Metastore (Hive's server from
 # pyspark's own jars) after each commit, then queried there by name from a Spark of its own.
 demo-catalog: demo-setup
-	$(VENV)/bin/hudi-kafka-nb demo --catalog --records 100000 --rate 20000 --workdir runs/demo-catalog
+	$(PYTHON) -m hudi_kafka_nb.dev.demo --catalog --records 100000 --rate 20000 --workdir runs/demo-catalog
 
 # The same demo as machines that share no disk run it: the table on an embedded S3 server (MinIO), each role's Spark on a
 # local standalone cluster (master and two workers); about two minutes.
 demo-object-store: setup
-	$(VENV)/bin/hudi-kafka-nb demo --object-store --workdir runs/demo-object-store
+	$(PYTHON) -m hudi_kafka_nb.dev.demo --object-store --workdir runs/demo-object-store
 
 # The budget: about 20 minutes of tests on a 2-core machine (setup excluded); the total is printed at the end, and
 # pytest prints its ten slowest tests. The tour runs beside the suites (each output shown when it ends): its roles wait

@@ -112,7 +112,7 @@ def build_wheel(folder):
 def test_the_wheel_holds_the_sink_alone_and_its_command_runs_a_role(broker, sink_params, tmp_path):
     """The wheel holds the sink and nothing of the stack that tries it (`hudi_kafka_nb.dev`), and requires only what the
     sink imports. Installed into a fresh virtual environment with its requirements and the `local` extra's Spark, its
-    `hudi-kafka-nb` offers `run` and `role` (`demo` is the clone's) and, outside the clone and with no folder of jars
+    `hudi-kafka-nb` offers `run` and `role` (the demo is the clone's) and, outside the clone and with no folder of jars
     named, runs a coordinator against the test broker: its own jars from the wheel, Hudi's by Maven coordinates."""
     import zipfile
 

@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import logging
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -37,8 +38,8 @@ __all__ = [
     "wait_until_ingesting",
     "mirror_database",
     "run_demo",
-    "add_demo_command",
-    "run_demo_command",
+    "demo_parser",
+    "main",
 ]
 
 
@@ -248,10 +249,12 @@ def run_demo(
 
 
 # %% ../../nbs/84_demo.ipynb #e0db800d
-def add_demo_command(commands: argparse._SubParsersAction):
-    """The `demo` command of `hudi-kafka-nb`, which the product's command line (`supervisor.main`) adds where this stack
-    is installed."""
-    demo = commands.add_parser("demo", help="run the local demo on the embedded broker")
+def demo_parser() -> argparse.ArgumentParser:
+    """The demo's command line: `python -m hudi_kafka_nb.dev.demo` (what `make demo` runs), the clone's alone: the
+    sink's own command (`hudi-kafka-nb`) knows nothing of the stack that tries it."""
+    demo = argparse.ArgumentParser(
+        prog="python -m hudi_kafka_nb.dev.demo", description="run the local demo on the embedded broker"
+    )
     demo.add_argument("--records", type=int, default=500_000)
     demo.add_argument("--participants", type=int, default=2)
     demo.add_argument("--commit-interval", type=float, default=3.0)
@@ -284,10 +287,12 @@ def add_demo_command(commands: argparse._SubParsersAction):
         action="store_true",
         help="every table registered in an embedded Hive Metastore after each commit, then queried there by name",
     )
+    return demo
 
 
-def run_demo_command(args: argparse.Namespace) -> int:
-    "Run the demo `add_demo_command`'s arguments ask for; the exit code."
+def main(argv: list[str] | None = None):
+    "Run the demo the command line (`demo_parser`) asks for; exit 1 if its verdict failed."
+    args = demo_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     ok = run_demo(
         args.records,
@@ -301,4 +306,10 @@ def run_demo_command(args: argparse.Namespace) -> int:
         avro=args.avro,
         catalog=args.catalog,
     )
-    return 0 if ok else 1
+    sys.exit(0 if ok else 1)
+
+
+# %% ../../nbs/84_demo.ipynb #af9941c7
+# `python -m hudi_kafka_nb.dev.demo` (a notebook, also "__main__", has no file)
+if __name__ == "__main__" and "__file__" in globals():
+    main()

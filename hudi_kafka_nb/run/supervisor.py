@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import os
 import signal
@@ -272,17 +271,9 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None):
-    "`hudi-kafka-nb`: `run` and `role`, and `demo` where the development stack is installed (a clone, not the wheel)."
+    "`hudi-kafka-nb`: `run` and `role` (a clone runs its demo with `python -m hudi_kafka_nb.dev.demo`)."
     parser = argparse.ArgumentParser(
         prog="hudi-kafka-nb", description="Exactly-once streaming of Kafka topics into Hudi tables"
     )
-    commands = parser.add_subparsers(dest="command", required=True)
-    add_commands(commands)
-    try:
-        demo = importlib.import_module("hudi_kafka_nb.dev.demo")
-    except ImportError:
-        demo = None  # the wheel: the sink, without the stack that tries it
-    if demo is not None:
-        demo.add_demo_command(commands)
-    args = parser.parse_args(argv)
-    sys.exit(demo.run_demo_command(args) if demo is not None and args.command == "demo" else run_command(args))
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    sys.exit(run_command(parser.parse_args(argv)))
