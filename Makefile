@@ -95,7 +95,7 @@ $(INSTALLED): settings.ini setup.py | tools
 
 # The sink's wheel in dist/: the package without the development stack (hudi_kafka_nb.dev), requiring only what the sink
 # imports; `pip install dist/hudi_kafka_nb-*.whl[local]` (the local Spark) or `[jobs]` (papermill, for the role notebooks).
-wheel: $(INSTALLED)
+wheel: $(INSTALLED) $(HUDI_FIXES) $(SINK_JAR)
 	rm -rf build    # setuptools' scratch folder keeps what an earlier build copied into it
 	$(PYTHON) -m pip wheel --no-deps --no-build-isolation -q -w dist .
 

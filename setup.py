@@ -22,7 +22,8 @@ class build_py_sink_alone(build_py):
 
     def run(self):
         super().run()
-        for jar in SINK_JARS:
+        # an editable install (a clone's `make setup`, before it compiles the jars) reads them from .jars/ itself
+        for jar in [] if getattr(self, 'editable_mode', False) else SINK_JARS:
             built = Path('.jars') / jar
             if not built.exists():
                 raise SystemExit(f'{built} is missing: run `make setup` (it compiles the sink\'s jars) before building the wheel')
