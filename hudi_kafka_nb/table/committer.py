@@ -12,7 +12,7 @@ from py4j.protocol import Py4JJavaError
 
 from hudi_kafka_nb.config.sink import WriteMode
 from hudi_kafka_nb.core.messages import FailedRecord
-from hudi_kafka_nb.table.hudi import HudiJava, create_or_open_table, java_list, java_reason
+from hudi_kafka_nb.table.hudi import HudiJava, create_or_open_table, java_list, java_reason, metadata_services_due
 from hudi_kafka_nb.table.hudi_options import coordinator_options
 from hudi_kafka_nb.table.storage import aux_key, staging_key
 from hudi_kafka_nb.table.writer import delete_instant_files
@@ -236,7 +236,7 @@ class HudiCommitter:
             # the Spark client started the instant and beats its heart (multi-writer); a commit ends the beat
             self.client.getHeartbeatClient().stop(instant)
         self.hudi.storage.delete_all(staging_key(instant))
-        if committed:
+        if committed and metadata_services_due(self.hudi):
             try:
                 self.metadata_table_services(opened=self.opened if self.opened != instant else None)
             # as above: the commit stands, and the metadata table's services run after the next one
@@ -259,7 +259,8 @@ class HudiCommitter:
         compaction, never archives. Between instants, with nothing pending, no delta commit of the metadata table can
         start before its compaction and end after it: hudi-rs 0.5 misreads a metadata table where one did and was
         archived since (it finds files that cleaning deleted). Through the Java client where there is one: no Spark
-        engine to set up."""
+        engine to set up. `commit` runs them only when the metadata table has a compaction due
+        (`table.hudi.metadata_services_due`): setting up their writer is a third of a small commit."""
         return metadata_table_services(self.hudi, self.commit_client or self.client, opened)
 
     def rollback(self, instant: str) -> bool:

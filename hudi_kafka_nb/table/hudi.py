@@ -17,19 +17,22 @@ from hudi_kafka_nb.table.hudi_options import key_generator_class
 from hudi_kafka_nb.table.spark import hudi_version
 from hudi_kafka_nb.table.storage import TableStorage, hadoop_options, storage_of
 from hudi_kafka_nb.table.table_identity import check_table, check_table_folder, create_table_once
-from hudi_kafka_nb.table.timeline import latest_schema_columns
+from hudi_kafka_nb.table.timeline import InstantFile, latest_schema_columns, timeline_files
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = [
     "log",
+    "METADATA_TIMELINE",
     "java_list",
     "java_reason",
     "HudiJava",
     "create_or_open_table",
     "metadata_table_services",
     "pending_writes",
+    "metadata_compaction_due",
+    "metadata_services_due",
 ]
 
 
@@ -244,3 +247,24 @@ def pending_writes(meta_client) -> list[str]:
     job)."""
     timeline = meta_client.getActiveTimeline().getCommitsTimeline().filterPendingExcludingCompaction()
     return [i.requestedTime() for i in java_list(timeline.getInstants()) if i.getAction() in ("commit", "deltacommit")]
+
+
+# %% ../../nbs/44_hudi.ipynb #61026e26
+METADATA_TIMELINE = ".hoodie/metadata/.hoodie/timeline"
+
+
+def metadata_compaction_due(files: list[InstantFile], max_delta_commits: int = 10) -> bool:
+    """Whether the metadata table whose timeline holds `files` has a compaction to run: one pending, or at least
+    `max_delta_commits` completed delta commits since its last compaction."""
+    completed = {f.instant for f in files if f.state == "completed"}
+    if any(f.action == "compaction" and f.instant not in completed for f in files):
+        return True
+    last = max((f.instant for f in files if f.action == "commit" and f.state == "completed"), default="")
+    fresh = {f.instant for f in files if f.action == "deltacommit" and f.state == "completed" and f.instant > last}
+    return len(fresh) >= max_delta_commits
+
+
+def metadata_services_due(hudi: HudiJava) -> bool:
+    "Whether the table's metadata table has a compaction to run (`metadata_compaction_due`), as its timeline says now."
+    most = int(hudi.config.hudi_options.get("hoodie.metadata.compact.max.delta.commits", 10))
+    return metadata_compaction_due(timeline_files(hudi.storage, METADATA_TIMELINE), most)
