@@ -3,13 +3,13 @@
 A sink of many tables commits each table on its own, so what bounds it is the fixed cost of one table's commit, whatever
 its size. One process drives one table the way the coordinator does (`FencedTable.start_instant`, a participant's staged
 rows, `FencedTable.commit`: the upsert of the staged rows with Hudi's write client, then Hudi's commit with the metadata
-table, then the metadata table's services) with small instants of a database table's Debezium changes, merge-on-read
-then copy-on-write, and prints each step's wall time, the CPU its Spark JVM spent and the Spark stages it ran (medians
-over the commits after the first few, once the JVM has warmed up). Each table type three ways in the one run, taking
-turns (`WAYS`): Spark's write client writing and committing (what the coordinator did before, and does where Spark lacks
-Hudi's Java client), Spark's writing and the Java client committing (what it does with large instants), the Java client
-writing and committing (small instants); each way's whole commit as a ratio of Spark's, and each table checked equal to
-its source.
+table, then the metadata table's services when due) with small instants of a database table's Debezium changes,
+merge-on-read then copy-on-write, and prints each step's wall time, the CPU its Spark JVM spent and the Spark stages it
+ran (medians over the commits after the first few, once the JVM has warmed up). Each table type three ways in the one
+run, taking turns (`WAYS`): Spark's write client alone, Hudi's own clients as Hudi ships them (the Java client for
+small instants, with Hudi's defaults), and the sink's; each way's whole commit as a ratio of Hudi's Java client's, and
+each table checked equal to its source. Then where the sink's commit spends its CPU: Java Flight Recorder's samples of
+the JVM over more commits, by area of Hudi and Spark (`AREAS`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from __future__ import annotations
 import argparse
 import functools
 import statistics
+import subprocess
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
+import msgspec
 import psutil
 
 from hudi_kafka_nb.config.settings import load_config
@@ -32,6 +34,7 @@ from hudi_kafka_nb.formats.changes import decode_changes
 from hudi_kafka_nb.table.committer import HudiCommitter
 from hudi_kafka_nb.table.fenced_table import FencedTable
 from hudi_kafka_nb.table.hudi import HudiJava
+from hudi_kafka_nb.table.hudi_options import coordinator_options
 from hudi_kafka_nb.table.spark import spark_session
 from hudi_kafka_nb.table.writer import HudiWriter
 
@@ -72,9 +75,64 @@ class Meter:
 
 WAYS = {
     "Spark": "Hudi's Spark write client writes and commits (where Spark lacks the Java client)",
-    "Spark write, Java commit": "Spark's client writes the staged rows, Hudi's Java client commits (large instants)",
-    "Java": "Hudi's Java client writes the staged rows (merge-on-read: Spark's) and commits (small instants)",
+    "Hudi's Java client": "Hudi's clients as Hudi ships them, with its defaults: the Java client writes the staged "
+    "rows (merge-on-read: Spark's) and commits",
+    "the sink": "the sink's: as Hudi's, the metadata table's services and cleaning when due, record sizes from the "
+    "latest commit",
 }
+# what the sink sets that Hudi's defaults do not (table.hudi_options), left out of "Hudi's Java client"
+SINK_CADENCE = ("hoodie.clean.max.commits", "hoodie.record.size.estimation.threshold")
+
+# where a sample of the JVM's CPU goes: the first area one of whose names is in a frame of its stack
+AREAS = {
+    "the metadata table updated with the commit's files": ("BaseHoodieClient.writeTableMetadata",),
+    "the metadata table's services": ("HoodieTableMetadataWriter.performTableServices",),
+    "a metadata table writer opened as a write begins": ("HoodieBackedTableMetadataWriter.create",),
+    "cleaning, planned and run": ("BaseHoodieTableServiceClient.clean",),
+    "archival": ("TimelineArchiver",),
+    "compaction": ("compact",),
+    "the index: which file holds each key": ("tagLocation",),
+    "the partitioner: record sizes from past commits": ("UpsertPartitioner.<init>", "UpsertPartitioner.assignInserts"),
+    "files merged and written": ("handleUpdate", "handleInsert", "handleUpsertPartition", "HoodieAppendHandle"),
+    "Spark: the staged rows read and written": ("org.apache.spark.", "HoodieCreateRecordUtils"),
+    "the table, its timeline and file views loaded": ("HoodieTableMetaClient", "HoodieJavaTable.create", "createTable"),
+    "the commit's own metadata and timeline": ("commitStats", "startCommit", "transitionRequestedToInflight"),
+}
+
+
+class FlightRecording:
+    "Java Flight Recorder in the Spark JVM while a block runs: its CPU samples by area (`AREAS`)."
+
+    def __init__(self, spark, path: Path):
+        jvm = spark.sparkContext._jvm
+        self.jvm, self.path = jvm, path
+        self.recording = jvm.jdk.jfr.Recording(jvm.jdk.jfr.Configuration.getConfiguration("profile"))
+
+    def __enter__(self):
+        self.recording.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.recording.stop()
+        self.recording.dump(self.jvm.java.io.File(str(self.path)).toPath())
+        self.recording.close()
+
+    def areas(self) -> dict[str, float]:
+        "Each area's share of the execution samples, largest first."
+        printed = subprocess.run(
+            ["jfr", "print", "--json", "--stack-depth", "400", "--events", "jdk.ExecutionSample", str(self.path)],
+            capture_output=True,
+            check=True,
+        ).stdout
+        samples = msgspec.json.decode(printed)["recording"]["events"]
+        counts: Counter[str] = Counter()
+        for sample in samples:
+            frames = [
+                f"{f['method']['type']['name'].replace('/', '.')}.{f['method']['name']}"
+                for f in sample["values"]["stackTrace"]["frames"]
+            ]
+            counts[next((a for a, names in AREAS.items() if any(n in f for f in frames for n in names)), "other")] += 1
+        return {area: n / max(1, len(samples)) for area, n in counts.most_common()}
 
 
 class Driver:
@@ -95,8 +153,17 @@ class Driver:
         if way == "Spark":
             committer.commit_client.close()
             committer.commit_client = None
-        elif way == "Spark write, Java commit":
-            committer.JAVA_WRITE_MAX_RECORDS = 0
+        elif way == "Hudi's Java client":
+            options = {
+                k: v for k, v in coordinator_options(self.config, hudi.avro_schema).items() if k not in SINK_CADENCE
+            }
+            committer.client.close()
+            committer.commit_client.close()
+            committer.client = hudi.write_client(options)
+            committer.commit_client = hudi.H.client.HoodieJavaWriteClient(
+                hudi.H.client.common.HoodieJavaEngineContext(hudi.storage_conf),
+                hudi.write_config({**options, "hoodie.embed.timeline.server": "false"}),
+            )
         self.table, self.writer = FencedTable(path, committer), HudiWriter(hudi)
         self.table.take_over("commit-cost")
         self.meter = meter = Meter(spark)
@@ -125,10 +192,11 @@ class Driver:
         )
 
 
-def commit_cost(spark, root: Path, table_type: str, commits: int, changes: int, skip: int) -> list[str]:
+def commit_cost(spark, root: Path, table_type: str, commits: int, changes: int, skip: int, profiled: int) -> list[str]:
     """`commits` instants of about `changes` Debezium changes each into a table for each of `WAYS`, the ways taking
-    turns (the JVM's warming up shared alike); each way's steps' medians, its whole commit's CPU as a ratio of Spark's,
-    and whether each table ends equal to its source."""
+    turns (the JVM's warming up shared alike); each way's steps' medians, its whole commit's CPU as a ratio of Hudi's
+    Java client's, and whether each table ends equal to its source; then `profiled` more commits of the sink's way in a
+    flight recording, and where their CPU went."""
     drivers = {way: Driver(spark, root, table_type, way) for way in WAYS}
     source = SourceTable(seed=1)
     for n in range(commits):
@@ -137,16 +205,25 @@ def commit_cost(spark, root: Path, table_type: str, commits: int, changes: int, 
             driver.commit(events)
     lines, whole = [], {}
     for way, driver in drivers.items():
-        driver.table.close()
-        check = compare_mirror(driver.config.table_path, mirror_of(driver.events))
         whole[way] = statistics.median(r[1] for r in driver.meter.readings["whole commit"][skip:])
-        lines += [f"{table_type}, {WAYS[way]}; equal to its source: {mirror_ok(check)} {check}"]
+        lines += [f"{table_type}, {WAYS[way]}:"]
         lines += driver.meter.report(skip)
-    spark_cpu = whole["Spark"]
+    hudi_cpu = whole["Hudi's Java client"]
     lines.append(
         f"{table_type}, {commits} commits of about {changes} changes (medians, the first {skip} left out), a whole "
-        "commit's JVM CPU / Spark's: " + ", ".join(f"{way} {cpu / spark_cpu:.2f}x" for way, cpu in whole.items())
+        "commit's JVM CPU / Hudi's Java client's: "
+        + ", ".join(f"{way} {cpu / hudi_cpu:.2f}x" for way, cpu in whole.items())
     )
+    sink = drivers["the sink"]
+    with FlightRecording(spark, root / f"{table_type.lower()}.jfr") as recording:
+        for _ in range(profiled):
+            sink.commit(source.changes(changes))
+    lines.append(f"{table_type}, where the sink's commit spends the JVM's CPU ({profiled} commits, Java's samples):")
+    lines += [f"  {share:6.1%} {area}" for area, share in recording.areas().items()]
+    for way, driver in drivers.items():
+        driver.table.close()
+        check = compare_mirror(driver.config.table_path, mirror_of(driver.events))
+        lines.append(f"{table_type}, {way}: equal to its source: {mirror_ok(check)} {check}")
     return lines
 
 
@@ -155,11 +232,15 @@ def main():
     parser.add_argument("--commits", type=int, default=40)
     parser.add_argument("--changes", type=int, default=50, help="Debezium changes per instant")
     parser.add_argument("--skip", type=int, default=10, help="first commits left out (the JVM warming up)")
+    parser.add_argument("--profiled", type=int, default=30, help="commits of the sink's way in the flight recording")
     args = parser.parse_args()
     spark = spark_session("commit-cost")
     root = Path(tempfile.mkdtemp(prefix="commit-cost-"))
     for table_type in ("MERGE_ON_READ", "COPY_ON_WRITE"):
-        print("\n".join(commit_cost(spark, root, table_type, args.commits, args.changes, args.skip)), flush=True)
+        print(
+            "\n".join(commit_cost(spark, root, table_type, args.commits, args.changes, args.skip, args.profiled)),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -131,6 +131,7 @@ def test_ingestion_keeps_going_after_the_first_commit_and_after_a_restart_and_ar
         "hoodie.keep.min.commits": "2",
         "hoodie.keep.max.commits": "3",
         "hoodie.clean.commits.retained": "1",
+        "hoodie.clean.max.commits": "1",
         "hoodie.metadata.compact.max.delta.commits": "2",
     }
     s = stack(participants=1, hudi_options=retention).start()

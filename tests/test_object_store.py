@@ -220,7 +220,7 @@ def test_a_table_on_s3_that_cleans_with_every_commit_leaves_no_connection_to_the
         partitions=2,
         broker=broker,
         s3=s3,
-        hudi_options={"hoodie.clean.commits.retained": "1"},
+        hudi_options={"hoodie.clean.commits.retained": "1", "hoodie.clean.max.commits": "1"},
     )
     try:
         s.start()

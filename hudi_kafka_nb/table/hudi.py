@@ -106,13 +106,15 @@ class HudiJava:
 
     def java_write_client(self, options: dict[str, str]):
         """A Hudi `HoodieJavaWriteClient` with these write settings, whose work runs on the calling thread with no Spark
-        job (close it when done); None where Spark's classpath lacks `hudi-java-client` (a Spark the user started)."""
+        job (close it when done); None where Spark's classpath lacks `hudi-java-client` (a Spark the user started). The
+        sink's own where its jar is there: a write leaves the metadata table's services to `metadata_table_services`."""
         if not isinstance(self.H.client.HoodieJavaWriteClient, JavaClass):
             return None
         context = self.H.client.common.HoodieJavaEngineContext(self.storage_conf)
         # the table's file views are read from the store: no timeline server of its own beside the Spark client's
         config = self.write_config({**options, "hoodie.embed.timeline.server": "false"})
-        return self.H.client.HoodieJavaWriteClient(context, config)
+        ours = self.jvm.hudikafkanb.JavaWriteClient
+        return (ours if isinstance(ours, JavaClass) else self.H.client.HoodieJavaWriteClient)(context, config)
 
     def write_operation(self):
         "Hudi's `WriteOperationType` for the `write_operation` setting."
@@ -238,7 +240,10 @@ def metadata_table_services(hudi: HudiJava, client, opened: str | None = None) -
     ]
     if pending:
         return "waits_for_" + ",".join(f"{i.requestedTime()}.{i.getAction()}.{i.getState()}" for i in pending[:3])
-    client.initTable(hudi.write_operation(), hudi.H.common.util.Option.empty())
+    # the sink's Java client runs them only when asked (`HudiJava.java_write_client`), Hudi's at every write's start
+    ours = client.getClass().getName() == "hudikafkanb.JavaWriteClient"
+    init = client.initTableWithMetadataServices if ours else client.initTable
+    init(hudi.write_operation(), hudi.H.common.util.Option.empty())
     return "ran"
 
 

@@ -85,6 +85,9 @@ def coordinator_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
         "hoodie.datasource.write.operation": config.write_operation,
         # of two rows with one key in one instant, Hudi keeps the higher ordering value (insert keeps both)
         "hoodie.combine.before.upsert": "true",
+        # an upsert sizes records from the latest commit that wrote any: Hudi's default reads back every commit on the
+        # timeline, at every upsert, for one that wrote a tenth of a small file, which a sink's small commits never do
+        "hoodie.record.size.estimation.threshold": "0",
         **multi_writer_options(config),
     }
     if config.write_mode is WriteMode.STAGED:
@@ -103,9 +106,14 @@ def coordinator_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
                 "hoodie.archive.automatic": "false",
             }
         )
-    # every 5 delta commits unless hudi_options say otherwise
-    elif config.table_type == "MERGE_ON_READ":
-        options["hoodie.compact.inline"] = "true"
+    else:
+        # cleaning planned every tenth commit rather than after each: a plan reads the timeline and the metadata table
+        # whatever there is to delete, and a sink's commits are many and small (a replaced file waits up to nine commits
+        # more for its turn)
+        options["hoodie.clean.max.commits"] = "10"
+        # every 5 delta commits unless hudi_options say otherwise
+        if config.table_type == "MERGE_ON_READ":
+            options["hoodie.compact.inline"] = "true"
     return {**table_options(config, avro_schema), **options, **config.hudi_options}
 
 

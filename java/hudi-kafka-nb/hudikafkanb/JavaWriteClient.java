@@ -1,0 +1,44 @@
+package hudikafkanb;
+
+import org.apache.hudi.client.HoodieJavaWriteClient;
+import org.apache.hudi.common.engine.HoodieEngineContext;
+import org.apache.hudi.common.model.WriteOperationType;
+import org.apache.hudi.common.table.HoodieTableMetaClient;
+import org.apache.hudi.common.util.Option;
+import org.apache.hudi.config.HoodieWriteConfig;
+
+/**
+ * Hudi's Java write client, except that a write into a table whose metadata table exists leaves that metadata table's
+ * services to {@link #initTableWithMetadataServices}.
+ *
+ * Hudi's write clients open a writer of the metadata table as each write begins,
+ * to create the metadata table if it is missing, then run its compaction, cleaning and archival, whether or not any is
+ * due: a fifth of the coordinator's CPU in a small commit. The coordinator runs those services itself between commits,
+ * when the metadata table has a compaction due (table.hudi.metadata_services_due), so a write opens that writer only
+ * where there is no metadata table yet.
+ */
+public class JavaWriteClient<T> extends HoodieJavaWriteClient<T> {
+
+  private boolean metadataServices = false;
+
+  public JavaWriteClient(HoodieEngineContext context, HoodieWriteConfig config) {
+    super(context, config);
+  }
+
+  /** What Hudi's {@code initTable} does as a write begins, the metadata table's services included. */
+  public void initTableWithMetadataServices(WriteOperationType operation, Option<String> instant) {
+    metadataServices = true;
+    try {
+      initTable(operation, instant);
+    } finally {
+      metadataServices = false;
+    }
+  }
+
+  @Override
+  protected void initMetadataTable(Option<String> instant, HoodieTableMetaClient metaClient) {
+    if (metadataServices || !metaClient.getTableConfig().isMetadataTableAvailable()) {
+      super.initMetadataTable(instant, metaClient);
+    }
+  }
+}
