@@ -77,8 +77,8 @@ WAYS = {
     "Spark": "Hudi's Spark write client writes and commits (where Spark lacks the Java client)",
     "Hudi's Java client": "Hudi's clients as Hudi ships them, with its defaults: the Java client writes the staged "
     "rows (merge-on-read: Spark's) and commits",
-    "the sink": "the sink's: as Hudi's, the metadata table's services and cleaning when due, record sizes from the "
-    "latest commit",
+    "the sink": "the sink's: the Java client writes merge-on-read's small upserts too (hudikafkanb.MergeOnReadTable); "
+    "the metadata table's services and cleaning when due, record sizes from the latest commit",
 }
 # what the sink sets that Hudi's defaults do not (table.hudi_options), left out of "Hudi's Java client"
 SINK_CADENCE = ("hoodie.clean.max.commits", "hoodie.record.size.estimation.threshold")
@@ -90,7 +90,7 @@ AREAS = {
     "a metadata table writer opened as a write begins": ("HoodieBackedTableMetadataWriter.create",),
     "cleaning, planned and run": ("BaseHoodieTableServiceClient.clean",),
     "archival": ("TimelineArchiver",),
-    "compaction": ("compact",),
+    "compaction, of the table or its metadata table": ("compact",),
     "the index: which file holds each key": ("tagLocation",),
     "the partitioner: record sizes from past commits": ("UpsertPartitioner.<init>", "UpsertPartitioner.assignInserts"),
     "files merged and written": ("handleUpdate", "handleInsert", "handleUpsertPartition", "HoodieAppendHandle"),

@@ -12,7 +12,14 @@ from py4j.protocol import Py4JJavaError
 
 from hudi_kafka_nb.config.sink import WriteMode
 from hudi_kafka_nb.core.messages import FailedRecord
-from hudi_kafka_nb.table.hudi import HudiJava, create_or_open_table, java_list, java_reason, metadata_services_due
+from hudi_kafka_nb.table.hudi import (
+    HudiJava,
+    create_or_open_table,
+    java_list,
+    java_reason,
+    metadata_services_due,
+    sinks_java_client,
+)
 from hudi_kafka_nb.table.hudi_options import coordinator_options
 from hudi_kafka_nb.table.storage import aux_key, staging_key
 from hudi_kafka_nb.table.writer import delete_instant_files
@@ -33,8 +40,7 @@ class HudiCommitter:
     """The coordinator's Hudi write client: start, write staged records into, commit and roll back instants; table
     services inline."""
 
-    # staged instants of up to this many records (copy-on-write) are written by Hudi's Java client on one thread, larger
-    # ones by Spark
+    # staged instants of up to this many records are written by Hudi's Java client on one thread, larger ones by Spark
     JAVA_WRITE_MAX_RECORDS = 20_000
 
     def __init__(self, hudi: HudiJava, meta_sync: MetaSync | None = None):
@@ -138,16 +144,24 @@ class HudiCommitter:
         frame = hudi.spark.read.schema(hudi.struct).parquet(*staged_files)
         return hudi.records(frame, coordinator_options(hudi.config, hudi.avro_schema), self.client.getConfig(), instant)
 
+    @property
+    def java_writes(self) -> bool:
+        "Whether the Java client writes small staged instants: of a copy-on-write table, or the sink's upserts."
+        config = self.hudi.config
+        return self.commit_client is not None and (
+            config.table_type == "COPY_ON_WRITE"
+            or (config.write_operation == "upsert" and sinks_java_client(self.commit_client))
+        )
+
     def write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
         """Insert or upsert the records participants staged for `instant` with Hudi's write client; its serialized write
-        statuses. Up to `JAVA_WRITE_MAX_RECORDS` records of a copy-on-write table are written by the Java client (*Small
-        instants*, above)."""
+        statuses. Up to `JAVA_WRITE_MAX_RECORDS` records are written by the Java client (*Small instants*, above): of a
+        copy-on-write table, or upserts into a merge-on-read table by the sink's Java client."""
         hudi_java, hudi = self.hudi.H, self.hudi
         if not staged_files:
             return []
         records = self.staged_records(instant, staged_files)
-        by_java = self.commit_client is not None and hudi.config.table_type == "COPY_ON_WRITE"
-        few = records.take(self.JAVA_WRITE_MAX_RECORDS + 1) if by_java else None
+        few = records.take(self.JAVA_WRITE_MAX_RECORDS + 1) if self.java_writes else None
         client, records = (
             (self.commit_client, few)
             if few is not None and few.size() <= self.JAVA_WRITE_MAX_RECORDS

@@ -29,6 +29,7 @@ __all__ = [
     "java_reason",
     "HudiJava",
     "create_or_open_table",
+    "sinks_java_client",
     "metadata_table_services",
     "pending_writes",
     "metadata_compaction_due",
@@ -227,6 +228,12 @@ def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
 
 
 # %% ../../nbs/44_hudi.ipynb #c05aae57
+def sinks_java_client(client) -> bool:
+    """Whether `client` is the sink's Java write client (`HudiJava.java_write_client`; not Hudi's where a user's Spark
+    lacks the sink's jar)."""
+    return client.getClass().getName() == "hudikafkanb.JavaWriteClient"
+
+
 def metadata_table_services(hudi: HudiJava, client, opened: str | None = None) -> str:
     """Run the metadata table's services through `client`, as a Hudi writer does when a write begins, if no data instant
     is pending but `opened`: "ran", or the pending instants it waits for (archival waits with it: the table-services job
@@ -241,8 +248,7 @@ def metadata_table_services(hudi: HudiJava, client, opened: str | None = None) -
     if pending:
         return "waits_for_" + ",".join(f"{i.requestedTime()}.{i.getAction()}.{i.getState()}" for i in pending[:3])
     # the sink's Java client runs them only when asked (`HudiJava.java_write_client`), Hudi's at every write's start
-    ours = client.getClass().getName() == "hudikafkanb.JavaWriteClient"
-    init = client.initTableWithMetadataServices if ours else client.initTable
+    init = client.initTableWithMetadataServices if sinks_java_client(client) else client.initTable
     init(hudi.write_operation(), hudi.H.common.util.Option.empty())
     return "ran"
 
