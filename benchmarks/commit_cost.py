@@ -40,16 +40,23 @@ from hudi_kafka_nb.table.writer import HudiWriter
 
 
 class Meter:
-    "Wall seconds, the Spark JVM's CPU seconds and Spark stages of each measured call, by name."
+    """Wall seconds, the CPU seconds of the Spark JVM and of this Python process, and the Spark stages of each measured
+    call, by name: the coordinator's CPU is both processes'."""
 
     def __init__(self, spark):
-        self.jvm = next(p for p in psutil.Process().children(recursive=True) if p.name() == "java")
+        self.python = psutil.Process()
+        self.jvm = next(p for p in self.python.children(recursive=True) if p.name() == "java")
         self.scheduler = spark.sparkContext._jsc.sc().dagScheduler()
-        self.readings: dict[str, list[tuple[float, float, int]]] = defaultdict(list)
+        self.readings: dict[str, list[tuple[float, ...]]] = defaultdict(list)
 
-    def _now(self) -> tuple[float, float, int]:
-        times = self.jvm.cpu_times()
-        return time.perf_counter(), times.user + times.system, self.scheduler.nextStageId()
+    def _now(self) -> tuple[float, ...]:
+        jvm, python = self.jvm.cpu_times(), self.python.cpu_times()
+        return (
+            time.perf_counter(),
+            jvm.user + jvm.system,
+            python.user + python.system,
+            self.scheduler.nextStageId(),
+        )
 
     def measure(self, name: str, call, *args, **kwargs):
         before = self._now()
@@ -64,12 +71,19 @@ class Meter:
         call = getattr(owner, method)
         setattr(owner, method, functools.wraps(call)(lambda *a, **k: self.measure(name, call, *a, **k)))
 
+    def median(self, name: str, skip: int) -> tuple[float, ...]:
+        "The medians of `name`'s readings after the first `skip`: wall, JVM CPU, Python CPU, Spark stages."
+        kept = self.readings[name][skip:] or self.readings[name]
+        return tuple(statistics.median(r[i] for r in kept) for i in range(4))
+
     def report(self, skip: int) -> list[str]:
         lines = []
-        for name, readings in self.readings.items():
-            kept = readings[skip:] or readings
-            wall, cpu, stages = (statistics.median(r[i] for r in kept) for i in range(3))
-            lines.append(f"  {name:<34} {wall:6.2f} s wall, {cpu:5.2f} s JVM CPU, {stages:3.0f} Spark stages")
+        for name in self.readings:
+            wall, jvm, python, stages = self.median(name, skip)
+            lines.append(
+                f"  {name:<34} {wall:6.2f} s wall, {jvm:5.2f} s JVM CPU + {python:5.2f} s Python's,"
+                f" {stages:3.0f} Spark stages"
+            )
         return lines
 
 
@@ -205,14 +219,15 @@ def commit_cost(spark, root: Path, table_type: str, commits: int, changes: int, 
             driver.commit(events)
     lines, whole = [], {}
     for way, driver in drivers.items():
-        whole[way] = statistics.median(r[1] for r in driver.meter.readings["whole commit"][skip:])
+        _, jvm, python, _ = driver.meter.median("whole commit", skip)
+        whole[way] = jvm + python
         lines += [f"{table_type}, {WAYS[way]}:"]
         lines += driver.meter.report(skip)
     hudi_cpu = whole["Hudi's Java client"]
     lines.append(
         f"{table_type}, {commits} commits of about {changes} changes (medians, the first {skip} left out), a whole "
-        "commit's JVM CPU / Hudi's Java client's: "
-        + ", ".join(f"{way} {cpu / hudi_cpu:.2f}x" for way, cpu in whole.items())
+        "commit's CPU (the JVM's and Python's) / Hudi's Java client's: "
+        + ", ".join(f"{way} {cpu / hudi_cpu:.2f}x ({cpu:.2f} s)" for way, cpu in whole.items())
     )
     sink = drivers["the sink"]
     with FlightRecording(spark, root / f"{table_type.lower()}.jfr") as recording:

@@ -9,7 +9,7 @@ import logging
 
 import msgspec
 import pyarrow as pa
-from py4j.java_gateway import JavaClass
+from py4j.java_gateway import JavaClass, JavaPackage
 
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.formats.records import data_schema, in_table_order
@@ -27,6 +27,7 @@ __all__ = [
     "METADATA_TIMELINE",
     "java_list",
     "java_reason",
+    "JavaNames",
     "HudiJava",
     "create_or_open_table",
     "sinks_java_client",
@@ -49,6 +50,22 @@ def java_reason(error: Exception) -> str:
     return str(getattr(error, "java_exception", error)).strip().splitlines()[0][:300]
 
 
+# %% ../../nbs/44_hudi.ipynb #e31831b5
+class JavaNames:
+    "A py4j JVM view or package whose packages and classes are each looked up once (see above)."
+
+    def __init__(self, package):
+        self._package = package
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        found = getattr(self._package, name)
+        member = JavaNames(found) if isinstance(found, JavaPackage) else found
+        setattr(self, name, member)  # found here from now on, without asking py4j
+        return member
+
+
 # %% ../../nbs/44_hudi.ipynb #6ec6ac87
 class HudiJava:
     "py4j handles into Hudi for one Spark session and one table."
@@ -57,7 +74,7 @@ class HudiJava:
         self.spark, self.config = spark, config
         # the table's store, handed by the role (its settings resolved once)
         self.storage = storage or storage_of(config)
-        self.jvm, self.jsc = spark._jvm, spark.sparkContext._jsc
+        self.jvm, self.jsc = JavaNames(spark._jvm), spark.sparkContext._jsc
         self.H = self.jvm.org.apache.hudi
         self.version = hudi_version(spark)
         # the table's store settings, also on a session that existed before (Databricks, a notebook's own Spark)
