@@ -9,13 +9,17 @@ ran (medians over the commits after the first few, once the JVM has warmed up). 
 run, taking turns (`WAYS`): Spark's write client alone, Hudi's own clients as Hudi ships them (the Java client for
 small instants, with Hudi's defaults), and the sink's; each way's whole commit as a ratio of Hudi's Java client's, and
 each table checked equal to its source. Then where the sink's commit spends its CPU: Java Flight Recorder's samples of
-the JVM over more commits, by area of Hudi and Spark (`AREAS`).
+the JVM over more commits, by area of Hudi and Spark (`AREAS`), and a profile of the Python's CPU. `--store s3` puts
+the tables in the project's own MinIO (`dev.s3`) instead of a local folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import cProfile
 import functools
+import pstats
 import statistics
 import subprocess
 import tempfile
@@ -29,6 +33,7 @@ import psutil
 from hudi_kafka_nb.config.settings import load_config
 from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
+from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_of, mirror_ok
 from hudi_kafka_nb.formats.changes import decode_changes
 from hudi_kafka_nb.table.committer import HudiCommitter
@@ -36,6 +41,7 @@ from hudi_kafka_nb.table.fenced_table import FencedTable
 from hudi_kafka_nb.table.hudi import HudiJava
 from hudi_kafka_nb.table.hudi_options import coordinator_options
 from hudi_kafka_nb.table.spark import spark_session
+from hudi_kafka_nb.table.storage import storage_of
 from hudi_kafka_nb.table.writer import HudiWriter
 
 
@@ -152,14 +158,14 @@ class FlightRecording:
 class Driver:
     "One table driven as the coordinator drives it, one of `WAYS`, its steps measured."
 
-    def __init__(self, spark, root: Path, table_type: str, way: str):
+    def __init__(self, spark, root: str, table_type: str, way: str, storage_options: dict[str, str]):
         settings = {k: v for k, v in CDC_SETTINGS.items() if k != "hudi_options"}
-        path = root / f"{table_type.lower()}-{list(WAYS).index(way)}"
         self.config = load_config(
             bootstrap_servers="127.0.0.1:1",
             topics=["shop.public.customers"],
-            table_path=str(path),
+            table_path=f"{root}/{table_type.lower()}-{list(WAYS).index(way)}",
             table_name="customers",
+            storage_options=storage_options,
             **{**settings, "table_type": table_type},
         )
         hudi = HudiJava(spark, self.config)
@@ -178,7 +184,7 @@ class Driver:
                 hudi.H.client.common.HoodieJavaEngineContext(hudi.storage_conf),
                 hudi.write_config({**options, "hoodie.embed.timeline.server": "false"}),
             )
-        self.table, self.writer = FencedTable(path, committer), HudiWriter(hudi)
+        self.table, self.writer = FencedTable(hudi.storage, committer), HudiWriter(hudi)
         self.table.take_over("commit-cost")
         self.meter = meter = Meter(spark)
         for name in ("start an instant", "upsert of the staged rows", "Hudi's commit, metadata table"):
@@ -206,12 +212,34 @@ class Driver:
         )
 
 
-def commit_cost(spark, root: Path, table_type: str, commits: int, changes: int, skip: int, profiled: int) -> list[str]:
+def python_profile(profile: cProfile.Profile, commits: int, table_type: str, top: int = 8) -> list[str]:
+    """The coordinator's Python CPU a commit, and the functions that spent most of it themselves (a participant's
+    decoding and staging, in the same calls, among them)."""
+    stats = pstats.Stats(profile)
+    total = stats.total_tt / commits  # type: ignore[attr-defined]
+    own = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:top]  # type: ignore[attr-defined]
+    lines = [f"{table_type}, the Python of those commits: {total:.3f} CPU-seconds a commit, most of it in:"]
+    for (file, line, name), (_, _, own_time, _, _) in own:
+        lines.append(f"  {own_time / commits * 1000:6.1f} ms {name} ({Path(file).name}:{line})")
+    return lines
+
+
+def commit_cost(
+    spark,
+    root: str,
+    storage_options: dict[str, str],
+    recordings: Path,
+    table_type: str,
+    commits: int,
+    changes: int,
+    skip: int,
+    profiled: int,
+) -> list[str]:
     """`commits` instants of about `changes` Debezium changes each into a table for each of `WAYS`, the ways taking
     turns (the JVM's warming up shared alike); each way's steps' medians, its whole commit's CPU as a ratio of Hudi's
     Java client's, and whether each table ends equal to its source; then `profiled` more commits of the sink's way in a
     flight recording, and where their CPU went."""
-    drivers = {way: Driver(spark, root, table_type, way) for way in WAYS}
+    drivers = {way: Driver(spark, root, table_type, way, storage_options) for way in WAYS}
     source = SourceTable(seed=1)
     for n in range(commits):
         events = source.snapshot(changes) if n == 0 else source.changes(changes)
@@ -230,14 +258,17 @@ def commit_cost(spark, root: Path, table_type: str, commits: int, changes: int, 
         + ", ".join(f"{way} {cpu / hudi_cpu:.2f}x ({cpu:.2f} s)" for way, cpu in whole.items())
     )
     sink = drivers["the sink"]
-    with FlightRecording(spark, root / f"{table_type.lower()}.jfr") as recording:
+    profile = cProfile.Profile(time.process_time)  # the coordinator's Python: CPU time, not time waiting for the JVM
+    with FlightRecording(spark, recordings / f"{table_type.lower()}.jfr") as recording:
         for _ in range(profiled):
-            sink.commit(source.changes(changes))
+            events = source.changes(changes)
+            profile.runcall(sink.commit, events)
     lines.append(f"{table_type}, where the sink's commit spends the JVM's CPU ({profiled} commits, Java's samples):")
     lines += [f"  {share:6.1%} {area}" for area, share in recording.areas().items()]
+    lines += python_profile(profile, profiled, table_type)
     for way, driver in drivers.items():
         driver.table.close()
-        check = compare_mirror(driver.config.table_path, mirror_of(driver.events))
+        check = compare_mirror(driver.table.path, mirror_of(driver.events))
         lines.append(f"{table_type}, {way}: equal to its source: {mirror_ok(check)} {check}")
     return lines
 
@@ -248,14 +279,41 @@ def main():
     parser.add_argument("--changes", type=int, default=50, help="Debezium changes per instant")
     parser.add_argument("--skip", type=int, default=10, help="first commits left out (the JVM warming up)")
     parser.add_argument("--profiled", type=int, default=30, help="commits of the sink's way in the flight recording")
+    parser.add_argument(
+        "--store", choices=("local", "s3"), default="local", help="the tables' store: a folder, or MinIO"
+    )
     args = parser.parse_args()
-    spark = spark_session("commit-cost")
-    root = Path(tempfile.mkdtemp(prefix="commit-cost-"))
-    for table_type in ("MERGE_ON_READ", "COPY_ON_WRITE"):
-        print(
-            "\n".join(commit_cost(spark, root, table_type, args.commits, args.changes, args.skip, args.profiled)),
-            flush=True,
+    recordings = Path(tempfile.mkdtemp(prefix="commit-cost-"))
+    with contextlib.ExitStack() as stack:
+        if args.store == "s3":  # the project's own MinIO on 127.0.0.1, as tests/test_object_store.py runs it
+            s3 = stack.enter_context(EmbeddedS3(recordings / "s3"))
+            root, storage_options = s3.url("commit-cost"), s3.storage_options
+        else:
+            root, storage_options = str(recordings), {}
+        probe = load_config(
+            bootstrap_servers="127.0.0.1:1",
+            topics="t",
+            table_path=root,
+            table_name="t",
+            storage_options=storage_options,
+            value_schema={"id": "int64"},
         )
+        # with S3A's jars and MinIO's settings where the tables are there
+        spark = spark_session("commit-cost", table_path=storage_of(probe))
+        print(f"tables in {root}", flush=True)
+        for table_type in ("MERGE_ON_READ", "COPY_ON_WRITE"):
+            lines = commit_cost(
+                spark,
+                root,
+                storage_options,
+                recordings,
+                table_type,
+                args.commits,
+                args.changes,
+                args.skip,
+                args.profiled,
+            )
+            print("\n".join(lines), flush=True)
 
 
 if __name__ == "__main__":
