@@ -117,6 +117,8 @@ AREAS = {
     "Spark: the staged rows read and written": ("org.apache.spark.", "HoodieCreateRecordUtils"),
     "the table, its timeline and file views loaded": ("HoodieTableMetaClient", "HoodieJavaTable.create", "createTable"),
     "the commit's own metadata and timeline": ("commitStats", "startCommit", "transitionRequestedToInflight"),
+    # requests to an object store that no area above made: S3A's and the AWS SDK's own threads
+    "the object store's client": ("org.apache.hadoop.fs.s3a.", "software.amazon.awssdk.", "com.amazonaws."),
 }
 
 
