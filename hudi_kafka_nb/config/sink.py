@@ -62,7 +62,7 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     topics_regex: str = ""
     # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
     table_path: str
-    # for a table on an object store: object_store's settings (aws_endpoint, …; see table.storage); secrets as ${env:…}
+    # for a table on an object store: object_store's settings (see table.storage); secrets as ${env:NAME}
     storage_options: dict[str, str] = msgspec.field(default_factory=dict)
     # hoodie.table.name; with {table}, {schema}, {prefix} or {topic} one table per data topic (formats.routing)
     table_name: str
