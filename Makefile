@@ -154,6 +154,7 @@ export: setup
 	$(VENV)/bin/nbdev_export
 	$(VENV)/bin/ruff check --quiet --fix --unsafe-fixes --select TID252,I hudi_kafka_nb
 	$(VENV)/bin/ruff format --quiet hudi_kafka_nb
+	$(PYTHON) tools/render_jobs.py  # the role notebooks' parameters follow SinkConfig's settings and comments
 
 # The package must be exactly what the notebooks export, the README what index.ipynb says,
 # and every notebook's inline tests must pass.
