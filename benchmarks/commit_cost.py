@@ -98,7 +98,8 @@ WAYS = {
     "Hudi's Java client": "Hudi's clients as Hudi ships them, with its defaults: the Java client writes the staged "
     "rows (merge-on-read: Spark's) and commits",
     "the sink": "the sink's: the Java client writes merge-on-read's small upserts too (hudikafkanb.MergeOnReadTable); "
-    "the metadata table's services and cleaning when due, record sizes from the latest commit",
+    "the staged rows read in the JVM (hudikafkanb.StagedRecords); the metadata table's services and cleaning when due, "
+    "record sizes from the latest commit",
 }
 # what the sink sets that Hudi's defaults do not (table.hudi_options), left out of "Hudi's Java client"
 SINK_CADENCE = ("hoodie.clean.max.commits", "hoodie.record.size.estimation.threshold")
@@ -114,6 +115,7 @@ AREAS = {
     "the index: which file holds each key": ("tagLocation",),
     "the partitioner: record sizes from past commits": ("UpsertPartitioner.<init>", "UpsertPartitioner.assignInserts"),
     "files merged and written": ("handleUpdate", "handleInsert", "handleUpsertPartition", "HoodieAppendHandle"),
+    "the staged rows read in the JVM, without Spark": ("hudikafkanb.StagedRecords",),
     "Spark: the staged rows read and written": ("org.apache.spark.", "HoodieCreateRecordUtils"),
     "the table, its timeline and file views loaded": ("HoodieTableMetaClient", "HoodieJavaTable.create", "createTable"),
     "the commit's own metadata and timeline": ("commitStats", "startCommit", "transitionRequestedToInflight"),
@@ -172,6 +174,8 @@ class Driver:
         )
         hudi = HudiJava(spark, self.config)
         self.committer = committer = HudiCommitter(hudi)
+        if way != "the sink":
+            committer.staged_reader = None  # staged rows read by a Spark job, as Hudi's datasource reads a DataFrame
         if way == "Spark":
             committer.commit_client.close()
             committer.commit_client = None

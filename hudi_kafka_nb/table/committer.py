@@ -48,6 +48,7 @@ class HudiCommitter:
         self.properties = create_or_open_table(hudi)
         self.client = self._new_client()
         self.commit_client = self._new_commit_client()
+        self.staged_reader = self._new_staged_reader()
         # the catalog's copy of the table (table.meta_sync): synced as the table opens, and after each commit
         self.meta_sync = meta_sync
         if meta_sync:
@@ -75,6 +76,18 @@ class HudiCommitter:
             )
         return client
 
+    def _new_staged_reader(self):
+        """This table's reader of small staged instants in the JVM (`hudikafkanb.StagedRecords`, *Small instants*
+        above); None where Spark reads them: a Spark without the sink's jar, or a record key Hudi generates."""
+        if self.commit_client is None or not sinks_java_client(self.commit_client):
+            return None
+        config, reader = self.commit_client.getConfig(), self.hudi.jvm.hudikafkanb.StagedRecords
+        if not reader.takes(config):
+            return None
+        table_config = self.hudi.meta_client().getTableConfig()
+        hadoop = self.hudi.jsc.hadoopConfiguration()
+        return reader(config, table_config, hadoop, self.hudi.avro_schema, self.hudi.write_operation())
+
     def _renew_clients(self):
         "New write clients: they hold the table's schema, and the views of it they built."
         self.client.close()
@@ -82,6 +95,7 @@ class HudiCommitter:
         if self.commit_client is not None:
             self.commit_client.close()
             self.commit_client = self._new_commit_client()
+        self.staged_reader = self._new_staged_reader()
 
     @property
     def write_mode(self) -> WriteMode:
@@ -144,6 +158,23 @@ class HudiCommitter:
         frame = hudi.spark.read.schema(hudi.struct).parquet(*staged_files)
         return hudi.records(frame, coordinator_options(hudi.config, hudi.avro_schema), self.client.getConfig(), instant)
 
+    def _few_staged_records(self, instant: str, staged_files: list[str]):
+        """The staged records as a Java list if there are at most `JAVA_WRITE_MAX_RECORDS`, else None: read in this JVM
+        where it can, by a Spark job where it cannot."""
+        limit = self.JAVA_WRITE_MAX_RECORDS
+        if self.staged_reader is not None:
+            paths = self.hudi.jvm.java.util.ArrayList()
+            for path in staged_files:
+                paths.add(path)
+            try:
+                return self.staged_reader.read(paths, limit)
+            except Py4JJavaError as e:
+                # Spark reads any Parquet file of the table's columns; this reader takes the types the sink stages
+                log.warning("staged rows are read by Spark from now on: the JVM's reader failed: %s", java_reason(e))
+                self.staged_reader = None
+        records = self.staged_records(instant, staged_files).take(limit + 1)
+        return records if records.size() <= limit else None
+
     @property
     def java_writes(self) -> bool:
         "Whether the Java client writes small staged instants: of a copy-on-write table, or the sink's upserts."
@@ -160,12 +191,9 @@ class HudiCommitter:
         hudi_java, hudi = self.hudi.H, self.hudi
         if not staged_files:
             return []
-        records = self.staged_records(instant, staged_files)
-        few = records.take(self.JAVA_WRITE_MAX_RECORDS + 1) if self.java_writes else None
+        few = self._few_staged_records(instant, staged_files) if self.java_writes else None
         client, records = (
-            (self.commit_client, few)
-            if few is not None and few.size() <= self.JAVA_WRITE_MAX_RECORDS
-            else (self.client, records)
+            (self.commit_client, few) if few is not None else (self.client, self.staged_records(instant, staged_files))
         )
         written = (
             client.upsert(records, instant)

@@ -25,6 +25,7 @@ from hudi_kafka_nb.table.timeline import instant_of_file
 # %% auto #0
 __all__ = [
     "WrittenFiles",
+    "in_microseconds",
     "stage_rows",
     "distinct_write_tokens",
     "WriteCancelled",
@@ -48,11 +49,26 @@ class WrittenFiles:
         )
 
 
+def in_microseconds(column: pa.DataType) -> pa.DataType:
+    "`column` with every timestamp in it counted in microseconds, as the table's Avro schema counts them."
+    if pa.types.is_timestamp(column):
+        return pa.timestamp("us", tz=column.tz)
+    if pa.types.is_struct(column):
+        return pa.struct([field.with_type(in_microseconds(field.type)) for field in column])
+    if pa.types.is_map(column):
+        return pa.map_(column.key_field, column.item_field.with_type(in_microseconds(column.item_type)))
+    if pa.types.is_list(column) or pa.types.is_large_list(column):
+        item = column.value_field.with_type(in_microseconds(column.value_type))
+        return (pa.list_ if pa.types.is_list(column) else pa.large_list)(item)
+    return column
+
+
 def stage_rows(rows: pa.Table, table_path: Table, instant: str) -> str:
     """Write `rows` as one Parquet file for `instant`'s coordinator-side write, atomically, in the table's store; its
-    URL (Spark reads it)."""
+    URL (the coordinator reads it: Spark, or `hudikafkanb.StagedRecords` in its JVM)."""
+    schema = pa.schema([field.with_type(in_microseconds(field.type)) for field in rows.schema], rows.schema.metadata)
     buffer = pa.BufferOutputStream()
-    pq.write_table(rows, buffer, compression="zstd")
+    pq.write_table(rows.cast(schema), buffer, compression="zstd")
     storage, key = table_storage(table_path), f"{staging_key(instant)}/{uuid.uuid4().hex}.parquet"
     storage.put(key, buffer.getvalue().to_pybytes())
     return storage.url(key)
