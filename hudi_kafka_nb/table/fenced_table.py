@@ -42,7 +42,9 @@ class FencedTable:
 
     def __init__(self, table_path: Table, committer, read_commits=None):
         self.path, self.committer = table_path, committer  # the table's store (or its location: a local folder)
-        self.read_commits = read_commits or completed_commits
+        # the completed commits' metadata read so far: a commit reads only that of instants completed since
+        self.known_commits: dict[str, dict] = {}
+        self.read_commits = read_commits or (lambda path: completed_commits(path, self.known_commits))
         self.epoch = 0
         # rolled-back instants whose markers are kept a while (sweep_aborted_writes)
         self.aborted_seen: dict[str, float] = {}

@@ -122,22 +122,24 @@ def rust_table(table_path: Table, properties: dict[str, str] | None = None, sett
             time.sleep(0.05)
 
 
-def completed_commits(table_path: Table) -> list[dict]:
-    "Completed commits on the active timeline, oldest first: {'instant', 'completed', 'metadata'}."
+def completed_commits(table_path: Table, known: dict[str, dict] | None = None) -> list[dict]:
+    """Completed commits on the active timeline, oldest first: {'instant', 'completed', 'metadata'}. `known`: the
+    metadata of instants read before, by instant, which a completed instant never changes: only new instants' is read,
+    and `known` is left holding those on the timeline now (a coordinator asks before every commit)."""
     if (properties := table_properties(table_path)) is None:
         return []
     timeline = rust_table(table_path, properties).get_timeline()
     completed = completion_times(table_path, properties)
-    return [
-        {
-            "instant": i.timestamp,
-            "completed": completed.get(i.timestamp),
-            "metadata": json.loads(timeline.get_instant_metadata_in_json(i)),
-        }
-        for i in sorted(
-            [*timeline.get_completed_commits(), *timeline.get_completed_deltacommits()], key=lambda i: i.timestamp
-        )
-    ]
+    instants = sorted(
+        [*timeline.get_completed_commits(), *timeline.get_completed_deltacommits()], key=lambda i: i.timestamp
+    )
+    known = {} if known is None else known
+    metadata = {
+        i.timestamp: known.get(i.timestamp) or json.loads(timeline.get_instant_metadata_in_json(i)) for i in instants
+    }
+    known.clear()
+    known.update(metadata)
+    return [{"instant": i, "completed": completed.get(i), "metadata": m} for i, m in metadata.items()]
 
 
 def latest_checkpoint_of(table_path: Table):
