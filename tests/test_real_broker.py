@@ -1,7 +1,7 @@
 """What only a real Kafka broker can show: the broker killed and restarted mid-transaction (then every role), a topic
-whose head retention deleted, partitions and topics added while the sink runs (and their watermarks), consumer-group
-offsets that Kafka's own tools read, and a topic written in Kafka transactions (commit and abort markers, aborted
-records, one left open)."""
+whose head retention deleted, a table that starts at a time, partitions and topics added while the sink runs (and their
+watermarks), consumer-group offsets that Kafka's own tools read, and a topic written in Kafka transactions (commit and
+abort markers, aborted records, one left open)."""
 
 import random
 import re
@@ -19,7 +19,7 @@ from hudi_kafka_nb.dev.producers import produce_orders, sample_orders
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.table.reading import coordinates, coordinator_status, produced_coordinates
 from hudi_kafka_nb.table.storage import table_storage
-from hudi_kafka_nb.table.timeline import committed_offsets
+from hudi_kafka_nb.table.timeline import commit_log, committed_offsets
 
 from helpers import log_of, state_line, wait_for
 
@@ -94,10 +94,16 @@ def test_fresh_start_on_a_truncated_topic_starts_at_its_earliest_offset(broker, 
 
 def test_partitions_and_topics_added_while_the_sink_runs_are_picked_up_without_a_restart(broker, tmp_path):
     """Topics by pattern (`topics_regex`): a matching topic created while the sink runs is read from its first record,
-    as partitions added to a topic are; one whose name does not match is left alone."""
+    as partitions added to a topic are; one whose name does not match is left alone. The table starts at a time
+    (`start_from`): its topic's history before it is left out, and what the table has never read (the new partitions
+    and topic) starts at its first record all the same. Its last commit says how fresh it is."""
     stack = LocalStack(tmp_path / "stack", participants=2, partitions=4, broker=broker)
+    create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
+    stack.starts = produce_orders(broker.bootstrap_servers, stack.topic, 400, first=30_000, progress=False)
+    time.sleep(0.05)
+    since_ms = int(time.time() * 1000)
     # its topic, and those named after it
-    stack.params.update(topics="", topics_regex=re.escape(stack.topic) + "(-.+)?")
+    stack.params.update(topics="", topics_regex=re.escape(stack.topic) + "(-.+)?", start_from=str(since_ms))
     stack.start()
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     late, unmatched = f"{stack.topic}-late", f"{stack.topic}late"
@@ -112,6 +118,7 @@ def test_partitions_and_topics_added_while_the_sink_runs_are_picked_up_without_a
         )
         for topic, partitions in ((late, 2), (unmatched, 1)):
             create_topic(broker.bootstrap_servers, topic, partitions)
+        last_produced_from_ms = time.time() * 1000  # after the first 2,000 were committed, seconds ago
         stack.produce(4_000)
         assert {p for _, p in stack.ends} == set(range(8)), "records went to the new partitions"
         stack.ends.update(produce_orders(broker.bootstrap_servers, late, 1_000, first=10_000, progress=False))
@@ -121,9 +128,15 @@ def test_partitions_and_topics_added_while_the_sink_runs_are_picked_up_without_a
         stack.stop()
     # read once the coordinator has stopped: a role's log reaches its file in blocks, and may trail what the table shows
     log = (stack.workdir / "coordinator.log").read_text()
-    assert "PARTITIONS_CHANGED" in log and f"{late}[0]" in log
-    report = stack.verify()  # records of the unmatched topic would be "unexpected"
+    assert "PARTITIONS_CHANGED" in log and f"{late}[0]" in log and "START_FROM" in log
+    report = (
+        stack.verify()
+    )  # records of the unmatched topic, or of the history (before `starts`), would be "unexpected"
     assert verdict_ok(report) and report["in_table"] == 7_000, verdict(report)
+    # the last commit read every partition to its end: the table is complete up to about when its last records came
+    # (the ends are read just before END_COMMIT, and a record that came in between is in that instant too)
+    complete_through_ms = commit_log(stack.table_path)[-1]["complete_through_ms"]
+    assert last_produced_from_ms - 1_000 <= complete_through_ms <= time.time() * 1000, complete_through_ms
 
 
 def test_committed_offsets_are_visible_to_kafkas_own_tooling(broker, tmp_path):

@@ -9,7 +9,7 @@ import os
 import re
 
 from hudi_kafka_nb.config.format_checks import check_formats
-from hudi_kafka_nb.config.setting_values import SECRET_REFERENCE, arrow_type, is_secret_key, need
+from hudi_kafka_nb.config.setting_values import SECRET_REFERENCE, arrow_type, is_secret_key, need, start_position
 from hudi_kafka_nb.config.sink import SinkConfig
 
 # %% auto #0
@@ -207,6 +207,10 @@ def _check_timing(config: SinkConfig):
         "set heartbeat_interval_s to a third of it or less, so that no participant is lost for two unheard heartbeats",
     )
     need(config.min_participants >= 1, "min_participants", "must be at least 1")
+    try:
+        start_position(config.start_from)
+    except ValueError as e:
+        need(False, "start_from", str(e))
     need(
         config.max_buffered_records >= config.max_batch_records,
         "max_buffered_records",

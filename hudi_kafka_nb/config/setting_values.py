@@ -5,6 +5,7 @@
 # %% ../../nbs/01_setting_values.ipynb #e227ab1e
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from pathlib import Path
@@ -23,6 +24,7 @@ __all__ = [
     "is_secret_key",
     "resolve_secret",
     "redacted",
+    "start_position",
 ]
 
 
@@ -216,3 +218,22 @@ def _databricks_secret(key: str, where: str, setting: str = "kafka") -> str:
 def redacted(settings: dict[str, str], setting: str = "kafka") -> dict[str, str]:
     "`settings` fit to print: every secret's value hidden."
     return {k: "[redacted]" if is_secret_key(k, setting) else v for k, v in settings.items()}
+
+
+# %% ../../nbs/01_setting_values.ipynb #6e93fcd6
+def start_position(start_from: str) -> str | int:
+    """`start_from` read: "earliest", "latest", or a time in epoch milliseconds; `ValueError` saying what it takes."""
+    if start_from in ("earliest", "latest"):
+        return start_from
+    if start_from.isdigit():
+        return int(start_from)
+    try:
+        at = dt.datetime.fromisoformat(start_from)
+    except ValueError:
+        raise ValueError(
+            f"is {start_from!r}: give earliest, latest, or a time as ISO 8601 with its zone (2026-12-01T00:00:00Z) or "
+            "in epoch milliseconds"
+        ) from None
+    if at.tzinfo is None:
+        raise ValueError(f"is {start_from!r}, a time without a zone: add one (Z for UTC, or +01:00)")
+    return round(at.timestamp() * 1000)

@@ -60,6 +60,9 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     topics: list[str] = msgspec.field(default_factory=list)  # data topics to ingest, by name (or topics_regex)
     # Kafka Connect's topics.regex: every topic whose whole name matches, those created while the sink runs included
     topics_regex: str = ""
+    # where a table with no commit yet starts each partition: "earliest", "latest", or a time, ISO 8601 with its zone
+    # or epoch milliseconds (config.setting_values); a table with commits resumes from its own
+    start_from: str = "earliest"
     # folder or object-store URL (s3a://, abfss://, gs://) of the Hudi table, which the coordinator creates
     table_path: str
     # for a table on an object store: object_store's settings (see table.storage); secrets as ${env:NAME}

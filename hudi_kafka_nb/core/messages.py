@@ -15,6 +15,7 @@ __all__ = [
     "log",
     "ANY_EVENT",
     "CHECKPOINT_KEY",
+    "COMPLETE_THROUGH_KEY",
     "PartitionStart",
     "FailedRecord",
     "PartitionProgress",
@@ -68,6 +69,10 @@ class PartitionProgress(msgspec.Struct, frozen=True):
     next_offset: int  # the next offset to read: last processed + 1
     records_written: int = 0
     records_dead_lettered: int = 0
+    # the newest Kafka timestamp of the records processed in the instant (None: it processed none)
+    newest_timestamp_ms: int | None = None
+    # the coordinator's, once committed: every record of the partition older than this is in the table (`freshness`)
+    complete_through_ms: int | None = None
 
 
 class ControlEvent(msgspec.Struct, tag_field="type", kw_only=True, frozen=True):
@@ -195,6 +200,8 @@ def connect_sink_offsets(next_offsets: dict[int, int]) -> str:
 
 # %% ../../nbs/05_messages.ipynb #64678d8b
 CHECKPOINT_KEY = "hudi_kafka_nb.checkpoint"
+# the time, in epoch milliseconds, up to which the table holds every record of its partitions (`Checkpoint`)
+COMPLETE_THROUGH_KEY = "hudi_kafka_nb.complete_through_ms"
 
 
 class Checkpoint(msgspec.Struct, kw_only=True):
@@ -212,10 +219,19 @@ class Checkpoint(msgspec.Struct, kw_only=True):
     def start_offsets(self) -> dict[tuple[str, int], int]:
         return {(p.topic, p.partition): p.start_offset for p in self.partitions}
 
+    def complete_through_ms(self) -> int | None:
+        """The time up to which the table holds every record of every partition: the oldest of the partitions'; None
+        while one of them is not known."""
+        times = [p.complete_through_ms for p in self.partitions]
+        return None if not times or None in times else min(t for t in times if t is not None)
+
 
 def extra_metadata(checkpoint: Checkpoint) -> dict[str, str]:
-    "The extra metadata of a commit: our checkpoint, and Hudi Streamer's and Kafka Connect's offsets for one topic."
+    """The extra metadata of a commit: our checkpoint, how fresh the table is, and Hudi Streamer's and Kafka Connect's
+    offsets for one topic."""
     extra = {CHECKPOINT_KEY: msgspec.json.encode(checkpoint).decode()}
+    if (through := checkpoint.complete_through_ms()) is not None:
+        extra[COMPLETE_THROUGH_KEY] = str(through)
     topics = {p.topic for p in checkpoint.partitions}
     if len(topics) == 1:
         offsets = {p.partition: p.next_offset for p in checkpoint.partitions}

@@ -114,6 +114,8 @@ class LocalStack:
         self.metrics_ports: dict[str, int] | None = {} if metrics else None
         # transactions Kafka left hanging, aborted as an operator would (wait_committed)
         self.hanging_aborted: list[dict] = []
+        # where the tables start past a partition's first record (`start_from`): the verdict expects nothing before
+        self.starts: dict[tuple[str, int], int] = {}
         self.feed = Feed(
             self.broker,
             self.topic,
@@ -316,6 +318,7 @@ class LocalStack:
                     self.dead_letter_topic(table),
                     decode,
                     mirror=mirror,
+                    starts=self.starts,
                     **keyed,
                 )
                 for table, ends in self.feed.ends_by_table().items()

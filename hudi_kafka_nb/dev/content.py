@@ -70,12 +70,18 @@ def _reader(bootstrap_servers: str, settings: dict | None) -> Consumer:
 
 
 def read_produced(
-    bootstrap_servers: str, ends: dict[tuple[str, int], int], settings: dict | None = None, timeout_s: float = 120
+    bootstrap_servers: str,
+    ends: dict[tuple[str, int], int],
+    settings: dict | None = None,
+    timeout_s: float = 120,
+    starts: dict[tuple[str, int], int] | None = None,
 ) -> list[Produced]:
-    """Every record before `ends`, read committed (an aborted transaction's records were never produced), in each
-    partition's order."""
-    consumer, wanted = _reader(bootstrap_servers, settings), {tp: end for tp, end in ends.items() if end}
-    consumer.assign([TopicPartition(t, p, 0) for t, p in wanted])
+    """Every record before `ends` (from `starts`, 0 where not given), read committed (an aborted transaction's records
+    were never produced), in each partition's order."""
+    starts = starts or {}
+    consumer = _reader(bootstrap_servers, settings)
+    wanted = {tp: end for tp, end in ends.items() if end > starts.get(tp, 0)}
+    consumer.assign([TopicPartition(t, p, starts.get((t, p), 0)) for t, p in wanted])
     records: list[Produced] = []
     deadline = time.monotonic() + timeout_s
     try:

@@ -80,17 +80,22 @@ def orphan_files(table_path: Table) -> list[str]:
 
 
 def count_coordinates(
-    rows: pa.Table, ends: dict[tuple[str, int], int], dead_lettered: AbstractSet = frozenset()
+    rows: pa.Table,
+    ends: dict[tuple[str, int], int],
+    dead_lettered: AbstractSet = frozenset(),
+    starts: dict[tuple[str, int], int] | None = None,
 ) -> dict:
-    """How the Kafka coordinates of `rows` (kafka_topic, kafka_partition, kafka_offset) compare with offsets 0 … end-1
-    of each partition less `dead_lettered`: counted a partition at a time with numpy, as an hour's soak holds millions
-    of rows."""
+    """How the Kafka coordinates of `rows` (kafka_topic, kafka_partition, kafka_offset) compare with offsets start …
+    end-1 of each partition (`starts`: 0 where not given) less `dead_lettered`: counted a partition at a time with
+    numpy, as an hour's soak holds millions of rows."""
+    starts = starts or {}
     set_aside: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
     for topic, partition, offset in dead_lettered:
-        if 0 <= offset < ends.get((topic, partition), 0):
+        if starts.get((topic, partition), 0) <= offset < ends.get((topic, partition), 0):
             set_aside[(topic, partition)].add(offset)
     counts = {
-        "produced": sum(ends.values()) - sum(map(len, set_aside.values())),
+        "produced": sum(max(0, end - starts.get(tp, 0)) for tp, end in ends.items())
+        - sum(map(len, set_aside.values())),
         "in_table": rows.num_rows,
         "duplicates": 0,
         "missing": 0,
@@ -114,21 +119,27 @@ def count_coordinates(
         )
         offsets = np.unique(found)
         counts["duplicates"] += len(found) - len(offsets)
-        end, skipped = (
+        start, end, skipped = (
+            starts.get((topic, partition), 0),
             ends.get((topic, partition), 0),
             np.array(sorted(set_aside.get((topic, partition), ())), dtype=np.int64),
         )
-        expected = offsets[(offsets >= 0) & (offsets < end) & ~np.isin(offsets, skipped)]
-        counts["missing"] += end - len(skipped) - len(expected)
+        expected = offsets[(offsets >= start) & (offsets < end) & ~np.isin(offsets, skipped)]
+        counts["missing"] += max(0, end - start) - len(skipped) - len(expected)
         counts["unexpected"] += len(offsets) - len(expected)
     return counts
 
 
-def verify_table(table_path: Table, ends: dict[tuple[str, int], int], dead_lettered: AbstractSet = frozenset()) -> dict:
-    """Check the exactly-once invariants against what was produced (fresh topics: offsets 0 … end-1) less what was
+def verify_table(
+    table_path: Table,
+    ends: dict[tuple[str, int], int],
+    dead_lettered: AbstractSet = frozenset(),
+    starts: dict[tuple[str, int], int] | None = None,
+) -> dict:
+    """Check the exactly-once invariants against what was produced (offsets 0, or `starts`, … end-1) less what was
     dead-lettered."""
     counted = count_coordinates(
-        snapshot_rows(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"]), ends, dead_lettered
+        snapshot_rows(table_path, ["kafka_topic", "kafka_partition", "kafka_offset"]), ends, dead_lettered, starts
     )
     broken, commits = [], commit_log(table_path)
     previous: dict[tuple[str, int], int] = {}
@@ -259,19 +270,23 @@ def verify_stream(
     key_field: str = "",
     ordering: str = "",
     mirror: dict | None = None,
+    starts: dict[tuple[str, int], int] | None = None,
 ) -> dict:
-    """One table's whole verdict on the records before `ends`: exactly once by Kafka coordinates (`verify_table`), by
-    key (`verify_keyed`: `key_field`) or as a mirror of a source table's rows (`verify_mirror`: `mirror`); every good
-    record in it as `decode` reads it (`dev.content`); and its dead-letter topic holding each record broken on purpose
-    once."""
-    produced = read_produced(bootstrap_servers, ends)
+    """One table's whole verdict on the records before `ends` (from `starts`, where a table starts past a partition's
+    first record: `start_from`): exactly once by Kafka coordinates (`verify_table`), by key (`verify_keyed`:
+    `key_field`) or as a mirror of a source table's rows (`verify_mirror`: `mirror`); every good record in it as
+    `decode` reads it (`dev.content`); and its dead-letter topic holding each record broken on purpose once."""
+    produced = read_produced(bootstrap_servers, ends, starts=starts)
     if mirror is not None:
         report = verify_mirror(table, ends, mirror)
     elif key_field:
         report = verify_keyed(table, ends, produced, key_field, ordering)
     else:
         broken = {r.coordinates for r in produced if r.broken}
-        report = {**verify_table(table, ends, broken), **check_content(table, expected_rows(produced, decode))}
+        report = {
+            **verify_table(table, ends, broken, starts),
+            **check_content(table, expected_rows(produced, decode)),
+        }
     return {**report, **check_letters(read_letters(bootstrap_servers, dead_letter_topic), produced)}
 
 

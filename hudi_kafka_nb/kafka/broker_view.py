@@ -25,8 +25,11 @@ __all__ = ["log", "list_offsets", "BrokerView", "end_offsets_by_table", "RouteVa
 
 
 # %% ../../nbs/53_broker_view.ipynb #257bf38c
-def list_offsets(admin: AdminClient, partitions, spec: OffsetSpec, isolation: IsolationLevel) -> dict:
-    "Each partition's offset for `spec`, or the exception that its look-up raised."
+def list_offsets(
+    admin: AdminClient, partitions, spec: OffsetSpec, isolation: IsolationLevel, none_found: bool = False
+) -> dict:
+    """Each partition's offset for `spec`, or the exception that its look-up raised; with `none_found`, None where the
+    broker has no such offset (a time after every record)."""
     request_timeout_s = 5
     try:
         futures = admin.list_offsets(
@@ -36,7 +39,7 @@ def list_offsets(admin: AdminClient, partitions, spec: OffsetSpec, isolation: Is
         )
     except Exception as e:
         return dict.fromkeys(partitions, e)
-    answers = {}
+    answers: dict = {}
     for tp, future in futures.items():
         # bounded although the request is: a look-up that never answered would stop the coordinator's loop
         try:
@@ -45,7 +48,7 @@ def list_offsets(admin: AdminClient, partitions, spec: OffsetSpec, isolation: Is
             answers[(tp.topic, tp.partition)] = e
             continue
         answers[(tp.topic, tp.partition)] = (
-            offset if offset >= 0 else RuntimeError(f"the broker gave no offset ({offset})")
+            offset if offset >= 0 else None if none_found else RuntimeError(f"the broker gave no offset ({offset})")
         )
     return answers
 
@@ -103,6 +106,20 @@ class BrokerView:
 
     def high_watermarks(self, partitions) -> dict[tuple[str, int], int]:
         return self._watermarks(partitions, OffsetSpec.latest(), self._highs, IsolationLevel.READ_UNCOMMITTED)
+
+    def offsets_at(self, partitions, timestamp_ms: int) -> dict[tuple[str, int], int]:
+        """Each partition's first offset whose record's timestamp is at or after `timestamp_ms` (Kafka's
+        offsets-for-times), its end where no record is that late; partitions the broker did not answer for left out."""
+        ends = self.end_offsets(partitions)
+        spec = OffsetSpec.for_timestamp(timestamp_ms)
+        answers = list_offsets(self.admin, partitions, spec, IsolationLevel.READ_COMMITTED, none_found=True)
+        found = {}
+        for tp, answer in answers.items():
+            if isinstance(answer, Exception):
+                log.warning("could not read the offset of %s[%d] at %d ms: %s", *tp, timestamp_ms, answer)
+            elif tp in ends:
+                found[tp] = ends[tp] if answer is None else min(answer, ends[tp])
+        return found
 
 
 # %% ../../nbs/53_broker_view.ipynb #6a214c63

@@ -26,6 +26,7 @@ __all__ = [
     "Verdict",
     "verdict",
     "opens_early",
+    "complete_through",
     "Due",
     "CoordinatorSituation",
     "due_now",
@@ -47,12 +48,16 @@ def assign_partitions(partitions: list[tuple[str, int]], participants: list[str]
 
 
 def start_offsets(
-    partitions: list[tuple[str, int]], committed: dict[tuple[str, int], int], earliest: dict[tuple[str, int], int]
+    partitions: list[tuple[str, int]],
+    committed: dict[tuple[str, int], int],
+    earliest: dict[tuple[str, int], int],
+    first: dict[tuple[str, int], int] | None = None,
 ) -> dict[tuple[str, int], int]:
-    "The offset each partition's next instant starts at."
-    starts = {}
+    """The offset each partition's next instant starts at: the table's next offset for it, else where `first` says
+    (`start_from`, for a table with no commit yet), else the partition's earliest."""
+    starts, first = {}, first or {}
     for tp in partitions:
-        start = committed.get(tp, earliest.get(tp, 0))
+        start = committed.get(tp, first.get(tp, earliest.get(tp, 0)))
         if tp in earliest and start < earliest[tp]:
             if tp in committed:
                 log.error(
@@ -65,12 +70,8 @@ def start_offsets(
                 )
             start = earliest[tp]
         if tp not in committed and start > 0:
-            log.info(
-                "partition %s[%d] is new to the table; starting at its earliest available offset %d",
-                tp[0],
-                tp[1],
-                start,
-            )
+            where = "start_from's offset" if tp in first else "its earliest available offset"
+            log.info("partition %s[%d] is new to the table; starting at %s %d", tp[0], tp[1], where, start)
         starts[tp] = start
     return starts
 
@@ -103,6 +104,9 @@ class OpenInstant(msgspec.Struct, frozen=True, kw_only=True):
     # participants whose buffers are full (a heartbeat's full_instant)
     full: frozenset[str] = frozenset()
     ended_at: float | None = None  # when END_COMMIT went out
+    # the partitions' ends just before END_COMMIT went out, and when they were read (epoch ms): how fresh a commit is
+    ends_before_end: dict[tuple[str, int], int] = {}
+    ends_read_at_ms: int | None = None
 
     def with_status(self, status: WriteStatus) -> OpenInstant:
         return msgspec.structs.replace(self, statuses={**self.statuses, status.participant_id: status})
@@ -215,6 +219,28 @@ def opens_early(
 ) -> bool:
     "Whether the next instant, of `assignment` and `value_schema`, opens before `done` is committed (see above)."
     return config.overlaps_instants and done.followed_by(assignment, value_schema)
+
+
+# %% ../../nbs/27_commit_state.ipynb #79a04913
+def complete_through(
+    progress: list[PartitionProgress],
+    ends: dict[tuple[str, int], int],
+    read_at_ms: int | None,
+    before: dict[tuple[str, int], int],
+) -> list[PartitionProgress]:
+    """`progress` with each partition's time up to which the table holds all its records once the instant commits:
+    `read_at_ms` for a partition read to its end of then (`ends`), else the newest Kafka timestamp its committed records
+    reached (this instant's, or `before`: the last commit's); None where neither is known."""
+    dated = []
+    for p in progress:
+        tp = (p.topic, p.partition)
+        if read_at_ms is not None and tp in ends and p.next_offset >= ends[tp]:
+            through: int | None = read_at_ms
+        else:
+            known = [t for t in (p.newest_timestamp_ms, before.get(tp)) if t is not None]
+            through = max(known) if known else None
+        dated.append(msgspec.structs.replace(p, complete_through_ms=through))
+    return dated
 
 
 # %% ../../nbs/27_commit_state.ipynb #c2476232

@@ -79,6 +79,8 @@ class Coordinator(InstantEnding):
         self.last_committed: OpenInstant | None = None  # the instant before it, if this coordinator committed it
         self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0}  # write_failures: in a row
         self.late_in_a_row = 0  # instants rolled back on a write timeout since the last commit
+        # each partition's time up to which the table holds all its records, as of the last commit (`complete_through`)
+        self.complete_through: dict[tuple[str, int], int] = {}
         self.failure: str | None = None  # why the coordinator stopped itself, if it did
         self.idle = IdleReports(self.id, clock)  # an instant held open says so once a minute
         self.epoch = self.table.take_over(self.id)
@@ -234,7 +236,8 @@ class Coordinator(InstantEnding):
         """No participant for `park_after_s` (they were parked, and this coordinator started since): park, if every
         partition ends where the next instant would start; if not, wait on for participants as long again."""
         partitions = self.broker.partitions()
-        starts = start_offsets(partitions, self.committed, self.broker.earliest_offsets(partitions))
+        first = self.opener.first_offsets(self.committed) or {}
+        starts = start_offsets(partitions, self.committed, self.broker.earliest_offsets(partitions), first)
         ends = self.broker.end_offsets(partitions)
         if any(ends.get(tp, start + 1) > start for tp, start in starts.items()):
             self.state_since = now
@@ -250,16 +253,25 @@ class Coordinator(InstantEnding):
         assignment = self.opener.assignment(self.committed)
         if assignment is None:
             self.open = None
-            self._transition(CoordinatorState.WAITING, reason="no live participant")
+            self._transition(CoordinatorState.WAITING, reason=self.opener.waiting_for)
             return
         self.open = self.opener.open(self.epoch, self.value_schema, assignment, carried_on_from=self.last_committed)
         self.idle.opened()
         self._transition(CoordinatorState.WRITING, participants=",".join(assignment))
 
     def end_instant(self, **fields):
+        # read before END_COMMIT: a partition the participants then read to this end holds everything produced by now
+        partitions = [(s.topic, s.partition) for owned in self.opened.assignment.values() for s in owned]
+        ends, read_at_ms = self.broker.end_offsets(partitions), round(time.time() * 1000)
         self.closer.end(self.opened)
         now = self.clock()
-        self.open = msgspec.structs.replace(self.opened, ended_at=now, collect_until=now + self.collect_s())
+        self.open = msgspec.structs.replace(
+            self.opened,
+            ended_at=now,
+            collect_until=now + self.collect_s(),
+            ends_before_end=ends,
+            ends_read_at_ms=read_at_ms,
+        )
         self._transition(CoordinatorState.COLLECTING, **fields)
         self.try_commit()
 

@@ -14,7 +14,14 @@ from hudi_kafka_nb.core.ports import CommitConflict, RecordsFailed, Table, Write
 from hudi_kafka_nb.core.voice import RoleVoice
 from hudi_kafka_nb.formats.widening import widen_value_schema
 from hudi_kafka_nb.protocol.closing import InstantCloser
-from hudi_kafka_nb.protocol.commit_state import CoordinatorState, OpenInstant, Outcome, Verdict, verdict
+from hudi_kafka_nb.protocol.commit_state import (
+    CoordinatorState,
+    OpenInstant,
+    Outcome,
+    Verdict,
+    complete_through,
+    verdict,
+)
 from hudi_kafka_nb.protocol.opening import InstantOpener
 from hudi_kafka_nb.protocol.progress import IdleReports
 from hudi_kafka_nb.protocol.recovery import resume_point
@@ -46,6 +53,7 @@ class InstantEnding:
     idle: IdleReports
     counts: dict[str, int]
     committed: dict[tuple[str, int], int]
+    complete_through: dict[tuple[str, int], int]
     value_schema: dict[str, str]
     last_committed_instant: str | None
     last_committed: OpenInstant | None
@@ -121,8 +129,12 @@ class InstantEnding:
     def commit(self, decided: Verdict):
         """Commit the open instant: its checkpoint, the table's decision and Hudi's commit (`table.commit`), then
         ACK_COMMIT."""
+        opened = self.opened
+        progress = complete_through(
+            decided.progress, opened.ends_before_end, opened.ends_read_at_ms, self.complete_through
+        )
         checkpoint = Checkpoint(
-            epoch=self.epoch, coordinator_id=self.id, partitions=decided.progress, value_schema=self.value_schema
+            epoch=self.epoch, coordinator_id=self.id, partitions=progress, value_schema=self.value_schema
         )
         next_offsets = {**self.committed, **checkpoint.next_offsets()}
         following = self.opener.open_early(self.opened, next_offsets, self.value_schema)
@@ -184,13 +196,22 @@ class InstantEnding:
         self.counts["write_failures"] = 0
         self.late_in_a_row = 0
         self.committed.update(checkpoint.next_offsets())
+        self.complete_through.update(
+            {(p.topic, p.partition): p.complete_through_ms for p in checkpoint.partitions if p.complete_through_ms}
+        )
         self.last_committed_instant = self.opened.instant
         self.counts["commits"] += 1
         for participant in self.opened.statuses:
             self.roster.health.succeeded(participant)
         self.closer.acknowledge(self.opened)
-        records = sum(p.records_written for p in checkpoint.partitions)
-        self._next(carried_on_from=self.opened, following=following, committed=self.opened.instant, records=records)
+        records, through = sum(p.records_written for p in checkpoint.partitions), checkpoint.complete_through_ms()
+        self._next(
+            carried_on_from=self.opened,
+            following=following,
+            committed=self.opened.instant,
+            records=records,
+            complete_through_ms=through,
+        )
 
     def abort(self, reason: str, cause: str, failed_records: Sequence = (), following: OpenInstant | None = None):
         """Roll the instant back with Hudi (the instant opened early `following` it first: it starts where this one

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from hudi_kafka_nb.config.setting_values import start_position
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.messages import PartitionStart, StartCommit
 from hudi_kafka_nb.core.ports import Broker, Channel, Clock, CrashHook, Table
@@ -36,21 +37,52 @@ class InstantOpener:
         self.config, self.table, self.channel, self.broker, self.roster = config, table, channel, broker, roster
         self.clock, self.crash, self.say = clock, crash, say
         self.partitions = broker.partitions()  # the data partitions, as of the last instant opened
+        self.waiting_for = ""  # why `assignment` gave none
+        self.first: dict[tuple[str, int], int] | None = None  # where `start_from` starts each partition, once known
 
     def assignment(self, committed: dict[tuple[str, int], int]) -> dict[str, list[PartitionStart]] | None:
         """Who writes which partitions of the next instant, from where, if the table ends at `committed`; None with no
-        live participant."""
+        live participant, or while `start_from`'s offsets are not known (`waiting_for` says which)."""
         live = self.roster.live()
         if not live:
+            self.waiting_for = "no live participant"
             return None
         partitions = self.broker.partitions()
         if partitions != self.partitions:
             added = sorted(set(partitions) - set(self.partitions))
             self.say("PARTITIONS_CHANGED", added=",".join(f"{t}[{p}]" for t, p in added) or None)
             self.partitions = partitions
-        starts = start_offsets(self.partitions, committed, self.broker.earliest_offsets(self.partitions))
+        first = self.first_offsets(committed)
+        if first is None:
+            return None
+        starts = start_offsets(self.partitions, committed, self.broker.earliest_offsets(self.partitions), first)
         owners = assign_partitions(self.partitions, live)
         return {p: [PartitionStart(t, n, starts[(t, n)]) for t, n in owned] for p, owned in owners.items() if owned}
+
+    def first_offsets(self, committed: dict[tuple[str, int], int]) -> dict[tuple[str, int], int] | None:
+        """Where `start_from` starts each partition of a table with no commit yet: {} where every partition starts at
+        its earliest (`earliest`, or a table with commits); None while the broker has not said for every partition.
+        Resolved once and kept beside the table (`Table.first_offsets`): a coordinator restarted before the first
+        commit starts where the first one would have."""
+        position = start_position(self.config.start_from)
+        if committed or position == "earliest":
+            return {}
+        if self.first is None:
+            self.first = self.table.first_offsets(None)
+        if self.first is not None:
+            return self.first
+        partitions = self.partitions
+        found = (
+            self.broker.end_offsets(partitions)
+            if isinstance(position, str)  # latest
+            else self.broker.offsets_at(partitions, position)
+        )
+        if missing := sorted(set(partitions) - set(found)):
+            self.waiting_for = f"start_from's offsets of {','.join(f'{t}[{p}]' for t, p in missing)} from the broker"
+            return None
+        self.first = self.table.first_offsets(found) or found
+        self.say("START_FROM", start_from=self.config.start_from, partitions=len(self.first))
+        return self.first
 
     def open(
         self,

@@ -59,10 +59,17 @@ class Progress(msgspec.Struct):
     written: int = 0
     dead_lettered: int = 0
     held: bool = False  # stopped at a record with a new field: the rest waits for the next instant's schema
+    newest_timestamp_ms: int | None = None  # of the records processed: how fresh the partition is once committed
 
     def report(self) -> PartitionProgress:
         return PartitionProgress(
-            self.topic, self.partition, self.start_offset, self.next_offset, self.written, self.dead_lettered
+            self.topic,
+            self.partition,
+            self.start_offset,
+            self.next_offset,
+            self.written,
+            self.dead_lettered,
+            self.newest_timestamp_ms,
         )
 
 
@@ -203,9 +210,11 @@ def fresh_records(records: list[RawRecord], progress: dict[tuple[str, int], Prog
 
 
 def advance(progress: dict[tuple[str, int], Progress], records: list[RawRecord]):
-    "Move each partition's next offset past the records just processed."
+    "Move each partition's next offset past the records just processed, and its newest timestamp up to theirs."
     for r in records:
-        progress[(r.topic, r.partition)].next_offset = r.offset + 1
+        p = progress[(r.topic, r.partition)]
+        p.next_offset = r.offset + 1
+        p.newest_timestamp_ms = max(r.timestamp_ms, p.newest_timestamp_ms or r.timestamp_ms)
 
 
 def skip_to(progress: dict[tuple[str, int], Progress], positions: dict[tuple[str, int], int]):

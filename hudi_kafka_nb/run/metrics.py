@@ -84,6 +84,11 @@ class SinkMetrics:
             "commit_freshness_seconds",
             "Seconds since the coordinator's latest commit (since its start, before its first)",
         )
+        self.complete_through = make(
+            Gauge,
+            "complete_through_timestamp_seconds",
+            "The time up to which the table holds every record of its partitions, as of its latest commit (Unix time)",
+        )
         self.epoch = make(Gauge, "coordinator_epoch", "The coordinator's epoch: it grows at each takeover")
         self.state = make(Gauge, "coordinator_state", "1 for the coordinator's state now, 0 for the others", "state")
         self.participants = make(
@@ -174,6 +179,8 @@ class RoleMetrics:
                 self._of(m.commit_seconds).observe(self.clock() - self.ended_at)
             self.committed_at = self.wall()
             self._of(m.last_commit).set(self.committed_at)
+            if fields.get("complete_through_ms"):
+                self._of(m.complete_through).set(fields["complete_through_ms"] / 1000)
         elif state == "WAITING" and fields.get("aborted"):
             self._of(m.instants_ended, outcome="aborted").inc()
             self._of(m.aborts, cause=fields.get("cause") or "other").inc()

@@ -17,13 +17,16 @@ __all__ = ["commit_rates", "SinkSamples", "plot_sink", "watch_sink"]
 
 # %% ../../nbs/62_monitoring.ipynb #55b08fdd
 def commit_rates(history):
-    """`reading.commit_history` with each commit's latency (its instant's start to its completion, s) and records per
-    second since the commit before."""
+    """`reading.commit_history` with each commit's latency (its instant's start to its completion, s), how far behind
+    its data was when it completed (`complete_through` to the completion, s) and records per second since the commit
+    before."""
     import pandas as pd
 
     frame = history.copy()
     started = pd.to_datetime(frame["instant"], format="%Y%m%d%H%M%S%f", utc=True)  # the same clock as the completion
     frame["latency_s"] = (frame["committed_at"] - started).dt.total_seconds()
+    through = frame["complete_through"] if "complete_through" in frame else pd.Series(pd.NaT, index=frame.index)
+    frame["behind_s"] = (frame["committed_at"] - pd.to_datetime(through, utc=True)).dt.total_seconds()
     frame["records_per_s"] = frame["records"] / frame["committed_at"].diff().dt.total_seconds()
     return frame
 
@@ -73,15 +76,19 @@ class SinkSamples:
 
 # %% ../../nbs/62_monitoring.ipynb #816c1ce8
 def plot_sink(history, samples=None, title: str = ""):
-    "Records per second, commit latency and (from `samples`) lag over time, in one figure."
+    """Records per second, commit latency and how far behind the data was at each commit, and (from `samples`) lag over
+    time, in one figure."""
     import matplotlib.pyplot as plt
 
     rates = commit_rates(history)
     figure, (rate, latency, lag) = plt.subplots(3, 1, figsize=(10, 7), sharex=True)
     rate.step(rates["committed_at"], rates["records_per_s"], where="pre")
     rate.set_ylabel("records/s committed")
-    latency.plot(rates["committed_at"], rates["latency_s"], "o-", markersize=3)
-    latency.set_ylabel("commit latency (s)")
+    latency.plot(rates["committed_at"], rates["latency_s"], "o-", markersize=3, label="commit latency")
+    if rates["behind_s"].notna().any():
+        latency.plot(rates["committed_at"], rates["behind_s"], "s-", markersize=3, label="data behind at the commit")
+        latency.legend(loc="upper left")
+    latency.set_ylabel("seconds")
     if samples is not None and len(samples.rows):
         frame = samples.frame()
         lag.step(frame["at"], frame["lag"], where="post", label="lag")

@@ -16,6 +16,7 @@ from hudi_kafka_nb.config.sink import WriteMode
 from hudi_kafka_nb.core.messages import extra_metadata, latest_checkpoint, read_checkpoint
 from hudi_kafka_nb.core.ports import CommitConflict, Fenced, RecordsFailed, WriteFailed, error_summary
 from hudi_kafka_nb.table.fencing import (
+    FIRST_OFFSETS_KEY,
     FIRST_VALUE_SCHEMA_KEY,
     Decision,
     Slot,
@@ -67,6 +68,18 @@ class FencedTable:
         storage = table_storage(self.path)
         storage.create(FIRST_VALUE_SCHEMA_KEY, msgspec.json.encode(proposed))
         return msgspec.json.decode(storage.read(FIRST_VALUE_SCHEMA_KEY), type=dict[str, str])
+
+    def first_offsets(self, proposed: dict[tuple[str, int], int] | None) -> dict[tuple[str, int], int] | None:
+        """Where `start_from` starts each partition of a table none of our commits has written yet, as the first
+        coordinator resolved it and kept it beside the table: `proposed` if none did yet (None: only read). One
+        restarted before the first commit starts where the first would have ("latest" read again would skip what came
+        in between)."""
+        storage = table_storage(self.path)
+        if proposed is not None:
+            storage.create(FIRST_OFFSETS_KEY, msgspec.json.encode(sorted((t, p, o) for (t, p), o in proposed.items())))
+        if (kept := storage.get(FIRST_OFFSETS_KEY)) is None:
+            return None
+        return {(t, p): o for t, p, o in msgspec.json.decode(kept, type=list[tuple[str, int, int]])}
 
     def latest(self):
         "(latest commit instant, its Checkpoint) of our commits, by epoch then instant; (None, None) before the first."

@@ -19,6 +19,7 @@ __all__ = [
     "log",
     "GENESIS",
     "FIRST_VALUE_SCHEMA_KEY",
+    "FIRST_OFFSETS_KEY",
     "latest_epoch",
     "claim_epoch",
     "check_epoch",
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 GENESIS = "genesis"  # the slot before a table's first commit
 # the table's value fields until its first commit records them
 FIRST_VALUE_SCHEMA_KEY = aux_key("first-value-schema.json")
+# where `start_from` starts each partition of a table with no commit yet, resolved once
+FIRST_OFFSETS_KEY = aux_key("first-offsets.json")
 
 
 # %% ../../nbs/39_fencing.ipynb #0a757e07

@@ -150,17 +150,21 @@ def produced_coordinates(
 
 # %% ../../nbs/49_reading.ipynb #919143da
 def commit_history(table_path: Table):
-    "Commits as a DataFrame: committed_at (UTC), instant, epoch, records, files, total_records."
+    """Commits as a DataFrame: committed_at (UTC), instant, epoch, records, files, complete_through (UTC: the table held
+    every record of its partitions produced before then; NaT where a commit does not say), total_records."""
     import pandas as pd
 
     rows = [
         {
             "committed_at": pd.to_datetime(c["completed"], format="%Y%m%d%H%M%S%f", utc=True),
             **{k: c[k] for k in ("instant", "epoch", "records", "files")},
+            "complete_through": c["complete_through_ms"],
         }
         for c in commit_log(table_path)
     ]
-    frame = pd.DataFrame(rows, columns=["committed_at", "instant", "epoch", "records", "files"])
+    columns = ["committed_at", "instant", "epoch", "records", "files", "complete_through"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["complete_through"] = pd.to_datetime(frame["complete_through"], unit="ms", utc=True)
     frame["total_records"] = frame["records"].cumsum()
     return frame
 

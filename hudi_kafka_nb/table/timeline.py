@@ -225,7 +225,8 @@ def file_group_of(name: str) -> tuple[str, str] | None:
 # %% ../../nbs/38_timeline.ipynb #98515ee1
 def commit_log(table_path: Table, archived: bool = False) -> list[dict]:
     """One entry per commit of the sink on the active timeline (and the archived one, if `archived`), in commit order
-    (epoch, then instant): instant, completion time, epoch, records, files, offsets."""
+    (epoch, then instant): instant, completion time, epoch, records, files, offsets, and the time (epoch ms) up to which
+    the table then held every record of its partitions (`complete_through_ms`, None where a commit does not say)."""
     entries = []
     active = completed_commits(table_path)
     older = archived_commits(table_path) if archived else []
@@ -245,6 +246,7 @@ def commit_log(table_path: Table, archived: bool = False) -> list[dict]:
                 "offsets": {f"{p.topic}[{p.partition}]": (p.start_offset, p.next_offset) for p in checkpoint.partitions}
                 if checkpoint
                 else {},
+                "complete_through_ms": checkpoint.complete_through_ms(),
             }
         )
     return sorted(entries, key=lambda e: (e["epoch"] or 0, e["instant"]))
