@@ -169,6 +169,13 @@ def _check_layout(config: SinkConfig):
             "field of value_schema (it is derived), e.g. 'event_date'",
         )
         need("%" in config.partition_time_format, "partition_time_format", "needs strftime codes, e.g. %Y-%m-%d")
+    if config.event_time_field:
+        kind = config.value_schema.get(config.event_time_field, "")
+        need(
+            kind.startswith("timestamp") or kind == "int64" or learns_fields,
+            "event_time_field",
+            f"names {config.event_time_field!r}, which is not a timestamp or int64 (epoch ms) field of value_schema",
+        )
     if config.route_regex:
         need(config.route_field, "route_regex", "needs route_field: the field whose value it matches")
         need(

@@ -139,6 +139,9 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # a timestamp field: partition_field is then its time bucket, not a value field
     partition_time_field: str = ""
     partition_time_format: str = "%Y-%m-%d"  # the bucket, as strftime writes it: %Y-%m-%d a day, %Y-%m-%d-%H an hour
+    # when each record's event happened (a timestamp field, or epoch milliseconds): each commit also says up to when,
+    # by it, the table holds every event (protocol.commit_state)
+    event_time_field: str = ""
     hive_style_partitioning: bool = False  # region=eu rather than eu
     # hoodie.datasource.write.recordkey.field (a,b for a composite key); "" means the Kafka coordinates
     record_key_field: str = ""

@@ -16,6 +16,7 @@ __all__ = [
     "ANY_EVENT",
     "CHECKPOINT_KEY",
     "COMPLETE_THROUGH_KEY",
+    "EVENT_COMPLETE_THROUGH_KEY",
     "PartitionStart",
     "FailedRecord",
     "PartitionProgress",
@@ -71,8 +72,12 @@ class PartitionProgress(msgspec.Struct, frozen=True):
     records_dead_lettered: int = 0
     # the newest Kafka timestamp of the records processed in the instant (None: it processed none)
     newest_timestamp_ms: int | None = None
-    # the coordinator's, once committed: every record of the partition older than this is in the table (`freshness`)
+    # the coordinator's, once committed: every record of the partition older than this is in the table
+    # (`protocol.commit_state`, `complete_through`)
     complete_through_ms: int | None = None
+    # the same by the records' event time (`event_time_field`), epoch ms
+    newest_event_ms: int | None = None
+    event_complete_through_ms: int | None = None
 
 
 class ControlEvent(msgspec.Struct, tag_field="type", kw_only=True, frozen=True):
@@ -200,8 +205,10 @@ def connect_sink_offsets(next_offsets: dict[int, int]) -> str:
 
 # %% ../../nbs/05_messages.ipynb #64678d8b
 CHECKPOINT_KEY = "hudi_kafka_nb.checkpoint"
-# the time, in epoch milliseconds, up to which the table holds every record of its partitions (`Checkpoint`)
+# the time, in epoch milliseconds, up to which the table holds every record of its partitions (`Checkpoint`), by
+# Kafka's timestamps and by the records' event time (`event_time_field`)
 COMPLETE_THROUGH_KEY = "hudi_kafka_nb.complete_through_ms"
+EVENT_COMPLETE_THROUGH_KEY = "hudi_kafka_nb.event_complete_through_ms"
 
 
 class Checkpoint(msgspec.Struct, kw_only=True):
@@ -219,10 +226,10 @@ class Checkpoint(msgspec.Struct, kw_only=True):
     def start_offsets(self) -> dict[tuple[str, int], int]:
         return {(p.topic, p.partition): p.start_offset for p in self.partitions}
 
-    def complete_through_ms(self) -> int | None:
-        """The time up to which the table holds every record of every partition: the oldest of the partitions'; None
-        while one of them is not known."""
-        times = [p.complete_through_ms for p in self.partitions]
+    def complete_through_ms(self, by_event_time: bool = False) -> int | None:
+        """The time up to which the table holds every record of every partition (`by_event_time`: by the records' event
+        time): the oldest of the partitions'; None while one of them is not known."""
+        times = [p.event_complete_through_ms if by_event_time else p.complete_through_ms for p in self.partitions]
         return None if not times or None in times else min(t for t in times if t is not None)
 
 
@@ -230,8 +237,9 @@ def extra_metadata(checkpoint: Checkpoint) -> dict[str, str]:
     """The extra metadata of a commit: our checkpoint, how fresh the table is, and Hudi Streamer's and Kafka Connect's
     offsets for one topic."""
     extra = {CHECKPOINT_KEY: msgspec.json.encode(checkpoint).decode()}
-    if (through := checkpoint.complete_through_ms()) is not None:
-        extra[COMPLETE_THROUGH_KEY] = str(through)
+    for key, by_event_time in ((COMPLETE_THROUGH_KEY, False), (EVENT_COMPLETE_THROUGH_KEY, True)):
+        if (through := checkpoint.complete_through_ms(by_event_time)) is not None:
+            extra[key] = str(through)
     topics = {p.topic for p in checkpoint.partitions}
     if len(topics) == 1:
         offsets = {p.partition: p.next_offset for p in checkpoint.partitions}

@@ -226,20 +226,27 @@ def complete_through(
     progress: list[PartitionProgress],
     ends: dict[tuple[str, int], int],
     read_at_ms: int | None,
-    before: dict[tuple[str, int], int],
+    before: dict[tuple[str, int], PartitionProgress],
 ) -> list[PartitionProgress]:
-    """`progress` with each partition's time up to which the table holds all its records once the instant commits:
-    `read_at_ms` for a partition read to its end of then (`ends`), else the newest Kafka timestamp its committed records
-    reached (this instant's, or `before`: the last commit's); None where neither is known."""
+    """`progress` with each partition's time up to which the table holds all its records once the instant commits, by
+    Kafka's timestamps and by the records' event time: `read_at_ms` for a partition read to its end of then (`ends`),
+    else the newest time its committed records reached (this instant's, or the last commit's: `before`); None where
+    neither is known."""
+
+    def newest(*times: int | None) -> int | None:
+        return max((t for t in times if t is not None), default=None)
+
     dated = []
     for p in progress:
-        tp = (p.topic, p.partition)
+        tp, last = (p.topic, p.partition), before.get((p.topic, p.partition), PartitionProgress("", 0, 0, 0))
+        through: int | None
+        event_through: int | None
         if read_at_ms is not None and tp in ends and p.next_offset >= ends[tp]:
-            through: int | None = read_at_ms
+            through, event_through = read_at_ms, read_at_ms
         else:
-            known = [t for t in (p.newest_timestamp_ms, before.get(tp)) if t is not None]
-            through = max(known) if known else None
-        dated.append(msgspec.structs.replace(p, complete_through_ms=through))
+            through = newest(p.newest_timestamp_ms, last.complete_through_ms)
+            event_through = newest(p.newest_event_ms, last.event_complete_through_ms)
+        dated.append(msgspec.structs.replace(p, complete_through_ms=through, event_complete_through_ms=event_through))
     return dated
 
 

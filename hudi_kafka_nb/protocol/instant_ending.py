@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.core.messages import Checkpoint
+from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
 from hudi_kafka_nb.core.ports import CommitConflict, RecordsFailed, Table, WriteFailed
 from hudi_kafka_nb.core.voice import RoleVoice
 from hudi_kafka_nb.formats.widening import widen_value_schema
@@ -53,7 +53,7 @@ class InstantEnding:
     idle: IdleReports
     counts: dict[str, int]
     committed: dict[tuple[str, int], int]
-    complete_through: dict[tuple[str, int], int]
+    last_progress: dict[tuple[str, int], PartitionProgress]
     value_schema: dict[str, str]
     last_committed_instant: str | None
     last_committed: OpenInstant | None
@@ -131,7 +131,7 @@ class InstantEnding:
         ACK_COMMIT."""
         opened = self.opened
         progress = complete_through(
-            decided.progress, opened.ends_before_end, opened.ends_read_at_ms, self.complete_through
+            decided.progress, opened.ends_before_end, opened.ends_read_at_ms, self.last_progress
         )
         checkpoint = Checkpoint(
             epoch=self.epoch, coordinator_id=self.id, partitions=progress, value_schema=self.value_schema
@@ -196,21 +196,19 @@ class InstantEnding:
         self.counts["write_failures"] = 0
         self.late_in_a_row = 0
         self.committed.update(checkpoint.next_offsets())
-        self.complete_through.update(
-            {(p.topic, p.partition): p.complete_through_ms for p in checkpoint.partitions if p.complete_through_ms}
-        )
+        self.last_progress.update({(p.topic, p.partition): p for p in checkpoint.partitions})
         self.last_committed_instant = self.opened.instant
         self.counts["commits"] += 1
         for participant in self.opened.statuses:
             self.roster.health.succeeded(participant)
         self.closer.acknowledge(self.opened)
-        records, through = sum(p.records_written for p in checkpoint.partitions), checkpoint.complete_through_ms()
         self._next(
             carried_on_from=self.opened,
             following=following,
             committed=self.opened.instant,
-            records=records,
-            complete_through_ms=through,
+            records=sum(p.records_written for p in checkpoint.partitions),
+            complete_through_ms=checkpoint.complete_through_ms(),
+            event_complete_through_ms=checkpoint.complete_through_ms(by_event_time=True),
         )
 
     def abort(self, reason: str, cause: str, failed_records: Sequence = (), following: OpenInstant | None = None):

@@ -141,7 +141,8 @@ class InstantReader:
             now.batches.extend(rows.to_batches())
             now.buffered += rows.num_rows
             now.held_bytes += rows.nbytes
-        now.count(rows, dead)  # the letters wait in the instant for its WRITE_STATUS (`LetterDelivery.deliver`)
+        # the letters wait in the instant for its WRITE_STATUS (`LetterDelivery.deliver`)
+        now.count(rows, dead, config.event_time_field)
         advance(now.progress, [r for r in records if r.offset < decoded.held.get((r.topic, r.partition), r.offset + 1)])
         self._note_fields(now, decoded)
 

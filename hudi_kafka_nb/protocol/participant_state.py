@@ -21,6 +21,7 @@ __all__ = [
     "ParticipantState",
     "Progress",
     "ParticipantInstant",
+    "epoch_ms",
     "is_full",
     "writes_early",
     "adopts",
@@ -60,6 +61,7 @@ class Progress(msgspec.Struct):
     dead_lettered: int = 0
     held: bool = False  # stopped at a record with a new field: the rest waits for the next instant's schema
     newest_timestamp_ms: int | None = None  # of the records processed: how fresh the partition is once committed
+    newest_event_ms: int | None = None  # the same by the rows' `event_time_field`
 
     def report(self) -> PartitionProgress:
         return PartitionProgress(
@@ -69,7 +71,8 @@ class Progress(msgspec.Struct):
             self.next_offset,
             self.written,
             self.dead_lettered,
-            self.newest_timestamp_ms,
+            newest_timestamp_ms=self.newest_timestamp_ms,
+            newest_event_ms=self.newest_event_ms,
         )
 
 
@@ -143,18 +146,31 @@ class ParticipantInstant:
     def drop_rows(self):
         self.batches, self.held_bytes, self.parts, self.writing, self.letters = [], 0, [], [], []
 
-    def count(self, rows: pa.Table, dead: list):
-        "Count rows taken and records dead-lettered against their partitions."
+    def count(self, rows: pa.Table, dead: list, event_time_field: str = ""):
+        """Count rows taken and records dead-lettered against their partitions, and the newest event time of each
+        partition's rows (`event_time_field`)."""
         if rows.num_rows:
-            counts = rows.group_by(["kafka_topic", "kafka_partition"]).aggregate([("kafka_offset", "count")])
-            for topic, partition, n in zip(
-                *(counts[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset_count"))
-            ):
-                self.progress[(topic, partition)].written += n
+            by_partition = [("kafka_offset", "count")]
+            if event_time_field in rows.column_names:
+                rows = rows.append_column("event_ms", epoch_ms(rows[event_time_field]))
+                by_partition.append(("event_ms", "max"))
+            counts = rows.group_by(["kafka_topic", "kafka_partition"]).aggregate(by_partition).to_pylist()
+            for count in counts:
+                progress = self.progress[(count["kafka_topic"], count["kafka_partition"])]
+                progress.written += count["kafka_offset_count"]
+                if (newest := count.get("event_ms_max")) is not None:
+                    progress.newest_event_ms = max(newest, progress.newest_event_ms or newest)
         for letter in dead:
             self.progress[(letter.record.topic, letter.record.partition)].dead_lettered += 1
         self.letters.extend(dead)
         self.buffered += len(dead)  # a flood of bad records fills the instant as rows do: memory stays bounded
+
+
+def epoch_ms(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    "A column of times as epoch milliseconds: a timestamp's, or an integer's as it is."
+    if pa.types.is_timestamp(column.type):
+        return column.cast(pa.timestamp("ms", tz=column.type.tz), safe=False).cast(pa.int64())
+    return column.cast(pa.int64())
 
 
 def is_full(instant: ParticipantInstant, config: SinkConfig, reading_ahead: bool = False) -> bool:

@@ -89,6 +89,11 @@ class SinkMetrics:
             "complete_through_timestamp_seconds",
             "The time up to which the table holds every record of its partitions, as of its latest commit (Unix time)",
         )
+        self.event_complete_through = make(
+            Gauge,
+            "event_complete_through_timestamp_seconds",
+            "The same by the records' event time (event_time_field), as of the latest commit (Unix time)",
+        )
         self.epoch = make(Gauge, "coordinator_epoch", "The coordinator's epoch: it grows at each takeover")
         self.state = make(Gauge, "coordinator_state", "1 for the coordinator's state now, 0 for the others", "state")
         self.participants = make(
@@ -179,8 +184,12 @@ class RoleMetrics:
                 self._of(m.commit_seconds).observe(self.clock() - self.ended_at)
             self.committed_at = self.wall()
             self._of(m.last_commit).set(self.committed_at)
-            if fields.get("complete_through_ms"):
-                self._of(m.complete_through).set(fields["complete_through_ms"] / 1000)
+            for gauge, key in (
+                (m.complete_through, "complete_through_ms"),
+                (m.event_complete_through, "event_complete_through_ms"),
+            ):
+                if fields.get(key):
+                    self._of(gauge).set(fields[key] / 1000)
         elif state == "WAITING" and fields.get("aborted"):
             self._of(m.instants_ended, outcome="aborted").inc()
             self._of(m.aborts, cause=fields.get("cause") or "other").inc()

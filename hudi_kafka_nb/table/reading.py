@@ -151,7 +151,8 @@ def produced_coordinates(
 # %% ../../nbs/49_reading.ipynb #919143da
 def commit_history(table_path: Table):
     """Commits as a DataFrame: committed_at (UTC), instant, epoch, records, files, complete_through (UTC: the table held
-    every record of its partitions produced before then; NaT where a commit does not say), total_records."""
+    every record of its partitions produced before then; NaT where a commit does not say), event_complete_through (the
+    same by the records' event time, with an `event_time_field`), total_records."""
     import pandas as pd
 
     rows = [
@@ -159,12 +160,14 @@ def commit_history(table_path: Table):
             "committed_at": pd.to_datetime(c["completed"], format="%Y%m%d%H%M%S%f", utc=True),
             **{k: c[k] for k in ("instant", "epoch", "records", "files")},
             "complete_through": c["complete_through_ms"],
+            "event_complete_through": c["event_complete_through_ms"],
         }
         for c in commit_log(table_path)
     ]
-    columns = ["committed_at", "instant", "epoch", "records", "files", "complete_through"]
+    columns = ["committed_at", "instant", "epoch", "records", "files", "complete_through", "event_complete_through"]
     frame = pd.DataFrame(rows, columns=columns)
-    frame["complete_through"] = pd.to_datetime(frame["complete_through"], unit="ms", utc=True)
+    for column in ("complete_through", "event_complete_through"):
+        frame[column] = pd.to_datetime(frame[column], unit="ms", utc=True)
     frame["total_records"] = frame["records"].cumsum()
     return frame
 

@@ -226,7 +226,8 @@ def file_group_of(name: str) -> tuple[str, str] | None:
 def commit_log(table_path: Table, archived: bool = False) -> list[dict]:
     """One entry per commit of the sink on the active timeline (and the archived one, if `archived`), in commit order
     (epoch, then instant): instant, completion time, epoch, records, files, offsets, and the time (epoch ms) up to which
-    the table then held every record of its partitions (`complete_through_ms`, None where a commit does not say)."""
+    the table then held every record of its partitions, by Kafka's timestamps and by the records' event time
+    (`complete_through_ms`, `event_complete_through_ms`; None where a commit does not say)."""
     entries = []
     active = completed_commits(table_path)
     older = archived_commits(table_path) if archived else []
@@ -247,6 +248,7 @@ def commit_log(table_path: Table, archived: bool = False) -> list[dict]:
                 if checkpoint
                 else {},
                 "complete_through_ms": checkpoint.complete_through_ms(),
+                "event_complete_through_ms": checkpoint.complete_through_ms(by_event_time=True),
             }
         )
     return sorted(entries, key=lambda e: (e["epoch"] or 0, e["instant"]))
