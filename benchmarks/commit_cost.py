@@ -175,7 +175,9 @@ class Driver:
         hudi = HudiJava(spark, self.config)
         self.committer = committer = HudiCommitter(hudi)
         if way != "the sink":
-            committer.staged_reader = None  # staged rows read by a Spark job, as Hudi's datasource reads a DataFrame
+            committer.staged.jvm_reader = (
+                None  # staged rows read by a Spark job, as Hudi's datasource reads a DataFrame
+            )
         if way == "Spark":
             committer.commit_client.close()
             committer.commit_client = None

@@ -443,7 +443,9 @@ def test_no_clean_under_a_write_by_key_whose_timeline_predates_a_compaction(tmp_
 
     def located(stale_table, instant, staged):
         "How many of the staged rows the index of `stale_table` (a write's view of the table) finds in the table."
-        records = hudi_java.data.HoodieJavaRDD.of(committer.staged_records(instant, staged))
+        records = hudi_java.data.HoodieJavaRDD.of(
+            committer.staged.as_rdd(instant, staged, committer.client.getConfig())
+        )
         tagged = stale_table.getIndex().tagLocation(records, hudi.engine_context(), stale_table)
         return sum(bool(r.isCurrentLocationKnown()) for r in hudi_java.data.HoodieJavaRDD.getJavaRDD(tagged).collect())
 

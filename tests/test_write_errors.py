@@ -10,7 +10,7 @@ from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.core.messages import Checkpoint, FailedRecord, PartitionProgress
 from hudi_kafka_nb.core.ports import RecordsFailed
 from hudi_kafka_nb.formats.records import decode_records
-from hudi_kafka_nb.protocol.participant_state import hudi_keys
+from hudi_kafka_nb.protocol.delivery import hudi_keys
 from hudi_kafka_nb.table.committer import HudiCommitter
 from hudi_kafka_nb.table.fenced_table import FencedTable
 from hudi_kafka_nb.table.hudi import HudiJava

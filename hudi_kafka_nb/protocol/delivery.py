@@ -11,13 +11,72 @@ import pyarrow as pa
 
 from hudi_kafka_nb.config.setting_values import ConfigError
 from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
+from hudi_kafka_nb.core.kafka_records import DeadLetter, Lettered, RawRecord
 from hudi_kafka_nb.core.messages import FailedRecord
 from hudi_kafka_nb.core.ports import DeadLetters
-from hudi_kafka_nb.protocol.participant_state import ParticipantInstant, lettered_after, letters_due, set_aside_failed
+from hudi_kafka_nb.protocol.participant_state import ParticipantInstant, Progress
 
 # %% auto #0
-__all__ = ["LetterDelivery"]
+__all__ = ["hudi_keys", "set_aside_failed", "letters_due", "lettered_after", "LetterDelivery"]
+
+
+# %% ../../nbs/24_delivery.ipynb #4e348539
+def hudi_keys(rows: pa.Table, config: SinkConfig) -> list[str | None]:
+    """Each row's Hudi record key as Hudi writes it: `record_key_field`'s value, or the Kafka coordinates
+    (`field:value,…`)."""
+    if len(config.record_key_fields) == 1:
+        return [None if v is None else str(v) for v in rows[config.record_key_field].to_pylist()]
+    columns = [rows[name].to_pylist() for name in config.record_key_fields]
+    return [
+        ",".join(f"{name}:{value}" for name, value in zip(config.record_key_fields, values)) for values in zip(*columns)
+    ]
+
+
+def set_aside_failed(
+    rows: pa.Table, records: list[RawRecord], failed_keys: dict[str, str], config: SinkConfig
+) -> tuple[pa.Table, list[DeadLetter]]:
+    """The rows less those whose Hudi keys Hudi could not write in an aborted instant, and those as dead letters with
+    Hudi's reason."""
+    reasons = [failed_keys.get(key) if key is not None else None for key in hudi_keys(rows, config)]
+    if not any(reasons):
+        return rows, []
+    record_at = {(r.topic, r.partition, r.offset): r for r in records}
+    where = zip(*(rows[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset")))
+    letters = [
+        DeadLetter(record_at[at], f"Hudi could not write it: {why}", refused=True)
+        for at, why in zip(where, reasons)
+        if why
+    ]
+    return rows.filter(pa.array([why is None for why in reasons])), letters
+
+
+def letters_due(letters: list[DeadLetter], lettered: dict[tuple[str, int], Lettered]) -> list[DeadLetter]:
+    """The letters the dead-letter topic does not hold yet: those at or past where its letters of their partition end
+    (`lettered`: an aborted instant delivered the ones before), and those of records Hudi refused, which were good when
+    that instant read them, unless their offsets are among the partition's refused ones delivered already."""
+
+    def due(letter: DeadLetter) -> bool:
+        r = letter.record
+        stands = lettered.get((r.topic, r.partition), Lettered())
+        return r.offset not in stands.refused if letter.refused else r.offset >= stands.end
+
+    return [letter for letter in letters if due(letter)]
+
+
+def lettered_after(
+    delivered: list[DeadLetter], lettered: dict[tuple[str, int], Lettered], progress: dict[tuple[str, int], Progress]
+) -> dict[tuple[str, int], Lettered]:
+    """Where the letters of each partition of `delivered` stand once they are in: their end where the instant has read
+    up to (never back), and the offsets of refused records lettered so far, kept while the table may read them again
+    (from the instant's start on: the table has committed the ones before)."""
+    stands = {}
+    for tp in sorted({(d.record.topic, d.record.partition) for d in delivered}):
+        before, read = lettered.get(tp, Lettered()), progress[tp]
+        refused = {o for o in before.refused if o >= read.start_offset} | {
+            d.record.offset for d in delivered if d.refused and (d.record.topic, d.record.partition) == tp
+        }
+        stands[tp] = Lettered(max(before.end, read.next_offset), frozenset(refused))
+    return stands
 
 
 # %% ../../nbs/24_delivery.ipynb #59a5abf3

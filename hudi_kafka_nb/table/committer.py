@@ -22,7 +22,7 @@ from hudi_kafka_nb.table.hudi import (
 )
 from hudi_kafka_nb.table.hudi_options import coordinator_options
 from hudi_kafka_nb.table.storage import aux_key, staging_key
-from hudi_kafka_nb.table.writer import delete_instant_files
+from hudi_kafka_nb.table.writer import StagedRows, delete_instant_files
 
 if TYPE_CHECKING:  # its module imports this one
     from hudi_kafka_nb.table.meta_sync import MetaSync
@@ -48,7 +48,7 @@ class HudiCommitter:
         self.properties = create_or_open_table(hudi)
         self.client = self._new_client()
         self.commit_client = self._new_commit_client()
-        self.staged_reader = self._new_staged_reader()
+        self.staged = StagedRows(hudi, self.commit_client)
         # the catalog's copy of the table (table.meta_sync): synced as the table opens, and after each commit
         self.meta_sync = meta_sync
         if meta_sync:
@@ -76,18 +76,6 @@ class HudiCommitter:
             )
         return client
 
-    def _new_staged_reader(self):
-        """This table's reader of small staged instants in the JVM (`hudikafkanb.StagedRecords`, *Small instants*
-        above); None where Spark reads them: a Spark without the sink's jar, or a record key Hudi generates."""
-        if self.commit_client is None or not sinks_java_client(self.commit_client):
-            return None
-        config, reader = self.commit_client.getConfig(), self.hudi.jvm.hudikafkanb.StagedRecords
-        if not reader.takes(config):
-            return None
-        table_config = self.hudi.meta_client().getTableConfig()
-        hadoop = self.hudi.jsc.hadoopConfiguration()
-        return reader(config, table_config, hadoop, self.hudi.avro_schema, self.hudi.write_operation())
-
     def _renew_clients(self):
         "New write clients: they hold the table's schema, and the views of it they built."
         self.client.close()
@@ -95,7 +83,7 @@ class HudiCommitter:
         if self.commit_client is not None:
             self.commit_client.close()
             self.commit_client = self._new_commit_client()
-        self.staged_reader = self._new_staged_reader()
+        self.staged = StagedRows(self.hudi, self.commit_client)
 
     @property
     def write_mode(self) -> WriteMode:
@@ -152,29 +140,6 @@ class HudiCommitter:
             )
         return self._to_inflight(self.overlap_client.startCommit())
 
-    def staged_records(self, instant: str, staged_files: list[str]):
-        "The rows participants staged for `instant`, as the `JavaRDD` of Hudi records its write client takes."
-        hudi = self.hudi
-        frame = hudi.spark.read.schema(hudi.struct).parquet(*staged_files)
-        return hudi.records(frame, coordinator_options(hudi.config, hudi.avro_schema), self.client.getConfig(), instant)
-
-    def _few_staged_records(self, instant: str, staged_files: list[str]):
-        """The staged records as a Java list if there are at most `JAVA_WRITE_MAX_RECORDS`, else None: read in this JVM
-        where it can, by a Spark job where it cannot."""
-        limit = self.JAVA_WRITE_MAX_RECORDS
-        if self.staged_reader is not None:
-            paths = self.hudi.jvm.java.util.ArrayList()
-            for path in staged_files:
-                paths.add(path)
-            try:
-                return self.staged_reader.read(paths, limit)
-            except Py4JJavaError as e:
-                # Spark reads any Parquet file of the table's columns; this reader takes the types the sink stages
-                log.warning("staged rows are read by Spark from now on: the JVM's reader failed: %s", java_reason(e))
-                self.staged_reader = None
-        records = self.staged_records(instant, staged_files).take(limit + 1)
-        return records if records.size() <= limit else None
-
     @property
     def java_writes(self) -> bool:
         "Whether the Java client writes small staged instants: of a copy-on-write table, or the sink's upserts."
@@ -191,9 +156,12 @@ class HudiCommitter:
         hudi_java, hudi = self.hudi.H, self.hudi
         if not staged_files:
             return []
-        few = self._few_staged_records(instant, staged_files) if self.java_writes else None
+        spark_config, limit = self.client.getConfig(), self.JAVA_WRITE_MAX_RECORDS
+        few = self.staged.at_most(limit, instant, staged_files, spark_config) if self.java_writes else None
         client, records = (
-            (self.commit_client, few) if few is not None else (self.client, self.staged_records(instant, staged_files))
+            (self.commit_client, few)
+            if few is not None
+            else (self.client, self.staged.as_rdd(instant, staged_files, spark_config))
         )
         written = (
             client.upsert(records, instant)

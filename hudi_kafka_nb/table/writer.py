@@ -5,6 +5,7 @@
 # %% ../../nbs/45_writer.ipynb #a081e90d
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections import deque
@@ -15,18 +16,22 @@ import pyarrow.parquet as pq
 
 from hudi_kafka_nb.config.sink import WriteMode
 from hudi_kafka_nb.core.ports import Written
-from hudi_kafka_nb.table.hudi import HudiJava, java_list
-from hudi_kafka_nb.table.hudi_options import participant_options
+from hudi_kafka_nb.table.hudi import HudiJava, java_list, java_reason, sinks_java_client
+from hudi_kafka_nb.table.hudi_options import coordinator_options, participant_options
 from hudi_kafka_nb.table.spark import arrow_frame
 from hudi_kafka_nb.table.storage import Table, staging_key, table_storage
 from hudi_kafka_nb.table.table_identity import check_table, table_properties
 from hudi_kafka_nb.table.timeline import instant_of_file
 
+log = logging.getLogger(__name__)
+
 # %% auto #0
 __all__ = [
+    "log",
     "WrittenFiles",
     "in_microseconds",
     "stage_rows",
+    "StagedRows",
     "distinct_write_tokens",
     "WriteCancelled",
     "HudiWriter",
@@ -72,6 +77,50 @@ def stage_rows(rows: pa.Table, table_path: Table, instant: str) -> str:
     storage, key = table_storage(table_path), f"{staging_key(instant)}/{uuid.uuid4().hex}.parquet"
     storage.put(key, buffer.getvalue().to_pybytes())
     return storage.url(key)
+
+
+class StagedRows:
+    """The rows participants staged for an instant, as the Hudi records the coordinator's write clients take: read in
+    the coordinator's JVM (`hudikafkanb.StagedRecords`) where the sink's Java client writes them, else by Spark."""
+
+    def __init__(self, hudi: HudiJava, java_client=None):
+        self.hudi = hudi
+        self.jvm_reader = self._jvm_reader(java_client)  # None: Spark reads them
+
+    def _jvm_reader(self, java_client):
+        "None where Spark reads: Hudi's own Java client (a Spark without the sink's jar), or a key Hudi generates."
+        if java_client is None or not sinks_java_client(java_client):
+            return None
+        config, reader = java_client.getConfig(), self.hudi.jvm.hudikafkanb.StagedRecords
+        if not reader.takes(config):
+            return None
+        table_config = self.hudi.meta_client().getTableConfig()
+        hadoop = self.hudi.jsc.hadoopConfiguration()
+        return reader(config, table_config, hadoop, self.hudi.avro_schema, self.hudi.write_operation())
+
+    def as_rdd(self, instant: str, staged_files: list[str], write_config):
+        "The staged rows as the `JavaRDD` of Hudi records a Spark write client of `write_config` takes (a Spark job)."
+        hudi = self.hudi
+        frame = hudi.spark.read.schema(hudi.struct).parquet(*staged_files)
+        return hudi.records(frame, coordinator_options(hudi.config, hudi.avro_schema), write_config, instant)
+
+    def at_most(self, limit: int, instant: str, staged_files: list[str], write_config):
+        """The staged records as a Java list if there are at most `limit`, else None: read in this JVM where it can, by
+        a Spark job where it cannot."""
+        from py4j.protocol import Py4JJavaError  # with pyspark: not every install of the package has it
+
+        if self.jvm_reader is not None:
+            paths = self.hudi.jvm.java.util.ArrayList()
+            for path in staged_files:
+                paths.add(path)
+            try:
+                return self.jvm_reader.read(paths, limit)
+            except Py4JJavaError as e:
+                # Spark reads any Parquet file of the table's columns; this reader takes the types the sink stages
+                log.warning("staged rows are read by Spark from now on: the JVM's reader failed: %s", java_reason(e))
+                self.jvm_reader = None
+        records = self.as_rdd(instant, staged_files, write_config).take(limit + 1)
+        return records if records.size() <= limit else None
 
 
 def distinct_write_tokens(hudi: HudiJava):
