@@ -14,15 +14,7 @@ from collections.abc import Callable
 import msgspec
 
 from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.core.messages import (
-    ControlEvent,
-    Heartbeat,
-    Park,
-    PartitionProgress,
-    PartitionStart,
-    StartCommit,
-    WriteStatus,
-)
+from hudi_kafka_nb.core.messages import ControlEvent, Heartbeat, Park, PartitionStart, StartCommit, WriteStatus
 from hudi_kafka_nb.core.ports import Broker, Channel, Clock, CrashHook, Fenced, Observe, Table, no_crash
 from hudi_kafka_nb.core.voice import RoleVoice
 from hudi_kafka_nb.protocol.closing import InstantCloser
@@ -87,12 +79,13 @@ class Coordinator(InstantEnding):
         self.last_committed: OpenInstant | None = None  # the instant before it, if this coordinator committed it
         self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0}  # write_failures: in a row
         self.late_in_a_row = 0  # instants rolled back on a write timeout since the last commit
-        # each partition's progress in the last commit: how fresh it was (`complete_through`)
-        self.last_progress: dict[tuple[str, int], PartitionProgress] = {}
         self.failure: str | None = None  # why the coordinator stopped itself, if it did
         self.idle = IdleReports(self.id, clock)  # an instant held open says so once a minute
         self.epoch = self.table.take_over(self.id)
-        self.last_committed_instant, self.committed, self.value_schema = resume_point(table, config, self.id)
+        # and each partition's progress in the last commit: how fresh it was (`complete_through`)
+        self.last_committed_instant, self.committed, self.value_schema, self.last_progress = resume_point(
+            table, config, self.id
+        )
         self.opener = InstantOpener(config, table, channel, broker, self.roster, clock, crash, self.voice.say)
         self.closer = InstantCloser(table, channel, crash, self.id)
         self.voice.say(

@@ -171,7 +171,9 @@ class InstantEnding:
         offsets."""
         log.warning("coordinator %s: %s; resuming from the table's offsets", self.id, error)
         self.abort(f"commit conflict: {error}", cause="commit_conflict", following=following)
-        self.last_committed_instant, self.committed, fields = resume_point(self.table, self.config, self.id)
+        self.last_committed_instant, self.committed, fields, self.last_progress = resume_point(
+            self.table, self.config, self.id
+        )
         self.value_schema = widen_value_schema(fields, [self.value_schema])
 
     def on_write_failed(self, error: WriteFailed, following: OpenInstant | None = None):

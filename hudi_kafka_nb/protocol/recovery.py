@@ -9,7 +9,7 @@ import logging
 
 from hudi_kafka_nb.config.setting_values import arrow_type
 from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.core.messages import Checkpoint
+from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
 from hudi_kafka_nb.core.ports import Table
 from hudi_kafka_nb.formats.widening import common_type
 
@@ -75,11 +75,13 @@ def table_fields(
 # %% ../../nbs/28_recovery.ipynb #18b73966
 def resume_point(
     table: Table, config: SinkConfig, coordinator_id: str
-) -> tuple[str | None, dict[tuple[str, int], int], dict[str, str]]:
-    "The table's last completed instant, each partition's next offset (none before a first commit), and its fields."
+) -> tuple[str | None, dict[tuple[str, int], int], dict[str, str], dict[tuple[str, int], PartitionProgress]]:
+    """The table's last completed instant, each partition's next offset (none before a first commit), its fields, and
+    each partition's progress in that commit (how fresh it was: `protocol.commit_state`, `complete_through`)."""
     last, checkpoint = table.latest()
     return (
         last,
         checkpoint.next_offsets() if checkpoint else {},
         table_fields(table, checkpoint, config, coordinator_id),
+        {(p.topic, p.partition): p for p in checkpoint.partitions} if checkpoint else {},
     )
