@@ -227,11 +227,12 @@ def complete_through(
     ends: dict[tuple[str, int], int],
     read_at_ms: int | None,
     before: dict[tuple[str, int], PartitionProgress],
+    by_event_time: bool = False,
 ) -> list[PartitionProgress]:
     """`progress` with each partition's time up to which the table holds all its records once the instant commits, by
-    Kafka's timestamps and by the records' event time: `read_at_ms` for a partition read to its end of then (`ends`),
-    else the newest time its committed records reached (this instant's, or the last commit's: `before`); None where
-    neither is known."""
+    Kafka's timestamps (and `by_event_time`, by the records' event time too): `read_at_ms` for a partition read to its
+    end of then (`ends`), else the newest time its committed records reached (this instant's, or the last commit's:
+    `before`); None where neither is known."""
 
     def newest(*times: int | None) -> int | None:
         return max((t for t in times if t is not None), default=None)
@@ -246,6 +247,7 @@ def complete_through(
         else:
             through = newest(p.newest_timestamp_ms, last.complete_through_ms)
             event_through = newest(p.newest_event_ms, last.event_complete_through_ms)
+        event_through = event_through if by_event_time else None
         dated.append(msgspec.structs.replace(p, complete_through_ms=through, event_complete_through_ms=event_through))
     return dated
 

@@ -131,7 +131,11 @@ class InstantEnding:
         ACK_COMMIT."""
         opened = self.opened
         progress = complete_through(
-            decided.progress, opened.ends_before_end, opened.ends_read_at_ms, self.last_progress
+            decided.progress,
+            opened.ends_before_end,
+            opened.ends_read_at_ms,
+            self.last_progress,
+            by_event_time=bool(self.config.event_time_field),
         )
         checkpoint = Checkpoint(
             epoch=self.epoch, coordinator_id=self.id, partitions=progress, value_schema=self.value_schema
