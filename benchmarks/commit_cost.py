@@ -175,9 +175,8 @@ class Driver:
         hudi = HudiJava(spark, self.config)
         self.committer = committer = HudiCommitter(hudi)
         if way != "the sink":
-            committer.staged.jvm_reader = (
-                None  # staged rows read by a Spark job, as Hudi's datasource reads a DataFrame
-            )
+            # staged rows read by a Spark job, as Hudi's datasource reads a DataFrame
+            committer.staged.jvm_reader = None
         if way == "Spark":
             committer.commit_client.close()
             committer.commit_client = None
