@@ -12,7 +12,7 @@ MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO   := .tools/minio/$(MINIO_VERSION)/minio
 BUNDLE_SCHEMA := .jars/databricks-bundle/jsonschema.json
 SPARK_CDS := .jars/spark-cds/spark.jsa
-# Our replacements of classes of Hudi's bundle (java/hudi-fixes/, why in nbs/42_spark.ipynb), first on every local Spark's classpath.
+# Our replacements of classes of Hudi's bundle (java/hudi-fixes/, why in nbs/44_spark.ipynb), first on every local Spark's classpath.
 HUDI_FIXES := .jars/hudi-fixes/hudi-fixes.jar
 # Our own classes that extend Hudi's (java/hudi-kafka-nb/), loaded beside Hudi's bundle.
 SINK_JAR := .jars/hudi-kafka-nb/hudi-kafka-nb.jar

@@ -1,7 +1,7 @@
 """Many tables through one sink: run on demand (`make benchmark-tables`), never as a test.
 
 For 1, 5 and 20 tables (a topic each, `--records` order events in each, produced before the sink starts) it runs one
-sink of several tables (a coordinator and a participant, each one process for all tables: nbs/63_table_host) until
+sink of several tables (a coordinator and a participant, each one process for all tables: nbs/65_table_host) until
 every table has committed its topic, and measures: the seconds from launch until every table has opened its first
 instant (start-up) and until every table has committed everything, the committed rate over the whole run, the commit
 cycle (END_COMMIT → commit, each table's instants, from the coordinator's log) and the peak memory of each role's
@@ -21,7 +21,7 @@ the open tables' in the same run, and `--wake N` then changes N parked quiet tab
 a change that has to start its table's roles first.
 
 `--routed N` measures what tables routed by a field cost a participant to decode, without a stack: one topic's
-`--records` order events (in memory) split by region between N tables, each table's decoder (nbs/12_routing: the route
+`--records` order events (in memory) split by region between N tables, each table's decoder (nbs/13_routing: the route
 field read alone, then its own records decoded) over the whole batch, against one decode of the batch (each record
 decoded once), against every table decoding every record (what each routed table did before), and against a table
 host's shared consumer splitting the batch with one read of the field a record before each table decodes its own

@@ -1,4 +1,4 @@
-"""Many topics into many tables with one sink (nbs/12_routing, nbs/63_table_host): a coordinator and two
+"""Many topics into many tables with one sink (nbs/13_routing, nbs/65_table_host): a coordinator and two
 participants, each one process for every table, on the real broker."""
 
 import re

@@ -3,7 +3,7 @@
     python tools/render_jobs.py          # `make jobs`: rewrites jobs/*.ipynb and resources/hudi_kafka_sink.job.yml
 
 Settings are described once, by the comment beside each field of `SinkConfig` (nbs/00_sink.ipynb) and
-`JobControls` (nbs/66_runtime.ipynb), and have their defaults there only: every parameter here is empty ("" or None),
+`JobControls` (nbs/68_runtime.ipynb), and have their defaults there only: every parameter here is empty ("" or None),
 which a job reads as "the default". tests/test_job_bundle.py checks that the files are what this writes."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def parameters_cell() -> str:
     from hudi_kafka_nb.run.runtime import JobControls
 
     lines = [
-        "# Written by `make jobs` from SinkConfig (nbs/00_sink.ipynb) and JobControls (nbs/66_runtime.ipynb): edit "
+        "# Written by `make jobs` from SinkConfig (nbs/00_sink.ipynb) and JobControls (nbs/68_runtime.ipynb): edit "
         "those.",
         '# Empty ("" or None) means the default there; papermill --help-notebook lists every parameter.',
     ]

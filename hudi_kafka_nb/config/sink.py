@@ -12,6 +12,7 @@ import msgspec
 
 # %% auto #0
 __all__ = [
+    "KAFKA_FIELDS",
     "COORDINATE_KEY_FIELDS",
     "DELETED_FIELD",
     "POSITION_FIELD",
@@ -22,6 +23,14 @@ __all__ = [
 ]
 
 # %% ../../nbs/00_sink.ipynb #93fadfd8
+# where each record came from, stored in every row beside its fields (formats.records), by Arrow type
+KAFKA_FIELDS = {
+    "kafka_topic": "string",
+    "kafka_partition": "int32",
+    "kafka_offset": "int64",
+    "kafka_timestamp": "timestamp[ms]",
+    "kafka_key": "binary",
+}
 # a record's key when no record_key_field is given
 COORDINATE_KEY_FIELDS = ["kafka_topic", "kafka_partition", "kafka_offset"]
 
@@ -84,6 +93,10 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     value_schema: dict[str, str] = msgspec.field(default_factory=dict)
     # "add_fields": a new top-level field of the events widens the table; "none": only value_schema's
     schema_evolution: str = "add_fields"
+    # Hudi Streamer's SQL transformer: a Spark SQL query over each batch of decoded records, SELECT ... FROM <SRC>
+    # (computed columns, renamed, dropped and flattened fields, filters), whose columns the table stores
+    # (config.transform_query, formats.transform); "" stores the records' fields as they are
+    transform: str = ""
     # "json": each value is a row as a JSON object; "debezium": Debezium's JSON change events, the table mirrors their
     # source table; "avro": Avro in Confluent's wire format, schemas from schema_registry; "json_schema": JSON in
     # Confluent's wire format, its JSON Schema from schema_registry; "protobuf": Protobuf in Confluent's wire format,

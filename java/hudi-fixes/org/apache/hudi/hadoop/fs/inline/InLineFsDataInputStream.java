@@ -1,5 +1,5 @@
 /*
- * hudi-kafka-nb: a replacement for Hudi 1.2.0's class of this name, loaded before the bundle's (see nbs/42_spark.ipynb,
+ * hudi-kafka-nb: a replacement for Hudi 1.2.0's class of this name, loaded before the bundle's (see nbs/44_spark.ipynb,
  * "One class of Hudi's bundle is replaced"). Fixed upstream by apache/hudi#19936 (in Hudi 1.2.1's modules): this class
  * goes once the pinned bundle holds that fix.
  *
