@@ -64,8 +64,10 @@ class InstantOpener:
         its earliest (`earliest`, or a table with commits); None while the broker has not said for every partition.
         Resolved once and kept beside the table (`Table.first_offsets`): a coordinator restarted before the first
         commit starts where the first one would have."""
+        if committed:
+            return {}
         position = start_position(self.config.start_from)
-        if committed or position == "earliest":
+        if position == "earliest":
             return {}
         if self.first is None:
             self.first = self.table.first_offsets(None)
@@ -80,7 +82,7 @@ class InstantOpener:
         if missing := sorted(set(partitions) - set(found)):
             self.waiting_for = f"start_from's offsets of {','.join(f'{t}[{p}]' for t, p in missing)} from the broker"
             return None
-        self.first = self.table.first_offsets(found) or found
+        self.first = self.table.first_offsets(found)
         self.say("START_FROM", start_from=self.config.start_from, partitions=len(self.first))
         return self.first
 
