@@ -16,7 +16,8 @@ budget (`max_buffered_bytes`), (h) two ways to overlap reading with Hudi's writi
 reading the next instant ahead while Hudi writes the last one (the default), and writing into the open instant as rows
 arrive (a small budget), (i) the same events as JSON, as Avro, as JSON with a JSON Schema and as Protobuf in Confluent's
 wire format (schemas in an embedded Apicurio registry): the participant's decode rate of each, and the sink's committed
-rate with each (1 participant), (j) where the time goes (benchmarks/breakdown.py), at large instants: the sink's steady
+rate with each (1 participant), (k) the committed rate with a transform of five computed columns against none, (j)
+where the time goes (benchmarks/breakdown.py), at large instants: the sink's steady
 rate with 1 and 2 participants and its roles' CPU, the same backlog through the sink's stages in turn in one process
 (each stage's wall and CPU seconds), and Hudi's row writer alone on the same rows; then each record's produce → commit
 latency at a steady rate (half the 2 participants' steady rate, or --steady-rate), our sink (1 and 2 participants)
@@ -41,6 +42,7 @@ from breakdown import plot_breakdown, print_breakdown, stage_breakdown, tree_cpu
 # benchmarks/versus_peer.py: the raw consumer, the peer, latency
 from versus_peer import latencies, raw_read, run_peer, run_sink
 
+from hudi_kafka_nb.config.settings import load_config
 from hudi_kafka_nb.dev.broker import EmbeddedBroker, create_topic
 from hudi_kafka_nb.dev.demo import wait_until_committed, wait_until_ingesting
 from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
@@ -49,6 +51,8 @@ from hudi_kafka_nb.dev.registry import EmbeddedRegistry
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_roles
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.summary import compare_latest
+from hudi_kafka_nb.formats.records import decode_records
+from hudi_kafka_nb.formats.transform import transform_rows
 from hudi_kafka_nb.table.reading import coordinate_check
 from hudi_kafka_nb.table.storage import TableStorage, resolve_storage_options
 
@@ -428,6 +432,54 @@ def overlap_figure(broker, args, root):
     print(f"(h) reading ahead / writing as rows arrive: {rates[128] / rates[8]:.2f}")
 
 
+# (k): five columns computed on the way in, the kind of transform users write (`transform`)
+FIVE_COLUMNS = """
+    SELECT *, upper(customer_id) AS customer, amount * quantity AS total, date_format(event_time, 'yyyy-MM-dd') AS day,
+           concat(region, '/', status) AS region_status, hour(event_time) AS event_hour
+    FROM <SRC>"""
+
+
+def transform_figure(broker, topic, ends, args, root):
+    """(k) The sink's committed rate (2 participants) with a transform of five computed columns against none, on the
+    same backlog, in rounds of none, with, with, none so that a drift of the machine weighs on both alike; the ratio of
+    their medians (the target: at least 0.9). Then what the transform costs a participant in CPU per record, against
+    decoding, on batches of the same records in this process (steadier than the drains on a shared machine)."""
+    rates: dict[str, list[float]] = {"none": [], "transform": []}
+    for i, kind in enumerate(("none", "transform", "transform", "none") * args.transform_rounds):
+        settings = {"transform": FIVE_COLUMNS} if kind == "transform" else {}
+        rate, _, _ = sink_rate(
+            broker, topic, ends, 2, args.commit_interval, args.max_buffered, root / f"transform-{i}", settings=settings
+        )
+        rates[kind].append(rate)
+        what = "a five-column transform" if settings else "no transform"
+        print(f"(k) sink, 2 participants, {what}: {rate:,.0f} committed records/s")
+    ratio = statistics.median(rates["transform"]) / statistics.median(rates["none"])
+    print(f"(k) with the transform / without (medians): {ratio:.2f}")
+    config = load_config(
+        bootstrap_servers=broker.bootstrap_servers,
+        topics=[topic],
+        table_path=str(root / "unused"),
+        table_name="bench",
+        value_schema=DEMO_VALUE_SCHEMA,
+        transform=FIVE_COLUMNS,
+    )
+    records = read_records(broker.bootstrap_servers, topic, ends, 20_000)
+    decode_s, transform_s = [], []
+    for _ in range(7):
+        started = time.process_time()
+        rows, _ = decode_records(records, config)
+        decoded = time.process_time()
+        transform_rows(config, rows, records)
+        decode_s.append(decoded - started)
+        transform_s.append(time.process_time() - decoded)
+    per_record = 1e6 / len(records)
+    print(
+        f"(k) a participant's CPU per record, {len(records):,} a batch (medians of 7): decoding "
+        f"{statistics.median(decode_s) * per_record:.1f} µs, the five-column transform "
+        f"{statistics.median(transform_s) * per_record:.1f} µs"
+    )
+
+
 def peer_figure(broker, topic, ends, args, root, raw, ours):
     """(f) Spark Structured Streaming → Hudi (benchmarks/peer.py, a process of its own) on the same backlog, at our
     sink's records per commit with 1 and with 2 participants, and in one micro-batch; its table checked by Kafka
@@ -662,13 +714,15 @@ def main():
         default=0.0,
         help="(j): records/s of that steady producing (0: half the drain rate of our sink with 2 participants)",
     )
+    parser.add_argument("--transform-rounds", type=int, default=2, help="(k): rounds of none, with, with, none")
     parser.add_argument(
         "--parts",
-        default="abjcdefghi",
+        default="abjcdefghik",
         help="which figures: a (raw consumer), b (sink), j (where "
         "the time goes), c (keyed), d (appending, with and without the table-services job), e (the table on MinIO, "
         "with b), f (the peer: Spark Structured Streaming into Hudi), g (memory against the backlog's size), h "
-        "(reading ahead against writing as rows arrive), i (Avro, JSON Schema and Protobuf against JSON)",
+        "(reading ahead against writing as rows arrive), i (Avro, JSON Schema and Protobuf against JSON), k (a "
+        "transform of five computed columns against none)",
     )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-kafka-nb-bench-"))
@@ -710,6 +764,8 @@ def main():
             overlap_figure(broker, args, root)
         if "i" in args.parts:
             avro_figure(broker, topic, ends, args, root)
+        if "k" in args.parts:
+            transform_figure(broker, topic, ends, args, root)
     print(f"work folder (logs, executed notebooks): {root}")
 
 

@@ -75,3 +75,21 @@ def test_a_participant_pointed_at_another_table_refuses_to_start(sink_params, tm
     )
     with pytest.raises(Exception, match="hoodie.table.name='customers'"):
         run_job("participant", {**sink_params, "table_path": str(other)})
+
+
+def test_a_transform_that_could_break_exactly_once_is_refused_saying_why(sink_params, tmp_path):
+    # a value that changes each time a record is read again; a key the query's output does not have
+    assert "calls rand(), which is not deterministic" in refusal(
+        {**sink_params, "transform": "SELECT *, rand() AS r FROM <SRC>"}
+    )
+    message = refusal(
+        {
+            **sink_params,
+            "transform": "SELECT region FROM <SRC>",
+            "record_key_field": "order_id",
+            "write_operation": "upsert",
+            "ordering_field": "event_time",
+        }
+    )
+    assert "setting 'record_key_field' names 'order_id', which is not a field of the transform's columns" in message
+    assert not (tmp_path / "table").exists()

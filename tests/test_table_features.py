@@ -10,9 +10,16 @@ import pytest
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
+from hudi_kafka_nb.dev.producers import REGIONS
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.table.reading import coordinator_status, read_snapshot, spark_read, table_services_status
-from hudi_kafka_nb.table.timeline import commit_log, latest_checkpoint_of, table_services_log, timeline_sizes
+from hudi_kafka_nb.table.timeline import (
+    commit_log,
+    latest_checkpoint_of,
+    rust_table,
+    table_services_log,
+    timeline_sizes,
+)
 
 from helpers import order_event, read_dead_letters, wait_for
 
@@ -182,9 +189,28 @@ def test_new_fields_in_the_events_widen_the_table_and_a_wrong_type_is_dead_lette
     }
 
 
+# a transform of the kind users write (`transform`): a computed partition column, a computed and a renamed field,
+# fields left out, a filter
+ZONED_ORDERS = """
+    SELECT order_id, upper(customer_id) AS customer, amount * quantity AS total, event_time,
+           concat('r-', region) AS zone
+    FROM <SRC> WHERE status <> 'cancelled'"""
+KAFKA_COLUMNS = ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_key")
+
+
+def zoned_order(row: dict) -> dict | None:
+    "The row ZONED_ORDERS makes of an order event, as the verdict expects it (computed here, not by the sink's engine)."
+    if row["status"] == "cancelled":
+        return None
+    shaped = {"order_id": row["order_id"], "customer": row["customer_id"].upper(), "event_time": row["event_time"]}
+    shaped |= {"total": row["amount"] * row["quantity"], "zone": f"r-{row['region']}"}
+    return shaped | {name: row[name] for name in KAFKA_COLUMNS}
+
+
 @pytest.mark.slow
 def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, broker):
-    """About a minute: six kills 2 to 5 s apart and the drain, with upserts (see test_chaos_ten_random_kills)."""
+    """About a minute: six kills 2 to 5 s apart and the drain, with upserts (see test_chaos_ten_random_kills), each
+    event shaped by a transform on its way in."""
     # by bucket index (the other keyed tests stage their rows for the coordinator): the two participants upsert their
     # own records as log files of the buckets' file groups. Events of one order arrive through different partitions
     # (keyed by customer), so through different participants, out of event-time order, repeated within one instant and
@@ -204,10 +230,18 @@ def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, br
             "hoodie.bucket.index.num.buckets": "4",
             "hoodie.compact.inline.max.delta.commits": "3",
         },
+        # the table's rows are the transform's: the verdict compares them with `zoned_order` of each key's latest
+        # event it keeps (a key whose events were all cancelled is not in the table)
+        transform=ZONED_ORDERS,
+        partition_field="zone",
+        expected_shape=zoned_order,
     )
     assert report["ok"], str({k: v for k, v in report.items() if k != "events"})
     staging = Path(report["table_path"]) / ".hoodie" / ".aux" / "hudi_kafka_nb" / "staging"
     assert not list(staging.rglob("*.parquet")), "participants write by bucket: nothing is staged"
+    columns = {f.name for f in rust_table(report["table_path"]).get_schema() if not f.name.startswith("_hoodie")}
+    assert columns == {"order_id", "customer", "total", "event_time", "zone", *KAFKA_COLUMNS}, columns
+    assert {p.name for p in Path(report["table_path"]).iterdir()} > {f"r-{region}" for region in REGIONS}
 
 
 @pytest.mark.slow

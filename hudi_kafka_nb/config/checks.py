@@ -209,7 +209,9 @@ def _check_layout(config: SinkConfig):
     named = [("record_key_field", f) for f in (config.record_key_fields if config.record_key_field else [])]
     named += [
         (key, getattr(config, key))
-        for key in ("ordering_field",) + (() if config.partition_time_field else ("partition_field",))
+        # a time bucket is made before a transform, which must keep it
+        for key in ("ordering_field",)
+        + (() if config.partition_time_field and not config.transform else ("partition_field",))
     ]
     named += [("event_time_field", config.event_time_field)] if config.transform else []
     for key, name in named:
