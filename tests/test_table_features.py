@@ -10,6 +10,7 @@ import pytest
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.chaos_run import run_chaos
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
+from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import REGIONS
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.table.reading import coordinator_status, read_snapshot, spark_read, table_services_status
@@ -189,11 +190,11 @@ def test_new_fields_in_the_events_widen_the_table_and_a_wrong_type_is_dead_lette
     }
 
 
-# a transform of the kind users write (`transform`): a computed partition column, a computed and a renamed field,
-# fields left out, a filter
+# a transform of the kind users write (`transform`): a computed partition column, a computed and a renamed field, a
+# nested object flattened, fields left out, a filter
 ZONED_ORDERS = """
     SELECT order_id, upper(customer_id) AS customer, amount * quantity AS total, event_time,
-           concat('r-', region) AS zone
+           concat('r-', region) AS zone, shipping.country AS ship_to
     FROM <SRC> WHERE status <> 'cancelled'"""
 KAFKA_COLUMNS = ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_key")
 
@@ -204,6 +205,7 @@ def zoned_order(row: dict) -> dict | None:
         return None
     shaped = {"order_id": row["order_id"], "customer": row["customer_id"].upper(), "event_time": row["event_time"]}
     shaped |= {"total": row["amount"] * row["quantity"], "zone": f"r-{row['region']}"}
+    shaped |= {"ship_to": row["shipping"]["country"]}
     return shaped | {name: row[name] for name in KAFKA_COLUMNS}
 
 
@@ -232,6 +234,7 @@ def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, br
         },
         # the table's rows are the transform's: the verdict compares them with `zoned_order` of each key's latest
         # event it keeps (a key whose events were all cancelled is not in the table)
+        value_schema={**DEMO_VALUE_SCHEMA, "shipping": "struct<country: string, express: bool>"},
         transform=ZONED_ORDERS,
         partition_field="zone",
         expected_shape=zoned_order,
@@ -240,7 +243,7 @@ def test_keyed_chaos_random_kills_keep_the_latest_event_of_each_key(tmp_path, br
     staging = Path(report["table_path"]) / ".hoodie" / ".aux" / "hudi_kafka_nb" / "staging"
     assert not list(staging.rglob("*.parquet")), "participants write by bucket: nothing is staged"
     columns = {f.name for f in rust_table(report["table_path"]).get_schema() if not f.name.startswith("_hoodie")}
-    assert columns == {"order_id", "customer", "total", "event_time", "zone", *KAFKA_COLUMNS}, columns
+    assert columns == {"order_id", "customer", "total", "event_time", "zone", "ship_to", *KAFKA_COLUMNS}, columns
     assert {p.name for p in Path(report["table_path"]).iterdir()} > {f"r-{region}" for region in REGIONS}
 
 

@@ -20,6 +20,7 @@ from hudi_kafka_nb.dev.source_table import BROKEN_EVENT, SourceTable
 __all__ = [
     "REGIONS",
     "STATUSES",
+    "COUNTRIES",
     "BASE_MS",
     "UPSERT_SETTINGS",
     "DEAD_LETTER_EXPECTED",
@@ -36,6 +37,7 @@ __all__ = [
 # %% ../../nbs/83_producers.ipynb #1d39e0cd
 REGIONS = ["us-east", "us-west", "eu-central", "eu-west", "ap-south"]
 STATUSES = ["created", "paid", "shipped", "delivered", "cancelled"]
+COUNTRIES = ["NL", "US", "JP"]  # where the keyed mode's orders ship to, one country an order
 BASE_MS = 1_795_000_000_000
 # the keyed mode: one row per order, its latest state; merge-on-read, compacted every third delta commit
 UPSERT_SETTINGS = {
@@ -56,7 +58,9 @@ def sample_orders(
     """(key, value) pairs of order events number start … start+count-1; `marked`: (key, value, broken on purpose).
 
     `orders=0`: every event is a new order. `orders=N`: events update N orders, in an order that is not their event
-    time's (shuffled within the chunk); each order keeps its region, and event times are unique (ms apart)."""
+    time's (shuffled within the chunk); each order keeps its region, and event times are unique (ms apart); each event
+    also says how it ships (a nested object, for transforms that flatten it; a sink that does not declare it leaves it
+    out)."""
     events = []
     for n in range(start, start + count):
         customer = f"c{rng.randrange(50_000):05d}"
@@ -77,6 +81,11 @@ def sample_orders(
                     "amount": round(rng.uniform(5, 500), 2),
                     "quantity": rng.randrange(1, 10),
                     "event_time": _event_time(n, with_ms=bool(orders)),
+                    **(
+                        {"shipping": {"country": COUNTRIES[order % len(COUNTRIES)], "express": n % 5 == 0}}
+                        if orders
+                        else {}
+                    ),
                 }
             )
         bad = bool(bad_every) and n % bad_every == bad_every - 1

@@ -82,7 +82,7 @@ class InstantOpener:
         if missing := sorted(set(partitions) - set(found)):
             self.waiting_for = f"start_from's offsets of {','.join(f'{t}[{p}]' for t, p in missing)} from the broker"
             return None
-        self.first = self.table.first_offsets(found)
+        self.first = self.table.first_offsets(found) or found  # None only to a caller that proposes nothing
         self.say("START_FROM", start_from=self.config.start_from, partitions=len(self.first))
         return self.first
 
