@@ -19,15 +19,7 @@ from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
 from hudi_kafka_nb.formats.records import data_schema
 
 # %% auto #0
-__all__ = [
-    "SPARK_MACROS",
-    "RECORD_ERRORS",
-    "RowTransform",
-    "row_transform",
-    "transform_of",
-    "table_schema",
-    "transform_rows",
-]
+__all__ = ["SPARK_MACROS", "RECORD_ERRORS", "RowTransform", "transform_of", "table_schema", "transform_rows"]
 
 # %% ../../nbs/22_transform.ipynb #6fe9c449
 # Spark SQL's functions DuckDB has under other names, as DuckDB macros
@@ -100,15 +92,18 @@ class RowTransform:
 
 
 # %% ../../nbs/22_transform.ipynb #967dd4eb
-@functools.lru_cache(maxsize=64)
-def row_transform(query: str) -> RowTransform:
-    "The process's `RowTransform` of this DuckDB query (`config.transform_query.runnable_query`)."
-    return RowTransform(query)
+# the process's transforms by the settings that make their query: each parsed and translated once, not at every batch
+_transforms: dict[tuple[str, bool], RowTransform] = {}
 
 
 def transform_of(config: SinkConfig) -> RowTransform | None:
-    "The table's transform, None without one."
-    return row_transform(runnable_query(config)) if config.transform else None
+    "The table's transform (`config.transform_query.runnable_query`, run by one `RowTransform`), None without one."
+    if not config.transform:
+        return None
+    made_of = (config.transform, config.mirrors_changes)
+    if made_of not in _transforms:
+        _transforms[made_of] = RowTransform(runnable_query(config))
+    return _transforms[made_of]
 
 
 def table_schema(config: SinkConfig) -> pa.Schema:
