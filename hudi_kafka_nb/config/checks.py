@@ -11,7 +11,6 @@ import re
 from hudi_kafka_nb.config.format_checks import check_formats
 from hudi_kafka_nb.config.setting_values import SECRET_REFERENCE, arrow_type, is_secret_key, need, start_position
 from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.config.transform_query import runnable_query, table_columns
 
 # %% auto #0
 __all__ = ["PROTOCOL_OWNED_KEYS", "WRITE_OPERATIONS", "TABLE_TYPES", "ARROW_TYPES", "check_values"]
@@ -118,10 +117,23 @@ def _check_transform(config: SinkConfig):
     (`config.transform_query`); whether it runs over the records' fields is known when they are
     (`formats.transform`)."""
     if config.transform:
+        # sqlglot is imported by a sink with a transform only (formats.transform's RowTransform says why)
+        from hudi_kafka_nb.config.transform_query import runnable_query
+
         runnable_query(config)
 
 
 # %% ../../nbs/04_checks.ipynb #372cc70b
+def _table_columns(config: SinkConfig) -> tuple[list[str], str]:
+    """The table's columns as far as the settings tell, and what a refusal calls them: value_schema's, or those the
+    transform makes of them (sqlglot is imported for a sink with a transform only: `formats.transform` says why)."""
+    if not config.transform:
+        return list(config.value_schema), "value_schema"
+    from hudi_kafka_nb.config.transform_query import table_columns
+
+    return table_columns(config), "the transform's columns"
+
+
 def _check_layout(config: SinkConfig):
     "The table's layout and services: the bucket index, clustering, time partitions, routing, the fields named."
     if config.bucket_index:
@@ -158,12 +170,7 @@ def _check_layout(config: SinkConfig):
     )
     # a registry's sink given no value_schema learns its fields from the registry as it starts, and checks them then
     learns_fields = config.reads_registry and not config.declared_fields
-    # the table's columns: value_schema's, or those the transform makes of them
-    columns, of = (
-        (table_columns(config), "the transform's columns")
-        if config.transform
-        else (config.value_schema, "value_schema")
-    )
+    columns, of = _table_columns(config)
     for column in filter(None, (c.strip() for c in config.clustering_sort_columns.split(","))):
         need(
             column in columns

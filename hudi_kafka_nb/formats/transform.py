@@ -8,18 +8,16 @@ from __future__ import annotations
 import functools
 import threading
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_kafka_nb.config.setting_values import ConfigError
 from hudi_kafka_nb.config.sink import SinkConfig
-from hudi_kafka_nb.config.transform_query import SOURCE_TABLE, runnable_query
 from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
 from hudi_kafka_nb.formats.records import data_schema
 
 # %% auto #0
-__all__ = ["SPARK_MACROS", "RECORD_ERRORS", "RowTransform", "transform_of", "table_schema", "transform_rows"]
+__all__ = ["SPARK_MACROS", "RowTransform", "transform_of", "table_schema", "transform_rows"]
 
 # %% ../../nbs/22_transform.ipynb #6fe9c449
 # Spark SQL's functions DuckDB has under other names, as DuckDB macros
@@ -28,10 +26,6 @@ SPARK_MACROS = {
     "assert_true(condition)": "CASE WHEN condition THEN NULL ELSE error('assert_true failed') END",
 }
 
-# a record's own values the query failed on (a number out of range, a raise_error): that record is dead-lettered.
-# Any other error is the query's or the engine's, every record would meet it alike, and the participant stops.
-RECORD_ERRORS = (duckdb.DataError, duckdb.InvalidInputException)
-
 
 # %% ../../nbs/22_transform.ipynb #a7b66657
 class RowTransform:
@@ -39,7 +33,16 @@ class RowTransform:
     machine's cores) and no extension loaded, used by one thread at a time."""
 
     def __init__(self, query: str):
-        self.query = query
+        # DuckDB and sqlglot are imported by a sink with a transform only: every role would carry 35 MiB of them
+        import duckdb
+
+        from hudi_kafka_nb.config.transform_query import SOURCE_TABLE
+
+        self.query, self.source_table, self.engine_error = query, SOURCE_TABLE, duckdb.Error
+        # a record's own values the query failed on (a number out of range, a raise_error): that record is
+        # dead-lettered. Any other error is the query's or the engine's, every record would meet it alike: it stops
+        # the participant
+        self.record_errors = (duckdb.DataError, duckdb.InvalidInputException)
         self.connection = duckdb.connect(
             config={"threads": 1, "autoload_known_extensions": False, "autoinstall_known_extensions": False}
         )
@@ -50,18 +53,18 @@ class RowTransform:
 
     def _run(self, rows: pa.Table) -> pa.Table:
         with self.lock:
-            self.connection.register(SOURCE_TABLE, rows)
+            self.connection.register(self.source_table, rows)
             try:
                 return self.connection.sql(self.query).to_arrow_table()
             finally:
-                self.connection.unregister(SOURCE_TABLE)
+                self.connection.unregister(self.source_table)
 
     def output_schema(self, source: pa.Schema) -> pa.Schema:
         "The schema of the rows the query makes of records of schema `source` (it runs over no rows to tell)."
         if source not in self.schemas:
             try:
                 self.schemas[source] = self._run(source.empty_table()).schema
-            except duckdb.Error as e:
+            except self.engine_error as e:
                 raise ConfigError(
                     f"setting 'transform' cannot run over the records' fields ({', '.join(source.names)}): "
                     f"{str(e).splitlines()[0]}"
@@ -82,7 +85,7 @@ class RowTransform:
         alone (a few queries more per bad record), those records and the error."""
         try:
             return [self._run(rows)], []
-        except RECORD_ERRORS as e:
+        except self.record_errors as e:
             if rows.num_rows == 1:
                 where = tuple(rows[c][0].as_py() for c in ("kafka_topic", "kafka_partition", "kafka_offset"))
                 return [], [(where, str(e).splitlines()[0])]
@@ -102,6 +105,8 @@ def transform_of(config: SinkConfig) -> RowTransform | None:
         return None
     made_of = (config.transform, config.mirrors_changes)
     if made_of not in _transforms:
+        from hudi_kafka_nb.config.transform_query import runnable_query  # sqlglot: see RowTransform
+
         _transforms[made_of] = RowTransform(runnable_query(config))
     return _transforms[made_of]
 
