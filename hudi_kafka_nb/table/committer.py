@@ -149,15 +149,17 @@ class HudiCommitter:
             or (config.write_operation == "upsert" and sinks_java_client(self.commit_client))
         )
 
-    def write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
+    def write_staged(self, instant: str, staged_files: list[str], rows: int | None = None) -> list[bytes]:
         """Insert or upsert the records participants staged for `instant` with Hudi's write client; its serialized write
         statuses. Up to `JAVA_WRITE_MAX_RECORDS` records are written by the Java client (*Small instants*, above): of a
-        copy-on-write table, or upserts into a merge-on-read table by the sink's Java client."""
+        copy-on-write table, or upserts into a merge-on-read table by the sink's Java client. `rows`: how many the
+        participants said they staged, at most (their WRITE_STATUS): more than that are not read twice to find out."""
         hudi_java, hudi = self.hudi.H, self.hudi
         if not staged_files:
             return []
         spark_config, limit = self.client.getConfig(), self.JAVA_WRITE_MAX_RECORDS
-        few = self.staged.at_most(limit, instant, staged_files, spark_config) if self.java_writes else None
+        small = self.java_writes and (rows is None or rows <= limit)
+        few = self.staged.at_most(limit, instant, staged_files, spark_config) if small else None
         client, records = (
             (self.commit_client, few)
             if few is not None

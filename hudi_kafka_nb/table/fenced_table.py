@@ -219,7 +219,8 @@ class FencedTable:
                 f"the chain after {latest or 'the start'} belongs to epoch {slot.owner_epoch}, not {self.epoch}"
             )
         if self.committer.write_mode is WriteMode.STAGED:
-            write_statuses = [*write_statuses, *self._write_staged(instant, list(staged_files))]
+            rows = sum(p.records_written for p in checkpoint.partitions)  # what the participants staged, at most
+            write_statuses = [*write_statuses, *self._write_staged(instant, list(staged_files), rows)]
         total, failed = self.committer.failed_records(write_statuses)
         if total:  # before the decision: a decided instant is committed whatever happens next (rolled forward)
             first = f"; the first: {failed[0].key or failed[0].partition_path!r}: {failed[0].reason}" if failed else ""
@@ -251,13 +252,13 @@ class FencedTable:
         if latest:
             prune(self.path, keep_after=latest)
 
-    def _write_staged(self, instant: str, staged_files: list[str]) -> list[bytes]:
+    def _write_staged(self, instant: str, staged_files: list[str], rows: int) -> list[bytes]:
         """The write statuses of the staged rows written into `instant`; `Fenced` (its files deleted) if a newer epoch
         rolled it back meanwhile."""
         check_epoch(self.path, self.epoch)
         try:
             with writing_by_key(self.path, instant):
-                statuses = self.committer.write_staged(instant, staged_files)
+                statuses = self.committer.write_staged(instant, staged_files, rows)
         except Exception as e:
             raise WriteFailed(error_summary(e)) from e
         # a newer coordinator's eager rollback ran under the write
