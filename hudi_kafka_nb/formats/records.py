@@ -29,6 +29,7 @@ __all__ = [
     "data_schema",
     "in_table_order",
     "value_schema",
+    "required_columns",
     "Decoded",
     "decode_batch",
     "ServiceUnavailable",
@@ -132,13 +133,18 @@ def _split_good_bad(
 
 
 # %% ../../nbs/11_records.ipynb #6506653e
-def _required_fields(config: SinkConfig) -> list[str]:
-    "The fields a record must have a value of; with a transform, those the table names are checked in its rows."
-    if config.transform:
-        return [config.partition_time_field] if config.partition_time_field else []
-    partition = config.partition_time_field or config.partition_field
+def required_columns(config: SinkConfig) -> list[str]:
+    """The columns each row needs a value of: its partition column (unless a time bucket, made from
+    `partition_time_field`), its key's and its ordering's."""
+    partition = "" if config.partition_time_field else config.partition_field
     keys = config.record_key_fields if config.record_key_field else []
     return [f for f in (partition, *keys, config.ordering_field) if f]
+
+
+def _required_fields(config: SinkConfig) -> list[str]:
+    "The fields a record must have a value of; with a transform, its rows' `required_columns` are checked after it."
+    bucketed = [config.partition_time_field] if config.partition_time_field else []
+    return bucketed + ([] if config.transform else required_columns(config))
 
 
 def _with_string_key(good: list[RawRecord], table: pa.Table, config: SinkConfig) -> pa.Table:

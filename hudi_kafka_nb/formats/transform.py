@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_kafka_nb.config.setting_values import ConfigError
-from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.config.sink import COORDINATE_KEY_FIELDS, SinkConfig
 from hudi_kafka_nb.core.kafka_records import DeadLetter, RawRecord
-from hudi_kafka_nb.formats.records import data_schema
+from hudi_kafka_nb.formats.records import data_schema, required_columns
 
 # %% auto #0
 __all__ = ["SPARK_MACROS", "RowTransform", "transform_of", "table_schema", "transform_rows"]
@@ -76,9 +76,8 @@ class RowTransform:
         with its error; a record its filter dropped is in neither."""
         schema = self.output_schema(rows.schema)
         made, failed = self._isolating(rows)
-        record_at = {(r.topic, r.partition, r.offset): r for r in records} if failed else {}
         table = pa.concat_tables(made) if made else schema.empty_table()
-        return table, [DeadLetter(record_at[at], f"the transform failed on it: {why}") for at, why in failed]
+        return table, _letters(records, [(at, f"the transform failed on it: {why}") for at, why in failed])
 
     def _isolating(self, rows: pa.Table) -> tuple[list[pa.Table], list[tuple[tuple, str]]]:
         """The query run over `rows`; where it fails on a record's values, over halves until each failing record is
@@ -87,8 +86,7 @@ class RowTransform:
             return [self._run(rows)], []
         except self.record_errors as e:
             if rows.num_rows == 1:
-                where = tuple(rows[c][0].as_py() for c in ("kafka_topic", "kafka_partition", "kafka_offset"))
-                return [], [(where, str(e).splitlines()[0])]
+                return [], [(_coordinates(rows)[0], str(e).splitlines()[0])]
         half = rows.num_rows // 2
         first, second = self._isolating(rows.slice(0, half)), self._isolating(rows.slice(half))
         return first[0] + second[0], first[1] + second[1]
@@ -142,16 +140,23 @@ def _with_required_values(
     rows: pa.Table, records: list[RawRecord], config: SinkConfig
 ) -> tuple[pa.Table, list[DeadLetter]]:
     "The rows with a value of every field the table's key, order and partition need; the others' records as letters."
-    partition = [] if config.partition_time_field else [config.partition_field]
-    keys = config.record_key_fields if config.record_key_field else []
-    required = [name for name in (*partition, *keys, config.ordering_field) if name]
+    required = required_columns(config)
     if not required or not rows.num_rows:
         return rows, []
     missing = functools.reduce(pc.or_, [pc.is_null(rows[name]) for name in required])
     if not pc.any(missing).as_py():
         return rows, []
-    record_at = {(r.topic, r.partition, r.offset): r for r in records}
-    lacking = rows.filter(missing)
-    where = zip(*(lacking[c].to_pylist() for c in ("kafka_topic", "kafka_partition", "kafka_offset")))
     why = f"the transform made no value of required field(s) {required}"
-    return rows.filter(pc.invert(missing)), [DeadLetter(record_at[at], why) for at in where]
+    lacking = [(at, why) for at in _coordinates(rows.filter(missing))]
+    return rows.filter(pc.invert(missing)), _letters(records, lacking)
+
+
+def _coordinates(rows: pa.Table) -> list[tuple]:
+    "Each row's Kafka coordinates: how a row is traced to its record."
+    return list(zip(*(rows[name].to_pylist() for name in COORDINATE_KEY_FIELDS)))
+
+
+def _letters(records: list[RawRecord], failed: list[tuple[tuple, str]]) -> list[DeadLetter]:
+    "The letters of the records at these Kafka coordinates, each with its reason."
+    record_at = {(r.topic, r.partition, r.offset): r for r in records} if failed else {}
+    return [DeadLetter(record_at[at], why) for at, why in failed]
