@@ -35,6 +35,7 @@ __all__ = [
     "Written",
     "Writer",
     "TableServicesClient",
+    "EndingLine",
     "no_crash",
     "error_summary",
 ]
@@ -206,6 +207,15 @@ class TableServicesClient(Protocol):
     def metadata_table_services(self) -> str: ...
     def archive(self) -> None: ...
     def close(self) -> None: ...
+
+
+# %% ../../nbs/08_ports.ipynb #4a287e8a
+class EndingLine(Protocol):
+    """A host's tables taking turns to end an instant (`run.table_host.CommitLine`): a coordinator asks before each
+    END_COMMIT, and says when the ended instant is settled (committed or rolled back)."""
+
+    def turn_to_end(self, table: object) -> bool: ...  # False: keep the instant open, and ask again
+    def settled(self, table: object) -> None: ...
 
 
 # %% ../../nbs/08_ports.ipynb #2cfdf871

@@ -15,7 +15,7 @@ import msgspec
 
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.messages import ControlEvent, Heartbeat, Park, PartitionStart, StartCommit, WriteStatus
-from hudi_kafka_nb.core.ports import Broker, Channel, Clock, CrashHook, Fenced, Observe, Table, no_crash
+from hudi_kafka_nb.core.ports import Broker, Channel, Clock, CrashHook, EndingLine, Fenced, Observe, Table, no_crash
 from hudi_kafka_nb.core.voice import RoleVoice
 from hudi_kafka_nb.protocol.closing import InstantCloser
 from hudi_kafka_nb.protocol.commit_state import (
@@ -65,8 +65,11 @@ class Coordinator(InstantEnding):
         crash: CrashHook = no_crash,
         observe: Observe | None = None,
         park_after_s: float = 0.0,
+        line: EndingLine | None = None,
     ):
         self.config, self.channel, self.table, self.broker = config, channel, table, broker
+        # a table host's: END_COMMIT waits for the table's turn (`core.ports.EndingLine`); in_line: it is waiting
+        self.line, self.in_line = line, False
         # a table host's: park the table after this long with nothing new (0: never, as a sink of one table)
         self.park_after_s = park_after_s
         self.parked: dict[tuple[str, int], int] | None = None  # once parked: where each partition goes on
@@ -160,7 +163,7 @@ class Coordinator(InstantEnding):
             reason = f"participant(s) {list(s.lost)} lost: no heartbeat for {self.config.participant_timeout_s}s"
             self.abort(reason, cause="participant_lost")
         elif due is Due.END_FULL:
-            self.end_instant(ended="participants_full")
+            self._end_in_turn(now, ended="participants_full")
         elif due is Due.INTERVAL_OVER:
             self._interval_over(now)
         elif due is Due.WRITE_TIMEOUT:
@@ -168,10 +171,11 @@ class Coordinator(InstantEnding):
 
     def _interval_over(self, now: float):
         "The commit interval is over: end the instant, park the table, or give it another interval (`after_interval`)."
-        worth = worth_ending(self.opened, self.opener.partitions, self.roster.live(), self.broker)
+        # an instant in line had something new already: the broker is not asked again every half second
+        worth = self.in_line or worth_ending(self.opened, self.opener.partitions, self.roster.live(), self.broker)
         then = after_interval(worth, now - self.state_since, self.park_after_s)
         if then is AfterInterval.END:
-            self.end_instant()
+            self._end_in_turn(now)
         elif then is AfterInterval.PARK:
             self.park(now, sorted((s for owned in self.opened.assignment.values() for s in owned), key=_partition))
         else:
@@ -181,6 +185,15 @@ class Coordinator(InstantEnding):
                 if self.voice.publish:
                     self.voice.publish(status)
                 self.idle.warn(now, self.opened.instant, status["partitions"])
+
+    def _end_in_turn(self, now: float, **fields):
+        """END_COMMIT when the host has room for the instant's commit (`line`); until then the instant stays open and
+        its participants read on, so that records wait in an instant still taking them, not in one waiting to commit."""
+        if self.line is None or self.line.turn_to_end(self):
+            self.in_line = False
+            return self.end_instant(**fields)
+        self.in_line = True
+        self.open = msgspec.structs.replace(self.opened, end_at=now + LISTEN_S)
 
     def run(self, should_stop: Callable[[], bool]):
         "Run transactions until `should_stop()` is true."
@@ -294,6 +307,8 @@ class Coordinator(InstantEnding):
 
     def close(self):
         "Roll back the open instant (if we still hold the table) and stop."
+        if self.line:
+            self.line.settled(self)  # its place in line, or its ended instant's, is given up
         if self.state in (CoordinatorState.WRITING, CoordinatorState.COLLECTING) and self.open:
             try:
                 self.closer.roll_back([self.open.instant], self.epoch, reason="coordinator stopped")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.messages import Checkpoint, PartitionProgress
-from hudi_kafka_nb.core.ports import CommitConflict, RecordsFailed, Table, WriteFailed
+from hudi_kafka_nb.core.ports import CommitConflict, EndingLine, RecordsFailed, Table, WriteFailed
 from hudi_kafka_nb.core.voice import RoleVoice
 from hudi_kafka_nb.formats.widening import widen_value_schema
 from hudi_kafka_nb.protocol.closing import InstantCloser
@@ -58,6 +58,7 @@ class InstantEnding:
     last_committed_instant: str | None
     last_committed: OpenInstant | None
     late_in_a_row: int
+    line: EndingLine | None
     failure: str | None
     open: OpenInstant | None
     voice: RoleVoice
@@ -230,6 +231,8 @@ class InstantEnding:
         instant, which may carry on from `carried_on_from` (a commit: an abort or an empty instant drops what
         participants read ahead); or, if the next instant opened early (`following`), on to WRITING it."""
         self.last_committed = carried_on_from
+        if self.line:
+            self.line.settled(self)  # the ended instant is settled: the next table in line may end its own
         self._transition(CoordinatorState.WAITING, **outcome)
         self.open = following
         if following:

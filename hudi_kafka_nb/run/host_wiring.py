@@ -19,7 +19,7 @@ from hudi_kafka_nb.kafka.broker_view import RouteValues, end_offsets_by_table
 from hudi_kafka_nb.kafka.preflight import cluster_topics, data_partitions
 from hudi_kafka_nb.protocol.coordinator import Coordinator
 from hudi_kafka_nb.run.metrics import SinkMetrics
-from hudi_kafka_nb.run.table_host import COMMITS_AT_ONCE, TableHost
+from hudi_kafka_nb.run.table_host import COMMITS_AT_ONCE, CommitLine, TableHost
 from hudi_kafka_nb.run.wiring import (
     KafkaClients,
     open_coordinator,
@@ -77,7 +77,7 @@ def open_table_host(
     """`role` for every table of a sink of several tables, in this process and one Spark; `crash`: every coordinator's
     crash hook (tests); `watchdog`: a new watchdog for each table's loop (`TableHost`)."""
 
-    clients, turns = KafkaClients(role_id), threading.Semaphore(COMMITS_AT_ONCE)
+    clients, turns, line = KafkaClients(role_id), threading.Semaphore(COMMITS_AT_ONCE), CommitLine()
 
     def open_parking_coordinator(table: SinkConfig, coordinator_id: str, spark=None) -> Coordinator:
         "A table's coordinator that parks it when idle (`protocol.coordinator`): the host starts it again."
@@ -90,6 +90,7 @@ def open_table_host(
             park_after_s=table.park_idle_table_s,
             clients=clients,
             turns=turns,
+            line=line,
         )
 
     def tables_at_start() -> int:

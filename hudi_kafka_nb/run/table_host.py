@@ -5,6 +5,7 @@
 # %% ../../nbs/65_table_host.ipynb #0e3450c9
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import threading
@@ -25,9 +26,11 @@ __all__ = [
     "WAKE_CHECK_S",
     "OPENING_AT_ONCE",
     "COMMITS_AT_ONCE",
+    "ENDED_AT_ONCE",
     "TableRun",
     "TableHost",
     "TakingTurns",
+    "CommitLine",
 ]
 
 # %% ../../nbs/65_table_host.ipynb #2b3ec717
@@ -285,3 +288,37 @@ class TakingTurns:
     def rollback(self, instant: str):
         with self.turns:
             return self.table.rollback(instant)
+
+
+# %% ../../nbs/65_table_host.ipynb #2e0e5f64
+# ended instants of a host's tables waiting for their commits at once: enough to keep COMMITS_AT_ONCE commits busy while
+# the next tables' participants write, few enough that an ended instant waits seconds, not for every other table
+ENDED_AT_ONCE = 4 * COMMITS_AT_ONCE
+
+
+class CommitLine:
+    """A host's tables' turns to end an instant (`core.ports.EndingLine`): at most `room` ended instants wait for their
+    commits; a table that would be one more waits in line, first come first served, its instant open."""
+
+    def __init__(self, room: int = ENDED_AT_ONCE):
+        self.room, self.lock = room, threading.Lock()
+        self.waiting: dict[object, None] = {}  # tables in line, in the order they came
+        self.ended: set[object] = set()  # tables whose ended instant is not settled yet
+
+    def turn_to_end(self, table: object) -> bool:
+        "Whether `table` may end its instant now; if not, it keeps (or takes) its place in line."
+        with self.lock:
+            if table in self.ended:
+                return True
+            self.waiting.setdefault(table, None)
+            if table not in itertools.islice(self.waiting, max(0, self.room - len(self.ended))):
+                return False
+            del self.waiting[table]
+            self.ended.add(table)
+            return True
+
+    def settled(self, table: object):
+        "The table's ended instant is committed or rolled back, or it stopped: its place goes to the next in line."
+        with self.lock:
+            self.ended.discard(table)
+            self.waiting.pop(table, None)

@@ -19,7 +19,7 @@ import msgspec
 from hudi_kafka_nb.config.setting_values import ConfigError
 from hudi_kafka_nb.config.settings import consumer_settings, load_config
 from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, SinkConfig
-from hudi_kafka_nb.core.ports import CrashHook, no_crash
+from hudi_kafka_nb.core.ports import CrashHook, EndingLine, no_crash
 from hudi_kafka_nb.formats.json_schema import JSON_SCHEMA
 from hudi_kafka_nb.formats.protobuf import PROTOBUF
 from hudi_kafka_nb.formats.records import Decode
@@ -146,10 +146,12 @@ def open_coordinator(
     park_after_s: float = 0.0,
     clients: KafkaClients | None = None,
     turns: threading.Semaphore | None = None,
+    line: EndingLine | None = None,
 ) -> Coordinator:
     """A coordinator on the real broker and table: Kafka channel and broker view, Hudi's write client behind fencing;
     `metrics`: it reports there; `park_after_s`: a table host's, which starts a parked table again; `clients`: Kafka
-    clients it shares with other tables' roles; `turns`: its commits take turns with theirs (`run.table_host`)."""
+    clients it shares with other tables' roles; `turns`: its commits take turns with theirs, `line`: and its instants'
+    ends (`run.table_host`)."""
     coordinator_id = coordinator_id or f"coordinator-{socket.gethostname()}-{os.getpid()}"
     # credentials, topics, rights: refused before anything starts
     admin = preflight(config, "coordinator", clients.admin(config) if clients else None)
@@ -184,6 +186,7 @@ def open_coordinator(
         crash=crash,
         observe=observed,
         park_after_s=park_after_s,
+        line=line,
     )
 
 
