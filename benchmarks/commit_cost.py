@@ -99,10 +99,12 @@ WAYS = {
     "rows (merge-on-read: Spark's) and commits",
     "the sink": "the sink's: the Java client writes merge-on-read's small upserts too (hudikafkanb.MergeOnReadTable); "
     "the staged rows read in the JVM (hudikafkanb.StagedRecords); the metadata table's services and cleaning when due, "
-    "record sizes from the latest commit",
+    "record sizes from the latest commit, small bloom filters to start with, no table built for a single writer's "
+    "conflict check",
 }
-# what the sink sets that Hudi's defaults do not (table.hudi_options), left out of "Hudi's Java client"
-SINK_CADENCE = ("hoodie.clean.max.commits", "hoodie.record.size.estimation.threshold")
+# what the sink sets for its small commits that Hudi's defaults do not (table.hudi_options), left out of "Hudi's Java
+# client"
+SINK_TUNING = ("hoodie.clean.max.commits", "hoodie.record.size.estimation.threshold", "hoodie.index.bloom.num_entries")
 
 # where a sample of the JVM's CPU goes: the first area one of whose names is in a frame of its stack
 AREAS = {
@@ -111,6 +113,10 @@ AREAS = {
     "a metadata table writer opened as a write begins": ("HoodieBackedTableMetadataWriter.create",),
     "cleaning, planned and run": ("BaseHoodieTableServiceClient.clean",),
     "archival": ("TimelineArchiver",),
+    # Hadoop's default settings parsed again from their XML for each Parquet reader Hudi opens (Parquet's builder makes
+    # a new Configuration before Hudi hands it the table's)
+    "Hadoop's settings parsed again for a Parquet reader": ("Configuration.loadResources",),
+    "a base file's bloom filter written": ("HoodieBloomFilterWriteSupport.finalizeMetadata",),
     "compaction, of the table or its metadata table": ("compact",),
     "the index: which file holds each key": ("tagLocation",),
     "the partitioner: record sizes from past commits": ("UpsertPartitioner.<init>", "UpsertPartitioner.assignInserts"),
@@ -182,7 +188,7 @@ class Driver:
             committer.commit_client = None
         elif way == "Hudi's Java client":
             options = {
-                k: v for k, v in coordinator_options(self.config, hudi.avro_schema).items() if k not in SINK_CADENCE
+                k: v for k, v in coordinator_options(self.config, hudi.avro_schema).items() if k not in SINK_TUNING
             }
             committer.client.close()
             committer.commit_client.close()

@@ -2,7 +2,9 @@ package hudikafkanb;
 
 import org.apache.hudi.client.HoodieJavaWriteClient;
 import org.apache.hudi.common.engine.HoodieEngineContext;
+import org.apache.hudi.common.model.HoodieCommitMetadata;
 import org.apache.hudi.common.model.HoodieTableType;
+import org.apache.hudi.common.model.WriteConcurrencyMode;
 import org.apache.hudi.common.model.WriteOperationType;
 import org.apache.hudi.common.table.HoodieTableMetaClient;
 import org.apache.hudi.common.util.Option;
@@ -11,7 +13,7 @@ import org.apache.hudi.table.HoodieJavaTable;
 import org.apache.hudi.table.HoodieTable;
 
 /**
- * Hudi's Java write client, with two differences.
+ * Hudi's Java write client, with three differences.
  *
  * A write into a table whose metadata table exists leaves that metadata table's services to
  * {@link #initTableWithMetadataServices}: Hudi's write clients open a writer of the metadata table as each write begins,
@@ -21,6 +23,10 @@ import org.apache.hudi.table.HoodieTable;
  * where there is no metadata table yet.
  *
  * A merge-on-read table is a {@link MergeOnReadTable}: an upsert leaves file slices with log files to their log files.
+ *
+ * A commit builds the table (its meta client, timeline and file system view) to check it against other writers' commits
+ * and to carry rolling metadata keys forward only when there are other writers or such keys ({@link #preCommit}): Hudi
+ * builds it at every commit, and a single writer's check then does nothing with it.
  */
 public class JavaWriteClient<T> extends HoodieJavaWriteClient<T> {
 
@@ -44,6 +50,14 @@ public class JavaWriteClient<T> extends HoodieJavaWriteClient<T> {
   protected void initMetadataTable(Option<String> instant, HoodieTableMetaClient metaClient) {
     if (metadataServices || !metaClient.getTableConfig().isMetadataTableAvailable()) {
       super.initMetadataTable(instant, metaClient);
+    }
+  }
+
+  @Override
+  protected void preCommit(HoodieCommitMetadata metadata) {
+    if (config.getWriteConcurrencyMode() != WriteConcurrencyMode.SINGLE_WRITER
+        || !config.getRollingMetadataKeys().isEmpty()) {
+      super.preCommit(metadata);
     }
   }
 
