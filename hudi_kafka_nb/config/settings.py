@@ -21,6 +21,7 @@ __all__ = [
     "CONNECT_NAMES",
     "REGISTRY_NAMES",
     "SCHEMA_CHANGE_BEHAVIORS",
+    "HOST_FETCH_MIN_BYTES",
     "unknown_setting_error",
     "load_config",
     "client_settings",
@@ -219,6 +220,13 @@ def client_settings(config: SinkConfig, **extra) -> dict:
         **{k: resolve_secret(k, v) for k, v in config.kafka.items()},
         **extra,
     }
+
+
+# A consumer of a table host reads the partitions of hundreds of tables, and librdkafka names every one of them in each
+# fetch (it has no incremental fetch sessions): answered at each record, a fetch per control event or per produced batch
+# made the broker read every table's partitions each time, most of its CPU with 100 tables open. The broker answers a
+# host's fetches when it holds this much for them, or after fetch.wait.max.ms.
+HOST_FETCH_MIN_BYTES = 1_048_576
 
 
 def consumer_settings(config: SinkConfig, group_id: str, **extra) -> dict:

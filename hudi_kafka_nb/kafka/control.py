@@ -16,7 +16,7 @@ import zlib
 import msgspec
 from confluent_kafka import OFFSET_END, Consumer, KafkaError, Producer, TopicPartition
 
-from hudi_kafka_nb.config.settings import client_settings, consumer_settings
+from hudi_kafka_nb.config.settings import HOST_FETCH_MIN_BYTES, client_settings, consumer_settings
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.messages import ControlEvent, Hello, decode_event, encode_event
 from hudi_kafka_nb.core.ports import ForeignEvents
@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "log",
     "CONTROL_FETCH_WAIT_MS",
+    "HOST_CONTROL_FETCH_WAIT_MS",
     "CONTROL_DELIVERY_S",
     "CONTROL_PRODUCERS",
     "ControlClients",
@@ -37,6 +38,8 @@ __all__ = [
 # %% ../../nbs/54_control.ipynb #5781c831
 # how long the broker holds a control consumer's fetch that finds no event: Kafka's default
 CONTROL_FETCH_WAIT_MS = 500
+# a table host's control consumer: events wait this long at most to be fetched together (`HOST_FETCH_MIN_BYTES`)
+HOST_CONTROL_FETCH_WAIT_MS = 100
 # how long a control event may wait for the broker's answer before its sender goes on without it
 CONTROL_DELIVERY_S = 15.0
 # producers of a table host's control clients: librdkafka sends one partition per produce request, and a broker answers
@@ -51,18 +54,21 @@ class ControlClients:
     its own event's answer, asleep, where hundreds of senders each polling the producer kept a process's threads busy
     taking turns at the interpreter (500 tables' heartbeats timed out that way)."""
 
-    def __init__(self, config: SinkConfig, poll_s: float = 0.5, producers: int = 1):
+    def __init__(self, config: SinkConfig, poll_s: float = 0.5, producers: int = 1, host: bool = False):
         # A control event is worth sending only while it is fresh: bound how long one may wait for delivery,
         # so that a broker restart cannot leave a role blocked behind an undeliverable event.
         settings = client_settings(
             config, **{"linger.ms": 0, "acks": "all", "message.timeout.ms": 10_000, "request.timeout.ms": 5_000}
         )
         self.producers = [Producer(settings) for _ in range(producers)]
-        # each partition is assigned once, so a long wait delays nothing: an event ends it at once
-        wait_ms = max(config.fetch_wait_max_ms, CONTROL_FETCH_WAIT_MS)
-        self.consumer = Consumer(
-            consumer_settings(config, f"{config.group_id}-control", **{"fetch.wait.max.ms": wait_ms})
+        # each partition is assigned once, so a long wait delays nothing: an event ends it at once; a table host's
+        # (`host`) gathers the events of its tables' control topics for up to HOST_CONTROL_FETCH_WAIT_MS a fetch
+        fetch = (
+            {"fetch.wait.max.ms": HOST_CONTROL_FETCH_WAIT_MS, "fetch.min.bytes": HOST_FETCH_MIN_BYTES}
+            if host
+            else {"fetch.wait.max.ms": max(config.fetch_wait_max_ms, CONTROL_FETCH_WAIT_MS)}
         )
+        self.consumer = Consumer(consumer_settings(config, f"{config.group_id}-control", **fetch))
         self.inboxes: dict[str, list[queue.SimpleQueue]] = {}  # control topic → its channels' inboxes
         self.lock = threading.Lock()
         self.stopping, self.closed = threading.Event(), False

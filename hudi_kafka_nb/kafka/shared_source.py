@@ -13,7 +13,7 @@ import time
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from hudi_kafka_nb.config.settings import consumer_settings
+from hudi_kafka_nb.config.settings import HOST_FETCH_MIN_BYTES, consumer_settings
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.kafka_records import RawRecord
 from hudi_kafka_nb.core.messages import PartitionStart
@@ -315,7 +315,10 @@ class DataClients:
     lag commits through an admin client."""
 
     def __init__(self, config: SinkConfig, client_id: str, admin: AdminClient, poll_s: float = DATA_POLL_S):
-        self.settings = consumer_settings(config, config.group_id, **{"client.id": client_id})
+        # the broker gathers what it holds for the host's tables for up to fetch_wait_max_ms a fetch
+        self.settings = consumer_settings(
+            config, config.group_id, **{"client.id": client_id, "fetch.min.bytes": HOST_FETCH_MIN_BYTES}
+        )
         self.admin, self.poll_s = admin, poll_s
         self.lane: DataLane | None = None  # started with the first assignment
         self.lock, self.closed = threading.Lock(), False

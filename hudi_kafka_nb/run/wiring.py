@@ -306,7 +306,7 @@ class KafkaClients:
         with self.lock:
             key = self._key(config)
             if key not in self.controls:
-                self.controls[key] = ControlClients(config, producers=CONTROL_PRODUCERS)
+                self.controls[key] = ControlClients(config, producers=CONTROL_PRODUCERS, host=True)
             return self.controls[key]
 
     def source(self, config: SinkConfig, reader: str) -> SharedSource:
