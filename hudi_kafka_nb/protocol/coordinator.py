@@ -300,6 +300,8 @@ class Coordinator(InstantEnding):
             "live_participants": self.roster.live(),
             "quarantined_participants": self.roster.health.quarantined(),
             "participants_waiting": self.roster.waiting_now(),
+            # its interval is over, and its instant stays open until the host has room for its commit (`line`)
+            "waiting_to_end": self.in_line,
             "partitions": partition_status(self.broker, self.opener.partitions, self.committed),
             "updated_at": time.time(),
             **self.counts,
