@@ -49,18 +49,19 @@ CONTROL_PRODUCERS = 8
 
 class ControlClients:
     """The producers and the consumer behind control channels: shared by every channel a process opens with them (a
-    table host's hundreds of tables), each topic's events sent by one of `producers`, the consumer's events handed to
+    table host's hundreds of tables), each topic's events sent by one of its producers, the consumer's events handed to
     each channel of their topic by a thread. A thread of each producer serves its delivery reports: a sender waits on
     its own event's answer, asleep, where hundreds of senders each polling the producer kept a process's threads busy
-    taking turns at the interpreter (500 tables' heartbeats timed out that way)."""
+    taking turns at the interpreter (500 tables' heartbeats timed out that way). A table host's (`host`) has
+    `CONTROL_PRODUCERS` producers and fetches its tables' events together; a sink of one table's, one producer."""
 
-    def __init__(self, config: SinkConfig, poll_s: float = 0.5, producers: int = 1, host: bool = False):
+    def __init__(self, config: SinkConfig, poll_s: float = 0.5, host: bool = False):
         # A control event is worth sending only while it is fresh: bound how long one may wait for delivery,
         # so that a broker restart cannot leave a role blocked behind an undeliverable event.
         settings = client_settings(
             config, **{"linger.ms": 0, "acks": "all", "message.timeout.ms": 10_000, "request.timeout.ms": 5_000}
         )
-        self.producers = [Producer(settings) for _ in range(producers)]
+        self.producers = [Producer(settings) for _ in range(CONTROL_PRODUCERS if host else 1)]
         # each partition is assigned once, so a long wait delays nothing: an event ends it at once; a table host's
         # (`host`) gathers the events of its tables' control topics for up to HOST_CONTROL_FETCH_WAIT_MS a fetch
         fetch = (

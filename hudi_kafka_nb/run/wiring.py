@@ -33,7 +33,7 @@ from hudi_kafka_nb.formats.schema_registry import (
     value_subject,
 )
 from hudi_kafka_nb.kafka.broker_view import BrokerView
-from hudi_kafka_nb.kafka.control import CONTROL_PRODUCERS, ControlChannel, ControlClients
+from hudi_kafka_nb.kafka.control import ControlChannel, ControlClients
 from hudi_kafka_nb.kafka.dead_letters import DeadLetterQueue
 from hudi_kafka_nb.kafka.preflight import SinkAdmin, admin_client, matching_topics, preflight
 from hudi_kafka_nb.kafka.shared_source import DataClients, SharedSource
@@ -306,7 +306,7 @@ class KafkaClients:
         with self.lock:
             key = self._key(config)
             if key not in self.controls:
-                self.controls[key] = ControlClients(config, producers=CONTROL_PRODUCERS, host=True)
+                self.controls[key] = ControlClients(config, host=True)
             return self.controls[key]
 
     def source(self, config: SinkConfig, reader: str) -> SharedSource:
