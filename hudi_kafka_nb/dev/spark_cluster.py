@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -108,13 +109,20 @@ class LocalSparkCluster:
         if wait:
             self.wait_for_workers(sum(w is not None and w.poll() is None for w in self.workers), timeout_s)
 
+    def bound_ui_port(self) -> int:
+        """The port the master's status page is on: Spark moves to the next port when the one asked for is taken (by
+        another test's process since it was picked), and says so in its log."""
+        log_text = (self.workdir / "master.log").read_text(errors="replace") if self.master else ""
+        found = re.findall(r"Successfully started service 'MasterUI' on port (\d+)", log_text)
+        return int(found[-1]) if found else self.ui_port
+
     def alive_workers(self) -> int:
         "How many workers the master counts as alive (its JSON status page)."
         import json
         import urllib.request
 
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as answer:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.bound_ui_port()}/json/", timeout=2) as answer:
                 return int(json.load(answer).get("aliveworkers", 0))
         except (OSError, ValueError):
             return 0
