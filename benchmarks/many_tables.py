@@ -55,8 +55,10 @@ from hudi_kafka_nb.dev.demo_data import DEMO_VALUE_SCHEMA
 from hudi_kafka_nb.dev.producers import produce_orders
 from hudi_kafka_nb.dev.roles import RoleProcess, participant_params
 from hudi_kafka_nb.dev.source_table import CDC_SETTINGS, SourceTable, compare_mirror, mirror_ok
+from hudi_kafka_nb.formats.changes import decode_changes
 from hudi_kafka_nb.formats.records import decode_batch
 from hudi_kafka_nb.formats.routing import route_before_decoding, routed_decoder, split_by_route
+from hudi_kafka_nb.protocol.participant_state import ParticipantInstant, Progress
 from hudi_kafka_nb.table.timeline import commit_log, has_committed, timeline_instants
 
 COMMON = {
@@ -586,6 +588,34 @@ def routed_decoding(tables: int, records: int, rounds: int = 5) -> list[str]:
     ]
 
 
+def batch_cost(sizes: tuple[int, ...] = (1, 20, 200), rounds: int = 2_000) -> list[str]:
+    """A participant's CPU for one read's batch of change events, decoded into rows and counted against its partition:
+    what each table's reads cost, whatever their size (a quiet table of a hundred reads a few records at a time)."""
+    config = load_config(
+        {k: v for k, v in CDC_SETTINGS.items() if k != "hudi_options"},
+        bootstrap_servers="127.0.0.1:1",
+        topics="db.public.customers",
+        table_path="/unused",
+        table_name="customers",
+    )
+    events = [value for _, value in SourceTable().snapshot(max(sizes)) if value]
+    lines = ["a participant's CPU for one read's batch of change events (decoded, counted), medians of 5 rounds:"]
+    for size in sizes:
+        batch = [RawRecord("db.public.customers", 0, i, 0, None, v) for i, v in enumerate(events[:size])]
+        progress = {("db.public.customers", 0): Progress("db.public.customers", 0, 0, 0)}
+        instant = ParticipantInstant(1, "001", progress, {}, False)
+        times = []
+        for _ in range(5):
+            started = time.process_time()
+            for _ in range(max(1, rounds // size)):
+                decoded = decode_changes(batch, config)
+                instant.count(decoded.rows, decoded.dead, config.event_time_field)
+            times.append((time.process_time() - started) / max(1, rounds // size))
+        cost = statistics.median(times)
+        lines.append(f"  {size:4d} records  {cost * 1e6:7.0f} µs  ({cost / size * 1e6:.1f} µs a record)")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=20_000, help="order events per table")
@@ -598,6 +628,7 @@ def main():
     parser.add_argument("--minutes", type=float, default=10, help="--stream: how long the changes stream")
     parser.add_argument("--wake", type=int, default=0, help="--stream: parked quiet tables then changed, one by one")
     parser.add_argument("--routed", type=int, default=0, help="tables routed by a field: their decoding alone (above)")
+    parser.add_argument("--batch-cost", action="store_true", help="a participant's CPU for one read's batch alone")
     parser.add_argument(
         "--set",
         action="append",
@@ -608,6 +639,9 @@ def main():
     args = parser.parse_args()
     if args.routed:
         print("\n".join(routed_decoding(args.routed, args.records)), flush=True)
+        return
+    if args.batch_cost:
+        print("\n".join(batch_cost()), flush=True)
         return
     root = Path(tempfile.mkdtemp(prefix="bench-tables-"))
     args.tables = args.tables or ("100" if args.stream else "1,5,20")

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 from pathlib import Path
@@ -130,6 +131,7 @@ def _read_type(tokens: _Tokens) -> pa.DataType:
     return pa.type_for_alias(name)
 
 
+@functools.lru_cache(maxsize=1024)  # read for every batch a participant decodes: a few types, read once each
 def arrow_type(text: str) -> pa.DataType:
     """The Arrow type a `value_schema` type names: an alias (`int64`, `timestamp[ms]`) or any type as Arrow writes it
     (`str(type)`)."""
