@@ -34,6 +34,10 @@ import org.apache.hadoop.io.nativeio.NativeIO;
  * It also reads through a buffer of at most 64 KiB. Hudi opens each HFile of its metadata table with the file system's
  * block size as the buffer (32 MiB locally), dozens in a commit, for files of a few KiB: each open a fresh array the
  * size of a block for the garbage collector. The page cache buffers a local disk; large reads bypass the buffer anyway.
+ * And Hudi's log reader wraps a stream over a bare {@code FSInputStream} in a buffer of its own (HadoopFSUtils, 16 MiB
+ * for its metadata table's reader, which does not take the table's {@code hoodie.memory.dfs.buffer.max.size}): each a
+ * humongous array that starts a collection, every few seconds in a coordinator of a hundred tables. A stream this file
+ * system opens is wrapped once more, so that Hudi reads it through the buffers above ({@link #open}).
  *
  * And it lists a folder with one `stat` an entry. Hadoop's listing builds five paths an entry (each a URI parsed) and
  * stats it four times, then runs `ls -ld` in a process of its own when a caller asks an entry's owner or permission;
@@ -48,6 +52,12 @@ public class LocalFileSystemWithoutShell extends LocalFileSystem {
 
   public LocalFileSystemWithoutShell() {
     super(new Raw());
+  }
+
+  /** Hadoop's stream, checksums verified, in a stream that is no {@code FSInputStream} (see above). */
+  @Override
+  public FSDataInputStream open(Path path, int bufferSize) throws IOException {
+    return new FSDataInputStream(super.open(path, bufferSize));
   }
 
   /** The raw local file system under the checksums: `setPermission` in process, read buffers of at most 64 KiB. */
