@@ -13,7 +13,8 @@ merge-on-read alternating, upserts by key), changed at `--rate` changes a second
 changes on the `--hot` first tables and the rest spread over the others, through one sink of a coordinator and two
 participants. For every table it prints the produce → commit latency (from a change's Kafka timestamp to the completion
 of the first commit that holds its offset) at p50 and p99, hot and quiet tables apart, against the targets (p50 under
-15 s, p99 under 60 s for every table); the commits made and what each cost the coordinator; whether each table ended
+15 s, p99 under 60 s for every table; p50 under 30 s where every table changes equally, `--hot` all of them with
+`--hot-share 1`); the commits made and what each cost the coordinator; whether each table ended
 equal to its source; where the coordinator's cycles went (from its protocol log); the CPU of the roles and the broker
 while every table sits idle (committed, nothing produced) and while the changes stream; and peak memory. With
 `--set park_idle_table_s=S` it measures the idle sink's CPU and memory again once every table has parked, as ratios of
@@ -539,10 +540,12 @@ def stream_report(r: dict) -> list[str]:
             )
     changed = [t for t in tables.values() if t["changes"]]
     worst_p50, worst_p99 = max(t["p50"] for t in changed), max(t["p99"] for t in changed)
-    met = worst_p50 < 15 and worst_p99 < 60
+    if len(hot) == len(tables):  # every table changing equally: each change waits up to a round of all the commits
+        met, target = worst_p50 < 30, "every table p50 under 30 s, all changing equally"
+    else:
+        met, target = worst_p50 < 15 and worst_p99 < 60, "every table p50 under 15 s, p99 under 60 s"
     lines.append(
-        f"  targets (every table p50 under 15 s, p99 under 60 s): {'met' if met else 'NOT met'}: worst p50 "
-        f"{worst_p50:.1f} s, worst p99 {worst_p99:.1f} s"
+        f"  targets ({target}): {'met' if met else 'NOT met'}: worst p50 {worst_p50:.1f} s, worst p99 {worst_p99:.1f} s"
     )
     unequal = [n for n, t in tables.items() if not t["equal"]]
     lines.append(f"  content: {'every table equal to its source' if not unequal else f'NOT equal: {unequal}'}")
