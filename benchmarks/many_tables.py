@@ -607,13 +607,13 @@ def batch_cost(sizes: tuple[int, ...] = (1, 20, 200), rounds: int = 2_000) -> li
         batch = [RawRecord("db.public.customers", 0, i, 0, None, v) for i, v in enumerate(events[:size])]
         progress = {("db.public.customers", 0): Progress("db.public.customers", 0, 0, 0)}
         instant = ParticipantInstant(1, "001", progress, {}, False)
-        times = []
+        repeats, times = max(1, rounds // size), []
         for _ in range(5):
             started = time.process_time()
-            for _ in range(max(1, rounds // size)):
+            for _ in range(repeats):
                 decoded = decode_changes(batch, config)
                 instant.count(decoded.rows, decoded.dead, config.event_time_field)
-            times.append((time.process_time() - started) / max(1, rounds // size))
+            times.append((time.process_time() - started) / repeats)
         cost = statistics.median(times)
         lines.append(f"  {size:4d} records  {cost * 1e6:7.0f} µs  ({cost / size * 1e6:.1f} µs a record)")
     return lines
