@@ -15,7 +15,7 @@ from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.formats.records import in_table_order
 from hudi_kafka_nb.formats.transform import table_schema
 from hudi_kafka_nb.table.hudi_options import key_generator_class
-from hudi_kafka_nb.table.spark import hudi_version
+from hudi_kafka_nb.table.spark import hudi_version, metadata_payload_first
 from hudi_kafka_nb.table.storage import TableStorage, hadoop_options, storage_of
 from hudi_kafka_nb.table.table_identity import check_table, check_table_folder, create_table_once
 from hudi_kafka_nb.table.timeline import InstantFile, latest_schema_columns, timeline_files
@@ -78,6 +78,7 @@ class HudiJava:
         self.jvm, self.jsc = JavaNames(spark._jvm), spark.sparkContext._jsc
         self.H = self.jvm.org.apache.hudi
         self.version = hudi_version(spark)
+        metadata_payload_first(spark)  # a session handed in (table.spark)
         # the table's store settings, also on a session that existed before (Databricks, a notebook's own Spark)
         hadoop = self.jsc.hadoopConfiguration()
         for key, value in hadoop_options(config.table_path, self.storage.options).items():

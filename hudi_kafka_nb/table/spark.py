@@ -36,6 +36,7 @@ __all__ = [
     "class_data_archive",
     "spark_java_options",
     "spark_session",
+    "metadata_payload_first",
     "hudi_version",
     "arrow_frame",
 ]
@@ -287,7 +288,15 @@ def spark_session(
     with modified_env(SPARK_LOCAL_DIRS=os.environ.get("SPARK_LOCAL_DIRS") or str(scratch_dir())):
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    metadata_payload_first(session)
     return session
+
+
+def metadata_payload_first(spark):
+    """Initialize Hudi's metadata payload class in `spark`'s JVM, before any reader of the metadata table can intern
+    that table's schema (see "Hudi's metadata payload, first", below)."""
+    loader = spark._jvm.org.apache.hudi.client.WriteStatus._java_lang_class.getClassLoader()
+    spark._jvm.java.lang.Class.forName("org.apache.hudi.metadata.HoodieMetadataPayload", True, loader)
 
 
 def hudi_version(spark) -> str:
