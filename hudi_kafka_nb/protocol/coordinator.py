@@ -80,7 +80,8 @@ class Coordinator(InstantEnding):
         self.roster = Roster(config.participant_timeout_s, config.participant_quarantine_s, clock)
         self.open: OpenInstant | None = None  # the instant in the making, as one value (protocol.commit_state)
         self.last_committed: OpenInstant | None = None  # the instant before it, if this coordinator committed it
-        self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0}  # write_failures: in a row
+        # write_failures: in a row; conflicts: commits refused because the table moved on (another writer)
+        self.counts = {"commits": 0, "aborts": 0, "empty": 0, "write_failures": 0, "conflicts": 0}
         self.late_in_a_row = 0  # instants rolled back on a write timeout since the last commit
         self.failure: str | None = None  # why the coordinator stopped itself, if it did
         self.idle = IdleReports(self.id, clock)  # an instant held open says so once a minute

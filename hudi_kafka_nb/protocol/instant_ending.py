@@ -174,6 +174,7 @@ class InstantEnding:
     def on_conflict(self, error: CommitConflict, following: OpenInstant | None = None):
         """The table moved on under the instant: roll it back (and the one `following` it) and resume from the table's
         offsets."""
+        self.counts["conflicts"] += 1
         log.warning("coordinator %s: %s; resuming from the table's offsets", self.id, error)
         self.abort(f"commit conflict: {error}", cause="commit_conflict", following=following)
         self.last_committed_instant, self.committed, fields, self.last_progress = resume_point(

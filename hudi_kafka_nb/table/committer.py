@@ -323,8 +323,9 @@ class HudiCommitter:
     def adopt(self, instant: str):
         """Make a pending instant another client started committable by this one (rolling forward a dead coordinator's
         decision)."""
-        # its own heartbeat stopped with its process
-        if self.hudi.config.multi_writer:
+        # its own heartbeat stopped with its process; a commit checks it whenever failed writes are cleaned lazily
+        # (several writers: the table-services role, or a user's OCC settings in hudi_options), else "last heartbeat 0"
+        if self.client.getConfig().getFailedWritesCleanPolicy().isLazy():
             self.client.getHeartbeatClient().start(instant)
         self._pre_write(instant, self.hudi.meta_client())
 

@@ -24,6 +24,7 @@ from hudi_kafka_nb.table.fencing import (
     claim_epoch,
     claim_slot,
     prune,
+    revoke,
     walk,
 )
 from hudi_kafka_nb.table.leftovers import sweep_aborted_writes, sweep_rolled_back_files, writing_by_key
@@ -34,10 +35,15 @@ from hudi_kafka_nb.table.timeline import completed_commits, timeline_sizes
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ["log", "FencedTable"]
+__all__ = ["log", "is_write_conflict", "FencedTable"]
 
 
 # %% ../../nbs/43_fenced_table.ipynb #622a699b
+def is_write_conflict(error: BaseException) -> bool:
+    "Whether Hudi refused a commit for a conflict with another writer's (its optimistic concurrency control)."
+    return "HoodieWriteConflictException" in str(error)
+
+
 class FencedTable:
     "The coordinator's table: Hudi's write client behind epochs and the one-successor chain."
 
@@ -105,7 +111,13 @@ class FencedTable:
         while True:
             slot = self._slot()
             if slot.decided is not None:
-                self._roll_forward(slot.decided)
+                try:
+                    self._roll_forward(slot.decided)
+                except Exception as e:
+                    # Hudi refuses it now (another writer's commit conflicts with it, say): rolled back below with
+                    # what else is pending, and its records written again from the latest commit's offsets
+                    log.warning("could not roll forward decided commit %s: %s", slot.decided.instant, error_summary(e))
+                    self._revoke(slot, coordinator_id, f"rolling it forward failed: {error_summary(e)}")
                 continue
             if slot.owner_epoch > self.epoch:
                 raise Fenced(f"epoch {slot.owner_epoch} took over after ours ({self.epoch})")
@@ -158,6 +170,13 @@ class FencedTable:
             if attempt:
                 self.committer.delete_instant_files(instant)
             return
+
+    def _revoke(self, slot: Slot, coordinator_id: str, reason: str):
+        """Revoke the decision in `slot`, whose instant Hudi did not complete (`table.fencing`, "A decision revoked");
+        then `Fenced` if a newer epoch exists, which decides what becomes of the instant."""
+        if not revoke(self.path, slot, self.epoch, coordinator_id, reason):
+            log.info("the decision of %s was revoked already", slot.decided.instant if slot.decided else None)
+        check_epoch(self.path, self.epoch)
 
     def _roll_forward(self, decision: Decision):
         """Complete a decided commit whose coordinator died before Hudi completed it, with the fields it was decided
@@ -243,12 +262,19 @@ class FencedTable:
         if not claim_slot(self.path, slot, decision):
             raise CommitConflict(f"another coordinator decided the successor of {latest or 'the start'} first")
         before_hudi()  # a hook for crash-injection tests: decided, not yet completed by Hudi
-        if not self.committer.commit(instant, write_statuses, extra):
-            # decided: the instant must complete. Hudi said no without saying why; the role stops, and its next start
-            # rolls the decision forward (take_over), as after a crash at this point
-            raise RuntimeError(
-                f"Hudi's commit of the decided instant {instant} returned false; the next start completes it"
-            )
+        try:
+            completed = self.committer.commit(instant, write_statuses, extra)
+            refused = None if completed else f"Hudi's commit of instant {instant} returned false"
+        except Exception as e:
+            refused = error_summary(e)
+            if is_write_conflict(e):
+                # Hudi's conflict check runs inside its commit, after our decision (`table.fencing`)
+                self._revoke(Slot(slot.name, slot.owner_epoch, decision), coordinator_id, refused)
+                raise CommitConflict(f"another writer changed files instant {instant} wrote: {refused}") from e
+        if refused is not None:
+            # the instant is not complete, and the decision must not stand for it: revoked, the caller rolls it back
+            self._revoke(Slot(slot.name, slot.owner_epoch, decision), coordinator_id, refused)
+            raise WriteFailed(f"Hudi could not commit instant {instant}: {refused}")
         if latest:
             prune(self.path, keep_after=latest)
 

@@ -20,6 +20,7 @@ __all__ = [
     "GENESIS",
     "FIRST_VALUE_SCHEMA_KEY",
     "FIRST_OFFSETS_KEY",
+    "REVOKED",
     "latest_epoch",
     "claim_epoch",
     "check_epoch",
@@ -27,6 +28,7 @@ __all__ = [
     "Slot",
     "walk",
     "claim_slot",
+    "revoke",
     "prune",
 ]
 
@@ -69,9 +71,9 @@ def check_epoch(table_path: Table, epoch: int):
 
 # %% ../../nbs/41_fencing.ipynb #b3aa7f53
 class Decision(msgspec.Struct, kw_only=True):
-    "The content of a chain slot: a takeover by `epoch`, or the decided successor commit."
+    "The content of a chain slot: a takeover by `epoch`, the decided successor commit, or a decision revoked."
 
-    kind: str  # "takeover" or "commit"
+    kind: str  # "takeover", "commit" or "revoked"
     epoch: int
     coordinator_id: str
     instant: str | None = None
@@ -79,6 +81,7 @@ class Decision(msgspec.Struct, kw_only=True):
     write_statuses: list[str] = []  # base64 of Hudi's Kryo-serialized write statuses
     # the fields the instant was written with (its checkpoint's are the next instants', widened by what it met)
     value_schema: dict[str, str] = {}
+    reason: str = ""  # why a decision was revoked
 
     def statuses(self) -> list[bytes]:
         return [base64.b64decode(s) for s in self.write_statuses]
@@ -97,13 +100,20 @@ def _read(table_path, slot_name: str) -> Decision | None:
     return msgspec.json.decode(data, type=Decision) if data is not None else None
 
 
+# beside a decided slot: its decision was revoked (`revoke`), and the chain goes on in the slot named `<slot>-`
+REVOKED = "-revoked"
+
+
 def walk(table_path: Table, latest_commit: str | None, committed_by_epoch: int) -> Slot:
-    "The slot after `latest_commit` (committed by `committed_by_epoch`), following takeovers."
+    "The slot after `latest_commit` (committed by `committed_by_epoch`), following takeovers and revoked decisions."
     base = latest_commit or GENESIS
     name, owner = base, committed_by_epoch
     while (decision := _read(table_path, name)) is not None:
         if decision.kind == "commit":
-            return Slot(name, owner, decision)
+            if (revoked := _read(table_path, name + REVOKED)) is None:
+                return Slot(name, owner, decision)
+            name, owner = f"{name}-", revoked.epoch
+            continue
         name, owner = f"{base}~{decision.epoch}", decision.epoch
     return Slot(name, owner)
 
@@ -113,13 +123,24 @@ def claim_slot(table_path: Table, slot: Slot, decision: Decision) -> bool:
     return table_storage(table_path).create(aux_key("chain", slot.name), msgspec.json.encode(decision))
 
 
+def revoke(table_path: Table, slot: Slot, epoch: int, coordinator_id: str, reason: str) -> bool:
+    """Revoke the decision of the decided `slot`, whose instant Hudi did not complete, for epoch `epoch`; False if
+    another coordinator revoked it first. The revoker checks its epoch only after this (`check_epoch`), and rolls the
+    instant back only if none is newer (see below)."""
+    assert slot.decided is not None, "only a decided slot is revoked"
+    revocation = Decision(
+        kind="revoked", epoch=epoch, coordinator_id=coordinator_id, instant=slot.decided.instant, reason=reason
+    )
+    return table_storage(table_path).create(aux_key("chain", slot.name + REVOKED), msgspec.json.encode(revocation))
+
+
 # %% ../../nbs/41_fencing.ipynb #319608ab
 def prune(table_path: Table, keep_after: str, keep_epochs: int = 16) -> int:
     "Delete chain slots of commits older than `keep_after` and all but the newest epoch files; how many were deleted."
     deleted, storage = 0, table_storage(table_path)
     for key in storage.list(aux_key("chain")):
         name = key.rsplit("/", 1)[-1]
-        base = name.split("~")[0]
+        base = name.split("~")[0].split("-")[0]
         if not name.startswith(".") and base != GENESIS and base < keep_after:
             storage.delete(key)
             deleted += 1
