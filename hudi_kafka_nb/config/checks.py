@@ -13,7 +13,15 @@ from hudi_kafka_nb.config.setting_values import SECRET_REFERENCE, arrow_type, is
 from hudi_kafka_nb.config.sink import SinkConfig
 
 # %% auto #0
-__all__ = ["PROTOCOL_OWNED_KEYS", "WRITE_OPERATIONS", "TABLE_TYPES", "ARROW_TYPES", "check_values"]
+__all__ = [
+    "PROTOCOL_OWNED_KEYS",
+    "WRITE_OPERATIONS",
+    "TABLE_TYPES",
+    "ARROW_TYPES",
+    "CONCURRENCY_MODES",
+    "FAILED_WRITES_KEYS",
+    "check_values",
+]
 
 # %% ../../nbs/04_checks.ipynb #c8091740
 # Hudi settings every process of a sink must agree on, or that the protocol depends on: set by the sink, never by
@@ -307,6 +315,46 @@ def _check_storage(config: SinkConfig):
         )
 
 
+CONCURRENCY_MODES = ("SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL")
+# Hudi's name for the failed-writes policy, and its older one
+FAILED_WRITES_KEYS = ("hoodie.clean.failed.writes.policy", "hoodie.cleaner.policy.failed.writes")
+
+
+def _check_sharing(config: SinkConfig):
+    """A table shared with other writers (docs/shared-tables.md): Hudi's concurrency mode, one lock every writer takes,
+    failed writes cleaned lazily, and what non-blocking control needs."""
+    mode = config.concurrency_mode
+    need(
+        mode in CONCURRENCY_MODES,
+        "hudi_options",
+        f"sets hoodie.write.concurrency.mode={mode!r}; Hudi's modes are {', '.join(CONCURRENCY_MODES)}",
+    )
+    need(
+        not config.shared_table or config.multi_writer or "hoodie.write.lock.provider" in config.hudi_options,
+        "hudi_options",
+        f"sets hoodie.write.concurrency.mode={mode} without hoodie.write.lock.provider: every writer of a shared "
+        "table takes one lock, so name the one your other writers take (e.g. "
+        "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider for a table on a local or HDFS path)",
+    )
+    for key in FAILED_WRITES_KEYS:
+        policy = config.hudi_options.get(key, "LAZY").upper()
+        need(
+            not config.shared_table or policy == "LAZY",
+            "hudi_options",
+            f"sets {key}={policy} on a table shared under {mode}: with it, one writer's next write rolls back "
+            f"what another is still writing; give {key}=LAZY (failed writes are rolled back once their heartbeat "
+            "expires)",
+        )
+    need(
+        mode != "NON_BLOCKING_CONCURRENCY_CONTROL" or (config.table_type == "MERGE_ON_READ" and config.bucket_index),
+        "hudi_options",
+        "sets hoodie.write.concurrency.mode=NON_BLOCKING_CONCURRENCY_CONTROL, which Hudi runs only on a merge-on-read "
+        f"table with the simple bucket index; this one is {config.table_type} with hoodie.index.type="
+        f"{config.hudi_options.get('hoodie.index.type', 'SIMPLE')} (give table_type='MERGE_ON_READ' and "
+        "hoodie.index.type=BUCKET)",
+    )
+
+
 def _check_catalog(config: SinkConfig):
     """The catalog sync: a metastore to go to. Without one, Hive's client would start a metastore of its own inside the
     coordinator, on a database in its working folder, that no reader sees; Databricks' clusters configure theirs."""
@@ -340,6 +388,7 @@ def check_values(config: SinkConfig) -> SinkConfig:
         _check_timing,
         _check_secrets,
         _check_storage,
+        _check_sharing,
         _check_catalog,
     ):
         check(config)

@@ -233,15 +233,34 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     @property
     def multi_writer(self) -> bool:
-        """Whether two processes write the timeline (coordinator and table-services job): Hudi's optimistic concurrency
-        control with a lock."""
+        """Whether two processes of the sink write the timeline (coordinator and table-services job): Hudi's optimistic
+        concurrency control with a lock."""
         return self.table_services == "separate"
+
+    @property
+    def concurrency_mode(self) -> str:
+        """Hudi's `hoodie.write.concurrency.mode` for every writer of the table: what `hudi_options` say, else
+        optimistic with a table-services job beside the coordinator, else a single writer."""
+        given = self.hudi_options.get("hoodie.write.concurrency.mode", "").upper()
+        return given or ("OPTIMISTIC_CONCURRENCY_CONTROL" if self.multi_writer else "SINGLE_WRITER")
+
+    @property
+    def shared_table(self) -> bool:
+        """Whether other writers may change the table between the sink's instants: its own table-services job, or a
+        user's (a DELETE, a backfill, another pipeline) under Hudi's concurrency control (docs/shared-tables.md)."""
+        return self.concurrency_mode != "SINGLE_WRITER"
+
+    @property
+    def others_write(self) -> bool:
+        """Whether writers besides the sink's own roles change the table: `hudi_options` name a concurrency mode for
+        them. Their pending instants are not the sink's to roll back (`table.fenced_table`)."""
+        return self.hudi_options.get("hoodie.write.concurrency.mode", "SINGLE_WRITER").upper() != "SINGLE_WRITER"
 
     @property
     def overlaps_instants(self) -> bool:
         """Whether the next instant opens while the last one commits: participants write the files, and the coordinator
         is the table's one writer (`protocol.coordinator`)."""
-        return self.write_mode.participants_write and not self.multi_writer
+        return self.write_mode.participants_write and not self.shared_table
 
     @property
     def group_id(self) -> str:

@@ -167,7 +167,9 @@ def open_coordinator(
     observed = metrics.role("coordinator", config.table_name, coordinator_id) if metrics else None
     hudi = HudiJava(spark, config, storage)
     # the table in its catalog, if asked for: kept in step after each commit, outside it (table.meta_sync)
-    fenced = FencedTable(storage, HudiCommitter(hudi, open_meta_sync(hudi, observe=observed)))
+    fenced = FencedTable(
+        storage, HudiCommitter(hudi, open_meta_sync(hudi, observe=observed)), shared=config.others_write
+    )
     table = TakingTurns(fenced, turns) if turns is not None else fenced
     write_status = status_writer(storage, COORDINATOR_STATUS_KEY)
 

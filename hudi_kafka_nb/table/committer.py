@@ -104,10 +104,11 @@ class HudiCommitter:
         instant is about to be committed, which stays pending (see "The next instant opens before this one commits")."""
         if committing is not None:
             return self._start_overlapping(committing)
-        if self.hudi.config.multi_writer:
-            # the table-services job changes the table between our instants (compactions, cleans, the metadata table's
-            # own compaction), and a long-lived client keeps reading the views it built before: an upsert's index lookup
-            # then misses keys and inserts them a second time. A client per instant sees the table as it is.
+        if self.hudi.config.shared_table:
+            # other writers change the table between our instants (the table-services job's compactions and cleans, a
+            # user's deletes, the metadata table's own compaction), and a long-lived client keeps reading the views it
+            # built before: an upsert's index lookup then misses keys and inserts them a second time. A client per
+            # instant sees the table as it is.
             self._renew_clients()
         instant = self.client.startCommit()
         # staged files of earlier instants are garbage now: those instants were committed or rolled back (a participant
@@ -283,7 +284,7 @@ class HudiCommitter:
         # heartbeat
         heartbeat = (
             None
-            if self.hudi.config.multi_writer or not self.hudi.completed_after(instant)
+            if self.hudi.config.shared_table or not self.hudi.completed_after(instant)
             else self.client.getHeartbeatClient()
         )
         if heartbeat is not None:

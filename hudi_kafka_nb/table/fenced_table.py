@@ -47,8 +47,10 @@ def is_write_conflict(error: BaseException) -> bool:
 class FencedTable:
     "The coordinator's table: Hudi's write client behind epochs and the one-successor chain."
 
-    def __init__(self, table_path: Table, committer, read_commits=None):
+    def __init__(self, table_path: Table, committer, read_commits=None, shared: bool = False):
         self.path, self.committer = table_path, committer  # the table's store (or its location: a local folder)
+        # other writers change the table too (`SinkConfig.shared_table`): their pending instants are theirs
+        self.shared = shared
         # the completed commits' metadata read so far: a commit reads only that of instants completed since
         self.known_commits: dict[str, dict] = {}
         self.read_commits = read_commits or (lambda path: completed_commits(path, self.known_commits))
@@ -126,10 +128,11 @@ class FencedTable:
             ):
                 break
         # what older epochs left pending will never commit (the chain is closed to them): roll it back now, as Hudi's
-        # eager policy would at the next start, and as its lazy policy (with a table-services job) would only once a
-        # heartbeat expires. Newest first: Hudi refuses to roll back an instant that a later one, pending too, follows
-        # (a dead coordinator leaves two when it had opened the next instant before committing the last)
-        for instant in sorted(self.committer.pending_instants(), reverse=True):
+        # eager policy would at the next start. Newest first: Hudi refuses to roll back an instant that a later one,
+        # pending too, follows (a dead coordinator leaves two when it had opened the next instant before committing the
+        # last). On a shared table a pending instant may be another writer's, alive: there Hudi's lazy policy rolls
+        # back each abandoned one, ours too, once its heartbeat expires (docs/shared-tables.md)
+        for instant in [] if self.shared else sorted(self.committer.pending_instants(), reverse=True):
             self._roll_back(instant)
         # marks of writes by key that died with their coordinator
         table_storage(self.path).delete_all(aux_key("writing"))

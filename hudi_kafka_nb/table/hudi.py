@@ -11,13 +11,14 @@ import msgspec
 import pyarrow as pa
 from py4j.java_gateway import JavaClass, JavaPackage
 
+from hudi_kafka_nb.config.setting_values import ConfigError
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.formats.records import in_table_order
 from hudi_kafka_nb.formats.transform import table_schema
-from hudi_kafka_nb.table.hudi_options import key_generator_class
+from hudi_kafka_nb.table.hudi_options import indexes_kept, key_generator_class
 from hudi_kafka_nb.table.spark import hudi_version, metadata_payload_first
 from hudi_kafka_nb.table.storage import TableStorage, hadoop_options, storage_of
-from hudi_kafka_nb.table.table_identity import check_table, check_table_folder, create_table_once
+from hudi_kafka_nb.table.table_identity import check_table, check_table_folder, create_table_once, table_properties
 from hudi_kafka_nb.table.timeline import InstantFile, latest_schema_columns, timeline_files
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,23 @@ class HudiJava:
         for key, value in hadoop_options(config.table_path, self.storage.options).items():
             hadoop.set(key, value)
         self.storage_conf = self.H.hadoop.fs.HadoopFSUtils.getStorageConf(self.jsc.hadoopConfiguration())
+        self._check_lock_provider()
         self._derive(config)
+
+    def _check_lock_provider(self):
+        "A lock provider `hudi_options` name that Spark's classpath lacks: refused as the role starts, not at a commit."
+        provider = self.config.hudi_options.get("hoodie.write.lock.provider")
+        if not provider:
+            return
+        loader = self.H.client.WriteStatus._java_lang_class.getClassLoader()
+        try:
+            self.jvm.java.lang.Class.forName(provider, False, loader)
+        except Exception as e:
+            raise ConfigError(
+                f"setting 'hudi_options' names hoodie.write.lock.provider={provider!r}, which Spark's classpath "
+                f"does not have ({java_reason(e)}): name one of Hudi's lock providers (docs/shared-tables.md), or add "
+                "the jar that holds it beside Hudi's bundle"
+            ) from e
 
     def _derive(self, config: SinkConfig):
         """Arrow, Spark and Avro schemas of the rows `config` describes, in the order of the table's columns, new fields
@@ -107,8 +124,11 @@ class HudiJava:
         return True
 
     def write_config(self, options: dict[str, str]):
+        """Hudi's write config of these settings, the metadata table's indexes the table has kept on
+        (`table.hudi_options.indexes_kept`)."""
         properties = self.jvm.java.util.Properties()
-        for key, value in options.items():
+        kept = indexes_kept(table_properties(self.storage), self.config)
+        for key, value in {**options, **kept}.items():
             properties.setProperty(key, str(value))
         return (
             self.H.config.HoodieWriteConfig.newBuilder()

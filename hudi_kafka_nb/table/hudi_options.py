@@ -9,12 +9,14 @@ from hudi_kafka_nb.config.sink import SinkConfig, WriteMode
 
 # %% auto #0
 __all__ = [
+    "METADATA_INDEX_SETTINGS",
     "key_generator_class",
     "table_options",
     "multi_writer_options",
     "coordinator_options",
     "table_services_options",
     "participant_options",
+    "indexes_kept",
 ]
 
 
@@ -55,6 +57,9 @@ def table_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
         # than a streaming sink's small commits gain from them (turn them on through hudi_options)
         "hoodie.metadata.index.column.stats.enable": "false",
         "hoodie.metadata.index.partition.stats.enable": "false",
+        # an index of the metadata table another writer built stays, whatever our settings say of it (Hudi 1.2 deletes
+        # one a writer's settings leave off, see "The metadata table's indexes the table has")
+        "hoodie.metadata.auto.delete.partitions": "false",
         # each base file's bloom filter starts sized for this many keys and grows a row of that size at a time as keys
         # come, up to hoodie.bloom.index.filter.dynamic.max.entries (Hudi's dynamic filter, the default): Hudi's 60,000
         # made every small file written carry, and write bit by bit, a filter of 320 KB, a tenth of a small commit's CPU
@@ -64,9 +69,10 @@ def table_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
 
 
 def multi_writer_options(config: SinkConfig) -> dict[str, str]:
-    """With a table-services job beside the coordinator: Hudi's optimistic concurrency control and a lock both processes
-    see."""
-    if not config.multi_writer:
+    """On a shared table (a table-services job beside the coordinator, or a user's writers under Hudi's concurrency
+    control): by default Hudi's optimistic concurrency control and a lock every process sees; `hudi_options` name
+    others."""
+    if not config.shared_table:
         return {}
     return {
         "hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
@@ -169,3 +175,25 @@ def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
             }
         )
     return options
+
+
+# %% ../../nbs/45_hudi_options.ipynb #acae54e37e7d407bbb7b55eff062a284
+# the metadata table's partitions that Hudi deletes when a writer's settings leave their index off, and that setting
+METADATA_INDEX_SETTINGS = {
+    "column_stats": "hoodie.metadata.index.column.stats.enable",
+    "partition_stats": "hoodie.metadata.index.partition.stats.enable",
+    "bloom_filters": "hoodie.metadata.index.bloom.filter.enable",
+}
+
+
+def indexes_kept(table_properties: dict[str, str] | None, config: SinkConfig) -> dict[str, str]:
+    """The settings that keep the metadata table's indexes the table has (its `hoodie.properties`: built, or being built
+    by another writer), but those `hudi_options` name."""
+    listed = set()
+    for key in ("hoodie.table.metadata.partitions", "hoodie.table.metadata.partitions.inflight"):
+        listed |= set((table_properties or {}).get(key, "").split(","))
+    return {
+        setting: "true"
+        for partition, setting in METADATA_INDEX_SETTINGS.items()
+        if partition in listed and setting not in config.hudi_options
+    }
