@@ -37,6 +37,9 @@ def table_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
         "hoodie.database.name": config.database_name,
         "hoodie.base.path": config.table_path,
         "hoodie.datasource.write.table.type": config.table_type,
+        # Hudi's write config takes the table type from this key alone (the datasource's above is the Spark writer's):
+        # without it a client's settings say copy-on-write, and non-blocking concurrency control is refused
+        "hoodie.table.type": config.table_type,
         "hoodie.table.ordering.fields": config.ordering_field,
         "hoodie.datasource.write.recordkey.field": ",".join(config.record_key_fields),
         "hoodie.datasource.write.partitionpath.field": config.partition_field,
@@ -164,7 +167,6 @@ def participant_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
                 # writes its records as log files only, never a base file: participants that write one bucket into one
                 # instant add log files to one file group, merged by the ordering field when read or compacted
                 "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
-                "hoodie.table.type": config.table_type,
                 # the instant is inflight already, and each participant's upsert writes its workload profile into the
                 # inflight file again (see coordinator_options)
                 "_.hoodie.allow.multi.write.on.same.instant": "true",
