@@ -292,8 +292,9 @@ class HudiCommitter:
         try:
             rolled_back = bool(self.client.rollback(instant))
         finally:
-            if heartbeat is not None:
-                heartbeat.stop(instant)
+            # its heartbeat stops (the one above, or the lazy policy's since the instant began): an instant this failed
+            # to roll back expires, and Hudi's lazy policy rolls it back then
+            self.client.getHeartbeatClient().stop(instant)
         self.hudi.storage.delete_all(staging_key(instant))
         return rolled_back
 

@@ -110,16 +110,18 @@ class FencedTable:
     def take_over(self, coordinator_id: str, floor: int = 0) -> int:
         "Become the table's coordinator: a new epoch, decided commits rolled forward, the chain closed to older epochs."
         self.epoch = claim_epoch(self.path, coordinator_id, floor)
+        revoked = set()  # decided instants Hudi refuses now: ours to roll back, on a shared table too
         while True:
             slot = self._slot()
             if slot.decided is not None:
                 try:
                     self._roll_forward(slot.decided)
                 except Exception as e:
-                    # Hudi refuses it now (another writer's commit conflicts with it, say): rolled back below with
-                    # what else is pending, and its records written again from the latest commit's offsets
+                    # Hudi refuses it now (another writer's commit conflicts with it, say): rolled back below, and its
+                    # records written again from the latest commit's offsets
                     log.warning("could not roll forward decided commit %s: %s", slot.decided.instant, error_summary(e))
                     self._revoke(slot, coordinator_id, f"rolling it forward failed: {error_summary(e)}")
+                    revoked.add(slot.decided.instant)
                 continue
             if slot.owner_epoch > self.epoch:
                 raise Fenced(f"epoch {slot.owner_epoch} took over after ours ({self.epoch})")
@@ -132,7 +134,8 @@ class FencedTable:
         # pending too, follows (a dead coordinator leaves two when it had opened the next instant before committing the
         # last). On a shared table a pending instant may be another writer's, alive: there Hudi's lazy policy rolls
         # back each abandoned one, ours too, once its heartbeat expires (docs/shared-tables.md)
-        for instant in [] if self.shared else sorted(self.committer.pending_instants(), reverse=True):
+        pending = sorted(self.committer.pending_instants(), reverse=True)
+        for instant in [i for i in pending if i in revoked] if self.shared else pending:
             self._roll_back(instant)
         # marks of writes by key that died with their coordinator
         table_storage(self.path).delete_all(aux_key("writing"))
