@@ -8,8 +8,10 @@ import sys
 import pytest
 
 from hudi_kafka_nb.dev.chaos import LocalStack
+from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
 from hudi_kafka_nb.dev.servers import patient
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
+from hudi_kafka_nb.table.reading import snapshot_rows
 from hudi_kafka_nb.table.timeline import pending_instants
 
 from helpers import order_event, wait_for
@@ -37,6 +39,27 @@ for keys in batches:
     ).save(path)
     print(json.dumps({"erased": len(keys)}), flush=True)
     time.sleep(pause_s)
+spark.stop()
+"""
+
+
+# A user's correction job: rows of the table read back, a column fixed and the ordering field moved, upserted with
+# Hudi's datasource
+CORRECTION_JOB = """
+import json, sys
+from pyspark.sql.functions import col, lit, to_timestamp
+from hudi_kafka_nb.table.spark import spark_session
+path, fixes, options = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+spark = spark_session("a user's correction job")
+for status, event_time, keys in fixes:
+    rows = spark.read.format("hudi").load(path).where(col("order_id").isin(keys)).drop(
+        *[c for c in spark.read.format("hudi").load(path).columns if c.startswith("_hoodie")]
+    )
+    fixed = rows.withColumn("status", lit(status)).withColumn("event_time", to_timestamp(lit(event_time)))
+    fixed.write.format("hudi").options(**options).option("hoodie.datasource.write.operation", "upsert").mode(
+        "append"
+    ).save(path)
+    print(json.dumps({"fixed": fixed.count()}), flush=True)
 spark.stop()
 """
 
@@ -110,3 +133,62 @@ def test_a_users_erasures_beside_the_sink_under_optimistic_concurrency(tmp_path,
     assert verdict_ok(report), verdict(report)
     assert not pending_instants(stack.table_path), "no instant of either writer is left inflight"
     assert "rolled forward decided commit" in log.read_text() or "could not roll forward" in log.read_text()
+
+
+@pytest.mark.slow
+def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tmp_path, broker):
+    """About a minute: the sink's participants upsert orders by bucket into a merge-on-read table while a user's Spark
+    job upserts corrections into the same file groups, both under Hudi's non-blocking concurrency control, neither
+    waiting for the other: each key ends with the row of the greatest ordering value, whichever writer wrote it."""
+    buckets = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"}
+    non_blocking = {**OPTIMISTIC, **buckets, "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"}
+    stack = LocalStack(
+        tmp_path / "stack",
+        participants=2,
+        broker=broker,
+        orders=300,
+        hudi_options={"hoodie.compact.inline.max.delta.commits": "3", **non_blocking},
+    ).start()
+    job = None
+    try:
+        stack.produce(1_000)
+        stack.wait_committed(180)
+        stack.start_producing(200)
+        options = {
+            **non_blocking,
+            "hoodie.table.name": "orders",
+            "hoodie.datasource.write.recordkey.field": "order_id",
+            "hoodie.datasource.write.partitionpath.field": "region",
+            "hoodie.datasource.write.precombine.field": "event_time",
+            "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.metadata.streaming.write.enabled": "false",
+        }
+        # a later ordering value than any event's wins over the stream; an earlier one loses to it
+        fixes = [
+            ["corrected", "2099-01-01 00:00:00", [f"o{i:03d}" for i in range(0, 30)]],
+            ["too-old", "2000-01-01 00:00:00", [f"o{i:03d}" for i in range(30, 60)]],
+        ]
+        job = subprocess.Popen(
+            [sys.executable, "-c", CORRECTION_JOB, str(stack.table_path), json.dumps(fixes), json.dumps(options)],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert [line["fixed"] for line in erased(job)] == [30, 30]
+        stack.produce(1_000)
+        stack.stop_producing()
+        stack.wait_committed(180)
+    finally:
+        if job is not None and job.poll() is None:
+            job.kill()
+        stack.stop()
+    latest = expected_rows(
+        read_produced(stack.broker.bootstrap_servers, stack.ends), json_values, "order_id", "event_time"
+    )
+    rows = snapshot_rows(stack.table_path, ["order_id", "status"]).to_pylist()
+    found = {row["order_id"]: row["status"] for row in rows}
+    assert len(rows) == len(found) == len(latest), (len(rows), len(found), len(latest))
+    wanted = {key: ("corrected" if key < "o030" else row["status"]) for (key,), row in latest.items()}
+    assert found == wanted, {k: (found.get(k), v) for k, v in wanted.items() if found.get(k) != v}
+    assert not pending_instants(stack.table_path)
