@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import msgspec
 import pyarrow as pa
@@ -160,13 +161,24 @@ class HudiJava:
         "Hudi's `WriteOperationType` for the `write_operation` setting."
         return self.H.common.model.WriteOperationType.valueOf(self.config.write_operation.upper())
 
-    def meta_client(self):
-        return (
-            self.H.common.table.HoodieTableMetaClient.builder()
-            .setConf(self.storage_conf)
-            .setBasePath(self.config.table_path)
-            .build()
-        )
+    def meta_client(self, settle_s: float = 2.0):
+        """The table's meta client. Hudi rewrites `hoodie.properties` in place when the table's settings change (the
+        metadata table gaining a partition at the first commit): a client built from the file mid-write finds no
+        layout version and says the table does not exist, so it is built again for up to `settle_s` (a participant
+        died of it between two instants, in a fresh clone's CI run)."""
+        deadline = time.monotonic() + settle_s
+        while True:
+            try:
+                return (
+                    self.H.common.table.HoodieTableMetaClient.builder()
+                    .setConf(self.storage_conf)
+                    .setBasePath(self.config.table_path)
+                    .build()
+                )
+            except Exception as e:
+                if "TableNotFoundException" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def is_completed(self, instant: str) -> bool:
         "Whether `instant` is a completed commit of the table (as its timeline says now)."
