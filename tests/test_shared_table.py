@@ -23,14 +23,17 @@ OPTIMISTIC = {
     "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
     "hoodie.cleaner.policy.failed.writes": "LAZY",
 }
+BUCKETS = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"}
+NON_BLOCKING = {**OPTIMISTIC, **BUCKETS, "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"}
 
-# A user's erasure job, as a data engineer writes one with Hudi's datasource: a Spark of its own, which reads the rows
-# of the keys to erase and deletes them, a batch at a time, a pause between batches
+# A user's jobs, as a data engineer writes them with Hudi's datasource, each a Spark of its own, printing a line a
+# batch. The erasure reads the rows of the keys to erase and deletes them, a pause between batches; the correction
+# reads rows back, fixes a column, moves the ordering field and upserts them.
 ERASURE_JOB = """
 import json, sys, time
 from pyspark.sql.functions import col
 from hudi_kafka_nb.table.spark import spark_session
-path, batches, options, pause_s = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4])
+path, options, batches, pause_s = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4])
 spark = spark_session("a user's erasure job")
 for keys in batches:
     doomed = spark.read.format("hudi").load(path).where(col("order_id").isin(keys))
@@ -41,20 +44,15 @@ for keys in batches:
     time.sleep(pause_s)
 spark.stop()
 """
-
-
-# A user's correction job: rows of the table read back, a column fixed and the ordering field moved, upserted with
-# Hudi's datasource
 CORRECTION_JOB = """
 import json, sys
 from pyspark.sql.functions import col, lit, to_timestamp
 from hudi_kafka_nb.table.spark import spark_session
-path, fixes, options = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+path, options, fixes = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 spark = spark_session("a user's correction job")
 for status, event_time, keys in fixes:
-    rows = spark.read.format("hudi").load(path).where(col("order_id").isin(keys)).drop(
-        *[c for c in spark.read.format("hudi").load(path).columns if c.startswith("_hoodie")]
-    )
+    table = spark.read.format("hudi").load(path)
+    rows = table.where(col("order_id").isin(keys)).drop(*[c for c in table.columns if c.startswith("_hoodie")])
     fixed = rows.withColumn("status", lit(status)).withColumn("event_time", to_timestamp(lit(event_time)))
     fixed.write.format("hudi").options(**options).option("hoodie.datasource.write.operation", "upsert").mode(
         "append"
@@ -64,18 +62,36 @@ spark.stop()
 """
 
 
-def start_erasures(table_path, batches, options, pause_s, cwd) -> subprocess.Popen:
-    "Start the user's erasure job beside the sink."
-    return subprocess.Popen(
-        [sys.executable, "-c", ERASURE_JOB, str(table_path), json.dumps(batches), json.dumps(options), str(pause_s)],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def users_options(concurrency: dict) -> dict:
+    "What the user's job gives Hudi's datasource to write a stack's orders table beside the sink."
+    return {
+        **concurrency,
+        "hoodie.table.name": "orders",
+        "hoodie.datasource.write.recordkey.field": "order_id",
+        "hoodie.datasource.write.partitionpath.field": "region",
+        "hoodie.datasource.write.precombine.field": "event_time",
+        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+        # Hudi's Spark writer updates the metadata table as it writes, in a delta commit it completes with its own
+        # commit; a writer that does not (the sink) rolls that one back as failed (docs/shared-tables.md)
+        "hoodie.metadata.streaming.write.enabled": "false",
+    }
 
 
-def erased(job: subprocess.Popen, timeout_s: float = 600) -> list[dict]:
+def sink_beside(tmp_path, broker, orders: int, concurrency: dict, **settings) -> LocalStack:
+    "A sink of two participants upserting `orders` orders into a merge-on-read table, with these concurrency settings."
+    hudi_options = {"hoodie.compact.inline.max.delta.commits": "3", **concurrency}
+    return LocalStack(
+        tmp_path / "stack", participants=2, broker=broker, orders=orders, hudi_options=hudi_options, **settings
+    ).start()
+
+
+def start_job(script: str, table_path, options: dict, *args, cwd) -> subprocess.Popen:
+    "Start one of the user's jobs on the table beside the sink."
+    argv = [sys.executable, "-c", script, str(table_path), json.dumps(options), *map(str, args)]
+    return subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def printed(job: subprocess.Popen, timeout_s: float = 600) -> list[dict]:
     "What the user's job printed, a line a batch, once it ended well."
     out, err = job.communicate(timeout=patient(timeout_s))
     assert job.returncode == 0, "\n".join(line for line in err.splitlines() if "Exception" in line)[-3000:]
@@ -84,45 +100,31 @@ def erased(job: subprocess.Popen, timeout_s: float = 600) -> list[dict]:
 
 @pytest.mark.slow
 def test_a_users_erasures_beside_the_sink_under_optimistic_concurrency(tmp_path, broker):
-    """About two minutes: the sink upserts orders into a merge-on-read table while the user's own Spark job deletes
-    retired orders from it in batches; both commit, the conflicts are redone, and the table is every live order's latest
-    event, without the erased ones."""
+    """About a minute: the sink upserts orders into a merge-on-read table while the user's own Spark job deletes
+    retired orders from it in batches, and the coordinator dies after a decision; both writers commit, and the table is
+    every live order's latest event, without the erased ones."""
     retired = [f"retired-{i:03d}" for i in range(120)]
-    stack = LocalStack(
-        tmp_path / "stack",
-        participants=2,
-        broker=broker,
-        orders=1_000,
-        hudi_options={"hoodie.compact.inline.max.delta.commits": "3", **OPTIMISTIC},
-        # the retired orders are erased after their last event: the verdict expects none of them
-        expected_shape=lambda row: None if row["order_id"].startswith("retired-") else row,
-    ).start()
-    job = None
+    # the retired orders are erased after their last event: the verdict expects none of them
+    stack = sink_beside(
+        tmp_path, broker, 1_000, OPTIMISTIC, expected_shape=lambda row: None if "retired-" in row["order_id"] else row
+    )
+    log, job = stack.workdir / "coordinator.log", None
     try:
         stack.send([order_event(i, prefix="retired-") for i in range(len(retired))])
         stack.produce(2_000)
         stack.wait_committed(180)
         stack.start_producing(300)
-        options = {
-            **OPTIMISTIC,
-            "hoodie.table.name": "orders",
-            "hoodie.datasource.write.recordkey.field": "order_id",
-            "hoodie.datasource.write.partitionpath.field": "region",
-            "hoodie.datasource.write.precombine.field": "event_time",
-            "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-            # Hudi's Spark writer updates the metadata table as it writes, in a delta commit it completes with its own
-            # commit; another writer's metadata services take that one for failed (docs/shared-tables.md)
-            "hoodie.metadata.streaming.write.enabled": "false",
-        }
-        job = start_erasures(stack.table_path, [retired[i : i + 30] for i in range(0, 120, 30)], options, 3.0, tmp_path)
+        batches = [retired[i : i + 30] for i in range(0, len(retired), 30)]
+        job = start_job(
+            ERASURE_JOB, stack.table_path, users_options(OPTIMISTIC), json.dumps(batches), 3.0, cwd=tmp_path
+        )
         # meanwhile the coordinator dies after deciding a commit, before Hudi completes it: its successor completes
         # the decided commit beside the user's writes (its heartbeat, its conflict check)
-        log = stack.workdir / "coordinator.log"
         stack.roles["coordinator"].stop()
         stack.restart("coordinator", env={"HUDI_KAFKA_NB_CRASH_AT": "after_decision"})
         wait_for(lambda: not stack.roles["coordinator"].running(), 240, "the coordinator to crash after a decision")
         stack.restart("coordinator")
-        assert len(erased(job)) == 4
+        assert len(printed(job)) == len(batches)
         stack.stop_producing()
         stack.wait_committed(180)
     finally:
@@ -140,42 +142,19 @@ def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tm
     """About a minute: the sink's participants upsert orders by bucket into a merge-on-read table while a user's Spark
     job upserts corrections into the same file groups, both under Hudi's non-blocking concurrency control, neither
     waiting for the other: each key ends with the row of the greatest ordering value, whichever writer wrote it."""
-    buckets = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"}
-    non_blocking = {**OPTIMISTIC, **buckets, "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"}
-    stack = LocalStack(
-        tmp_path / "stack",
-        participants=2,
-        broker=broker,
-        orders=300,
-        hudi_options={"hoodie.compact.inline.max.delta.commits": "3", **non_blocking},
-    ).start()
+    stack = sink_beside(tmp_path, broker, 300, NON_BLOCKING)
     job = None
     try:
         stack.produce(1_000)
         stack.wait_committed(180)
         stack.start_producing(200)
-        options = {
-            **non_blocking,
-            "hoodie.table.name": "orders",
-            "hoodie.datasource.write.recordkey.field": "order_id",
-            "hoodie.datasource.write.partitionpath.field": "region",
-            "hoodie.datasource.write.precombine.field": "event_time",
-            "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-            "hoodie.metadata.streaming.write.enabled": "false",
-        }
         # a later ordering value than any event's wins over the stream; an earlier one loses to it
         fixes = [
             ["corrected", "2099-01-01 00:00:00", [f"o{i:03d}" for i in range(0, 30)]],
             ["too-old", "2000-01-01 00:00:00", [f"o{i:03d}" for i in range(30, 60)]],
         ]
-        job = subprocess.Popen(
-            [sys.executable, "-c", CORRECTION_JOB, str(stack.table_path), json.dumps(fixes), json.dumps(options)],
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert [line["fixed"] for line in erased(job)] == [30, 30]
+        job = start_job(CORRECTION_JOB, stack.table_path, users_options(NON_BLOCKING), json.dumps(fixes), cwd=tmp_path)
+        assert [line["fixed"] for line in printed(job)] == [30, 30]
         stack.produce(1_000)
         stack.stop_producing()
         stack.wait_committed(180)
