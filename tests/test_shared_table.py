@@ -57,7 +57,7 @@ for status, event_time, keys in fixes:
     fixed.write.format("hudi").options(**options).option("hoodie.datasource.write.operation", "upsert").mode(
         "append"
     ).save(path)
-    print(json.dumps({"fixed": fixed.count()}), flush=True)
+    print(json.dumps({"fixed": [row.order_id for row in fixed.select("order_id").collect()]}), flush=True)
 spark.stop()
 """
 
@@ -100,7 +100,7 @@ def printed(job: subprocess.Popen, timeout_s: float = 600) -> list[dict]:
 
 @pytest.mark.slow
 def test_a_users_erasures_beside_the_sink_under_optimistic_concurrency(tmp_path, broker):
-    """About a minute: the sink upserts orders into a merge-on-read table while the user's own Spark job deletes
+    """About a minute alone: the sink upserts orders into a merge-on-read table while the user's own Spark job deletes
     retired orders from it in batches, and the coordinator dies after a decision; both writers commit, and the table is
     every live order's latest event, without the erased ones."""
     retired = [f"retired-{i:03d}" for i in range(120)]
@@ -139,9 +139,10 @@ def test_a_users_erasures_beside_the_sink_under_optimistic_concurrency(tmp_path,
 
 @pytest.mark.slow
 def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tmp_path, broker):
-    """About a minute: the sink's participants upsert orders by bucket into a merge-on-read table while a user's Spark
-    job upserts corrections into the same file groups, both under Hudi's non-blocking concurrency control, neither
-    waiting for the other: each key ends with the row of the greatest ordering value, whichever writer wrote it."""
+    """About two minutes alone: the sink's participants upsert orders by bucket into a merge-on-read table while a
+    user's Spark job upserts corrections into the same file groups, both under Hudi's non-blocking concurrency control,
+    neither waiting for the other: each key ends with the row of the greatest ordering value, whichever writer wrote
+    it."""
     stack = sink_beside(tmp_path, broker, 300, NON_BLOCKING)
     job = None
     try:
@@ -150,11 +151,13 @@ def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tm
         stack.start_producing(200)
         # a later ordering value than any event's wins over the stream; an earlier one loses to it
         fixes = [
-            ["corrected", "2099-01-01 00:00:00", [f"o{i:03d}" for i in range(0, 30)]],
-            ["too-old", "2000-01-01 00:00:00", [f"o{i:03d}" for i in range(30, 60)]],
+            ["corrected", "2099-01-01 00:00:00", [f"o{i:09d}" for i in range(0, 30)]],
+            ["too-old", "2000-01-01 00:00:00", [f"o{i:09d}" for i in range(30, 60)]],
         ]
         job = start_job(CORRECTION_JOB, stack.table_path, users_options(NON_BLOCKING), json.dumps(fixes), cwd=tmp_path)
-        assert [line["fixed"] for line in printed(job)] == [30, 30]
+        # the keys each correction found in the table (an order the stream has not written yet is not corrected)
+        corrected, too_old = [set(line["fixed"]) for line in printed(job)]
+        assert len(corrected) > 20 and len(too_old) > 20, (corrected, too_old)
         stack.produce(1_000)
         stack.stop_producing()
         stack.wait_committed(180)
@@ -168,6 +171,6 @@ def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tm
     rows = snapshot_rows(stack.table_path, ["order_id", "status"]).to_pylist()
     found = {row["order_id"]: row["status"] for row in rows}
     assert len(rows) == len(found) == len(latest), (len(rows), len(found), len(latest))
-    wanted = {key: ("corrected" if key < "o030" else row["status"]) for (key,), row in latest.items()}
+    wanted = {key: "corrected" if key in corrected else row["status"] for (key,), row in latest.items()}
     assert found == wanted, {k: (found.get(k), v) for k, v in wanted.items() if found.get(k) != v}
     assert not pending_instants(stack.table_path)
