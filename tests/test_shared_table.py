@@ -2,79 +2,20 @@
 control (docs/shared-tables.md)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
-from hudi_kafka_nb.dev.servers import patient
+from hudi_kafka_nb.dev.users_jobs import CORRECTION_JOB, ERASURE_JOB, OPTIMISTIC, printed, start_job, users_options
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.table.reading import snapshot_rows
 from hudi_kafka_nb.table.timeline import pending_instants
 
 from helpers import order_event, wait_for
 
-# what Hudi's concurrency-control page asks of every writer of a shared table, given to the sink through hudi_options
-# and to the user's own job alike
-OPTIMISTIC = {
-    "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
-    "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
-    "hoodie.cleaner.policy.failed.writes": "LAZY",
-}
 BUCKETS = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"}
 NON_BLOCKING = {**OPTIMISTIC, **BUCKETS, "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"}
-
-# A user's jobs, as a data engineer writes them with Hudi's datasource, each a Spark of its own, printing a line a
-# batch. The erasure reads the rows of the keys to erase and deletes them, a pause between batches; the correction
-# reads rows back, fixes a column, moves the ordering field and upserts them.
-ERASURE_JOB = """
-import json, sys, time
-from pyspark.sql.functions import col
-from hudi_kafka_nb.table.spark import spark_session
-path, options, batches, pause_s = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4])
-spark = spark_session("a user's erasure job")
-for keys in batches:
-    doomed = spark.read.format("hudi").load(path).where(col("order_id").isin(keys))
-    doomed.write.format("hudi").options(**options).option("hoodie.datasource.write.operation", "delete").mode(
-        "append"
-    ).save(path)
-    print(json.dumps({"erased": len(keys)}), flush=True)
-    time.sleep(pause_s)
-spark.stop()
-"""
-CORRECTION_JOB = """
-import json, sys
-from pyspark.sql.functions import col, lit, to_timestamp
-from hudi_kafka_nb.table.spark import spark_session
-path, options, fixes = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-spark = spark_session("a user's correction job")
-for status, event_time, keys in fixes:
-    table = spark.read.format("hudi").load(path)
-    rows = table.where(col("order_id").isin(keys)).drop(*[c for c in table.columns if c.startswith("_hoodie")])
-    fixed = rows.withColumn("status", lit(status)).withColumn("event_time", to_timestamp(lit(event_time)))
-    fixed.write.format("hudi").options(**options).option("hoodie.datasource.write.operation", "upsert").mode(
-        "append"
-    ).save(path)
-    print(json.dumps({"fixed": [row.order_id for row in fixed.select("order_id").collect()]}), flush=True)
-spark.stop()
-"""
-
-
-def users_options(concurrency: dict) -> dict:
-    "What the user's job gives Hudi's datasource to write a stack's orders table beside the sink."
-    return {
-        **concurrency,
-        "hoodie.table.name": "orders",
-        "hoodie.datasource.write.recordkey.field": "order_id",
-        "hoodie.datasource.write.partitionpath.field": "region",
-        "hoodie.datasource.write.precombine.field": "event_time",
-        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-        # Hudi's Spark writer updates the metadata table as it writes, in a delta commit it completes with its own
-        # commit; a writer that does not (the sink) rolls that one back as failed (docs/shared-tables.md)
-        "hoodie.metadata.streaming.write.enabled": "false",
-    }
 
 
 def sink_beside(tmp_path, broker, orders: int, concurrency: dict, **settings) -> LocalStack:
@@ -83,19 +24,6 @@ def sink_beside(tmp_path, broker, orders: int, concurrency: dict, **settings) ->
     return LocalStack(
         tmp_path / "stack", participants=2, broker=broker, orders=orders, hudi_options=hudi_options, **settings
     ).start()
-
-
-def start_job(script: str, table_path, options: dict, *args, cwd) -> subprocess.Popen:
-    "Start one of the user's jobs on the table beside the sink."
-    argv = [sys.executable, "-c", script, str(table_path), json.dumps(options), *map(str, args)]
-    return subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def printed(job: subprocess.Popen, timeout_s: float = 600) -> list[dict]:
-    "What the user's job printed, a line a batch, once it ended well."
-    out, err = job.communicate(timeout=patient(timeout_s))
-    assert job.returncode == 0, "\n".join(line for line in err.splitlines() if "Exception" in line)[-3000:]
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
 @pytest.mark.slow
