@@ -18,7 +18,7 @@ HUDI_FIXES := .jars/hudi-fixes/hudi-fixes.jar
 SINK_JAR := .jars/hudi-kafka-nb/hudi-kafka-nb.jar
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup demo-setup tools go wheel export lint demo demo-catalog demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables benchmark-commit chaos chaos-tables soak clean
+.PHONY: setup demo-setup tools go wheel export lint demo demo-catalog demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables benchmark-commit benchmark-shared chaos chaos-tables soak clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -218,6 +218,11 @@ benchmark-tables: setup
 # Java client, Spark's), in turn in one run (about 7 minutes on 2 cores).
 benchmark-commit: setup
 	$(PYTHON) benchmarks/commit_cost.py $(ARGS)
+
+# The sink on a table shared with a user's Spark job deleting a batch every 30 s, against the sink alone, in one run:
+# committed records a second, commit durations, instants redone (about 10 minutes on 2 cores).
+benchmark-shared: setup
+	$(PYTHON) benchmarks/shared_table.py $(ARGS)
 
 # The long chaos run (pytest runs a 10-kill one): about 6 minutes on 2 cores.
 chaos: setup

@@ -65,6 +65,12 @@ def users_options(concurrency: dict, table_type: str = "MERGE_ON_READ") -> dict:
         "hoodie.datasource.write.precombine.field": "event_time",
         "hoodie.datasource.write.table.type": table_type,
         "hoodie.metadata.streaming.write.enabled": "false",
+        # the table's services are the sink's (inline, or its table-services job): two writers executing one pending
+        # compaction fail the second ("Cannot execute instant ... due to heartbeat by concurrent writer/job")
+        "hoodie.compact.inline": "false",
+        "hoodie.compact.schedule.inline": "false",
+        "hoodie.clean.automatic": "false",
+        "hoodie.archive.automatic": "false",
     }
 
 
