@@ -330,6 +330,13 @@ def _check_sharing(config: SinkConfig):
         f"sets hoodie.write.concurrency.mode={mode!r}; Hudi's modes are {', '.join(CONCURRENCY_MODES)}",
     )
     need(
+        not (config.multi_writer and mode == "SINGLE_WRITER"),
+        "hudi_options",
+        "sets hoodie.write.concurrency.mode=SINGLE_WRITER while table_services='separate': the coordinator and the "
+        "table-services job are two writers; leave the mode out (they run Hudi's optimistic concurrency control) or "
+        "use table_services='inline'",
+    )
+    need(
         not config.shared_table or config.multi_writer or "hoodie.write.lock.provider" in config.hudi_options,
         "hudi_options",
         f"sets hoodie.write.concurrency.mode={mode} without hoodie.write.lock.provider: every writer of a shared "
