@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hudi_kafka_nb.dev.broker import EmbeddedBroker
 from hudi_kafka_nb.dev.chaos import LocalStack
-from hudi_kafka_nb.dev.users_jobs import ERASURE_JOB, OPTIMISTIC, printed, start_job, users_options
+from hudi_kafka_nb.dev.users_jobs import ERASURE_JOB, OPTIMISTIC, beside, printed, start_job, users_options
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.table.reading import coordinator_status
 
@@ -60,8 +60,8 @@ def one_round(workdir: Path, broker: EmbeddedBroker, shared: bool, args) -> dict
         # the retired orders are erased (shared) or stay (alone)
         expected_shape=(lambda row: None if row["order_id"] in retired else row) if shared else None,
     ).start()
-    log, job, erased = workdir / "coordinator.log", None, []
-    try:
+    log, erased = workdir / "coordinator.log", []
+    with beside(stack) as jobs:
         stack.send([_retired_order(key) for key in sorted(retired)])
         stack.produce(2_000)
         stack.wait_committed(300)
@@ -69,17 +69,13 @@ def one_round(workdir: Path, broker: EmbeddedBroker, shared: bool, args) -> dict
         stack.start_producing(args.rate)
         if shared:
             options = users_options(OPTIMISTIC)
-            job = start_job(ERASURE_JOB, stack.table_path, options, json.dumps(batches), args.every, cwd=workdir)
+            jobs.append(start_job(ERASURE_JOB, stack.table_path, options, json.dumps(batches), args.every, cwd=workdir))
         time.sleep(args.seconds)
         ended = time.time()
         stack.stop_producing()
-        if job is not None:
-            erased = printed(job)
+        if jobs:
+            erased = printed(jobs[0])
         stack.wait_committed(1_800)
-    finally:
-        if job is not None and job.poll() is None:
-            job.kill()
-        stack.stop()
     report = stack.verify()
     durations, records = commits_in(log.read_text(), started, ended)
     status = coordinator_status(stack.table_path) or {}

@@ -7,7 +7,15 @@ import pytest
 
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
-from hudi_kafka_nb.dev.users_jobs import CORRECTION_JOB, ERASURE_JOB, OPTIMISTIC, printed, start_job, users_options
+from hudi_kafka_nb.dev.users_jobs import (
+    CORRECTION_JOB,
+    ERASURE_JOB,
+    OPTIMISTIC,
+    beside,
+    printed,
+    start_job,
+    users_options,
+)
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.table.reading import snapshot_rows
 from hudi_kafka_nb.table.timeline import pending_instants
@@ -36,8 +44,8 @@ def test_a_users_erasures_beside_the_sink_under_optimistic_concurrency(tmp_path,
     stack = sink_beside(
         tmp_path, broker, 1_000, OPTIMISTIC, expected_shape=lambda row: None if "retired-" in row["order_id"] else row
     )
-    log, job = stack.workdir / "coordinator.log", None
-    try:
+    log = stack.workdir / "coordinator.log"
+    with beside(stack) as jobs:
         stack.send([order_event(i, prefix="retired-") for i in range(len(retired))])
         stack.produce(2_000)
         stack.wait_committed(180)
@@ -46,6 +54,7 @@ def test_a_users_erasures_beside_the_sink_under_optimistic_concurrency(tmp_path,
         job = start_job(
             ERASURE_JOB, stack.table_path, users_options(OPTIMISTIC), json.dumps(batches), 3.0, cwd=tmp_path
         )
+        jobs.append(job)
         # meanwhile the coordinator dies after deciding a commit, before Hudi completes it: its successor completes
         # the decided commit beside the user's writes (its heartbeat, its conflict check)
         stack.roles["coordinator"].stop()
@@ -55,10 +64,6 @@ def test_a_users_erasures_beside_the_sink_under_optimistic_concurrency(tmp_path,
         assert len(printed(job)) == len(batches)
         stack.stop_producing()
         stack.wait_committed(180)
-    finally:
-        if job is not None and job.poll() is None:
-            job.kill()
-        stack.stop()
     report = stack.verify()
     assert verdict_ok(report), verdict(report)
     assert not pending_instants(stack.table_path), "no instant of either writer is left inflight"
@@ -67,13 +72,14 @@ def test_a_users_erasures_beside_the_sink_under_optimistic_concurrency(tmp_path,
 
 @pytest.mark.slow
 def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tmp_path, broker):
-    """About two minutes alone: the sink's participants upsert orders by bucket into a merge-on-read table while a
-    user's Spark job upserts corrections into the same file groups, both under Hudi's non-blocking concurrency control,
-    neither waiting for the other: each key ends with the row of the greatest ordering value, whichever writer wrote
-    it."""
+    """About two minutes alone, three or more under the suite's load: on a shared table each instant opens after the
+    last commits and waits for the participants' bucket writes (5 to 10 s a cycle here), and the test needs commits
+    before, during and after the user's job. The sink's participants upsert orders by bucket into a merge-on-read
+    table while a user's Spark job upserts corrections into the same file groups, both under Hudi's non-blocking
+    concurrency control, neither waiting for the other: each key ends with the row of the greatest ordering value,
+    whichever writer wrote it."""
     stack = sink_beside(tmp_path, broker, 300, NON_BLOCKING)
-    job = None
-    try:
+    with beside(stack) as jobs:
         stack.produce(1_000)
         stack.wait_committed(180)
         stack.start_producing(200)
@@ -83,16 +89,13 @@ def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tm
             ["too-old", "2000-01-01 00:00:00", [f"o{i:09d}" for i in range(30, 60)]],
         ]
         job = start_job(CORRECTION_JOB, stack.table_path, users_options(NON_BLOCKING), json.dumps(fixes), cwd=tmp_path)
+        jobs.append(job)
         # the keys each correction found in the table (an order the stream has not written yet is not corrected)
         corrected, too_old = [set(line["fixed"]) for line in printed(job)]
         assert len(corrected) > 20 and len(too_old) > 20, (corrected, too_old)
         stack.produce(1_000)
         stack.stop_producing()
         stack.wait_committed(180)
-    finally:
-        if job is not None and job.poll() is None:
-            job.kill()
-        stack.stop()
     latest = expected_rows(
         read_produced(stack.broker.bootstrap_servers, stack.ends), json_values, "order_id", "event_time"
     )

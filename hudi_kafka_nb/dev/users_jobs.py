@@ -5,6 +5,7 @@
 # %% ../../nbs/95_users_jobs.ipynb #51d86c4b
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import sys
 from hudi_kafka_nb.dev.servers import patient
 
 # %% auto #0
-__all__ = ["ERASURE_JOB", "CORRECTION_JOB", "OPTIMISTIC", "users_options", "start_job", "printed"]
+__all__ = ["ERASURE_JOB", "CORRECTION_JOB", "OPTIMISTIC", "users_options", "start_job", "printed", "beside"]
 
 # %% ../../nbs/95_users_jobs.ipynb #b69fc551
 ERASURE_JOB = """
@@ -86,3 +87,16 @@ def printed(job: subprocess.Popen, timeout_s: float = 600) -> list[dict]:
     out, err = job.communicate(timeout=patient(timeout_s))
     assert job.returncode == 0, "\n".join(line for line in err.splitlines() if "Exception" in line)[-3000:]
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+@contextlib.contextmanager
+def beside(stack):
+    "A list for the user's jobs while `stack` runs; each one still running is killed, and the stack stopped, after."
+    jobs: list[subprocess.Popen] = []
+    try:
+        yield jobs
+    finally:
+        for job in jobs:
+            if job.poll() is None:
+                job.kill()
+        stack.stop()
