@@ -74,11 +74,12 @@ $(HUDI_FIXES): $(shell find java/hudi-fixes -name '*.java') | $(INSTALLED)
 	  -cp "$$($(PYTHON) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars/*" $^
 	jar cf $@ -C $(dir $@)classes .
 
-# Compiled against the Spark that pyspark ships and Hudi's bundle, for Java 8 and later.
-$(SINK_JAR): $(shell find java/hudi-kafka-nb -name '*.java') .jars/hudi/.resolved | $(INSTALLED)
+# Compiled against the Spark that pyspark ships, Hudi's bundle and Hadoop's S3A (the S3 lock), for Java 8 and later.
+$(SINK_JAR): $(shell find java/hudi-kafka-nb -name '*.java') .jars/hudi/.resolved .jars/hadoop-aws/.resolved | $(INSTALLED)
 	rm -rf $(dir $@) && mkdir -p $(dir $@)classes
 	javac --release 8 -nowarn -d $(dir $@)classes \
-	  -cp "$$($(PYTHON) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars/*:.jars/hudi/*" $(filter %.java,$^)
+	  -cp "$$($(PYTHON) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/jars/*:.jars/hudi/*:.jars/hadoop-aws/*" \
+	  $(filter %.java,$^)
 	jar cf $@ -C $(dir $@)classes .
 
 # The classes every local Spark loads, kept parsed and verified for the next JVMs (see tools/spark_cds.py): written

@@ -2,27 +2,33 @@
 control (docs/shared-tables.md)."""
 
 import json
+import time
 
 import pytest
 
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
+from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.users_jobs import (
     CORRECTION_JOB,
     ERASURE_JOB,
     OPTIMISTIC,
+    SQL_UPDATE_JOB,
     beside,
     printed,
     start_job,
     users_options,
 )
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
+from hudi_kafka_nb.table.hudi_options import STORAGE_LOCK
 from hudi_kafka_nb.table.reading import snapshot_rows
 from hudi_kafka_nb.table.timeline import pending_instants
 
 from helpers import order_event, wait_for
 
 BUCKETS = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"}
+# every writer of a table on S3 takes Hudi's storage-based lock, its lock object beside the timeline
+STORAGE_LOCKED = {**OPTIMISTIC, "hoodie.write.lock.provider": STORAGE_LOCK}
 NON_BLOCKING = {**OPTIMISTIC, **BUCKETS, "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"}
 
 
@@ -35,38 +41,56 @@ def sink_beside(tmp_path, broker, orders: int, concurrency: dict, **settings) ->
 
 
 @pytest.mark.slow
-def test_a_users_erasures_beside_the_sink_under_optimistic_concurrency(tmp_path, broker):
-    """About a minute alone: the sink upserts orders into a merge-on-read table while the user's own Spark job deletes
-    retired orders from it in batches, and the coordinator dies after a decision; both writers commit, and the table is
-    every live order's latest event, without the erased ones."""
-    retired = [f"retired-{i:03d}" for i in range(120)]
-    # the retired orders are erased after their last event: the verdict expects none of them
-    stack = sink_beside(
-        tmp_path, broker, 1_000, OPTIMISTIC, expected_shape=lambda row: None if "retired-" in row["order_id"] else row
-    )
-    log = stack.workdir / "coordinator.log"
-    with beside(stack) as jobs:
-        stack.send([order_event(i, prefix="retired-") for i in range(len(retired))])
-        stack.produce(2_000)
-        stack.wait_committed(180)
-        stack.start_producing(300)
-        batches = [retired[i : i + 30] for i in range(0, len(retired), 30)]
-        job = start_job(
-            ERASURE_JOB, stack.table_path, users_options(OPTIMISTIC), json.dumps(batches), 3.0, cwd=tmp_path
+def test_a_users_erasures_and_sql_update_beside_the_sink_on_s3_under_hudis_storage_lock(tmp_path, broker):
+    """Three to four minutes: the sink upserts orders into a copy-on-write table on S3 while the user's own Spark jobs
+    erase retired orders from it in batches and archive others with an UPDATE through Hudi's SQL extension, every
+    writer under optimistic concurrency control with Hudi's storage-based lock (its S3 client in the sink's jar). The
+    coordinator dies after a decision, and the store holding table and lock is away for 30 s. All writers commit, and
+    the table is every order's latest event, the erased ones gone and the archived ones archived."""
+    retired = [f"retired-{i:03d}" for i in range(90)]
+    archived = [f"archived-{i:03d}" for i in range(40)]
+
+    def expected(row: dict) -> dict | None:
+        "Retired orders are erased after their last event, archived ones updated after it."
+        if row["order_id"].startswith("retired-"):
+            return None
+        return {**row, "status": "ARCHIVED"} if row["order_id"].startswith("archived-") else row
+
+    with EmbeddedS3(tmp_path / "s3") as s3:
+        stack = sink_beside(
+            tmp_path, broker, 1_000, STORAGE_LOCKED, s3=s3, table_type="COPY_ON_WRITE", expected_shape=expected
         )
-        jobs.append(job)
-        # meanwhile the coordinator dies after deciding a commit, before Hudi completes it: its successor completes
-        # the decided commit beside the user's writes (its heartbeat, its conflict check)
-        stack.roles["coordinator"].stop()
-        stack.restart("coordinator", env={"HUDI_KAFKA_NB_CRASH_AT": "after_decision"})
-        wait_for(lambda: not stack.roles["coordinator"].running(), 240, "the coordinator to crash after a decision")
-        stack.restart("coordinator")
-        assert len(printed(job)) == len(batches)
-        stack.stop_producing()
-        stack.wait_committed(180)
-    report = stack.verify()
-    assert verdict_ok(report), verdict(report)
-    assert not pending_instants(stack.table_path), "no instant of either writer is left inflight"
+        log = stack.workdir / "coordinator.log"
+        users = users_options(STORAGE_LOCKED, "COPY_ON_WRITE")
+        with beside(stack) as jobs:
+            stack.send([order_event(i, prefix="retired-") for i in range(len(retired))])
+            stack.send([order_event(i, prefix="archived-") for i in range(len(archived))])
+            stack.produce(2_000)
+            stack.wait_committed(180)
+            stack.start_producing(300)
+            batches = [retired[i : i + 30] for i in range(0, len(retired), 30)]
+            erasure = start_job(ERASURE_JOB, stack.table_path, users, json.dumps(batches), 3.0, cwd=tmp_path)
+            update = start_job(SQL_UPDATE_JOB, stack.table_path, users, "ARCHIVED", json.dumps(archived), cwd=tmp_path)
+            jobs += [erasure, update]
+            # meanwhile the coordinator dies after deciding a commit, before Hudi completes it: its successor completes
+            # the decided commit beside the user's writes (its heartbeat, its conflict check)
+            stack.roles["coordinator"].stop()
+            stack.restart("coordinator", env={"HUDI_KAFKA_NB_CRASH_AT": "after_decision"})
+            wait_for(lambda: not stack.roles["coordinator"].running(), 240, "the coordinator to crash after a decision")
+            stack.restart("coordinator")
+            assert len(printed(erasure)) == len(batches)
+            assert printed(update) == [{"updated": len(archived)}]
+            # the store, and the lock in it, away for 30 s (SIGSTOP: connections taken, nothing answered): the sink's
+            # requests and its lock wait, then go on
+            stack.wait_committed(180)
+            s3.pause()
+            time.sleep(30)
+            s3.resume()
+            stack.stop_producing()
+            stack.wait_committed(240)
+        report = stack.verify()
+        assert verdict_ok(report), verdict(report)
+        assert not pending_instants(stack.table_path), "no instant of any writer is left inflight"
     assert "rolled forward decided commit" in log.read_text() or "could not roll forward" in log.read_text()
 
 

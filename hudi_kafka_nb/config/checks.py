@@ -291,14 +291,29 @@ def _check_secrets(config: SinkConfig):
 # %% ../../nbs/04_checks.ipynb #80cdd262
 def _check_storage(config: SinkConfig):
     "The table's store: a lock that holds there, store options only for a store, Hudi options the sink leaves free."
+    scheme = config.table_path.split("://")[0] if "://" in config.table_path else ""
     need(
-        not (config.multi_writer and "://" in config.table_path) or "hoodie.write.lock.provider" in config.hudi_options,
+        not (config.multi_writer and scheme not in ("", "s3", "s3a"))
+        or "hoodie.write.lock.provider" in config.hudi_options,
         "table_services",
         f"is 'separate' with table_path={config.table_path!r} on an object store, where the lock both writers need "
         "cannot be the default one: Hudi's file-system lock creates its lock file with a check-then-write there, so "
         "two writers can both hold it. Use table_services='inline' (the coordinator runs the services in its commits, "
         "one writer, no lock), or give a lock provider that works on your store in hudi_options "
         "(hoodie.write.lock.provider, e.g. Hudi's ZooKeeper or DynamoDB lock)",
+    )
+    need(
+        not scheme
+        or not config.hudi_options.get("hoodie.write.lock.provider", "").endswith("FileSystemBasedLockProvider"),
+        "hudi_options",
+        f"names Hudi's FileSystemBasedLockProvider for table_path={config.table_path!r} on an object store, where it "
+        "creates its lock file with a check-then-write and two writers can both hold it"
+        + (
+            "; give org.apache.hudi.client.transaction.lock.StorageBasedLockProvider (its S3 client is in the sink's "
+            "jar, docs/shared-tables.md)"
+            if scheme in ("s3", "s3a")
+            else "; give a lock provider that works on your store (e.g. Hudi's ZooKeeper lock)"
+        ),
     )
     need(
         not config.storage_options or "://" in config.table_path,
@@ -341,7 +356,8 @@ def _check_sharing(config: SinkConfig):
         "hudi_options",
         f"sets hoodie.write.concurrency.mode={mode} without hoodie.write.lock.provider: every writer of a shared "
         "table takes one lock, so name the one your other writers take (e.g. "
-        "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider for a table on a local or HDFS path)",
+        "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider for a table on a local or HDFS path, "
+        "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider on S3)",
     )
     for key in FAILED_WRITES_KEYS:
         policy = config.hudi_options.get(key, "LAZY").upper()

@@ -9,8 +9,11 @@ from hudi_kafka_nb.config.sink import SinkConfig, WriteMode
 
 # %% auto #0
 __all__ = [
+    "STORAGE_LOCK",
+    "FILE_SYSTEM_LOCK",
     "METADATA_INDEX_SETTINGS",
     "key_generator_class",
+    "default_lock",
     "table_options",
     "multi_writer_options",
     "coordinator_options",
@@ -30,6 +33,31 @@ def key_generator_class(config: SinkConfig) -> str:
 
 
 # %% ../../nbs/45_hudi_options.ipynb #b3afe234
+# Hudi's lock on S3: one object written only if absent or unchanged; its S3 client is in the sink's jar
+STORAGE_LOCK = "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"
+FILE_SYSTEM_LOCK = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+
+
+def default_lock(table_path: str) -> dict[str, str]:
+    """The lock every writer of the sink's table takes unless `hudi_options` name one: Hudi's storage-based lock on S3,
+    where a file's check-then-create would let two writers both hold it, else Hudi's lock file beside the timeline."""
+    if table_path.split("://")[0] in ("s3", "s3a"):
+        return {
+            "hoodie.write.lock.provider": STORAGE_LOCK,
+            # one not renewed for a minute is a dead holder's and expires (Hudi's 5 minutes would stop every writer of
+            # the table that long after a crash); Hudi renews ten times within the validity
+            "hoodie.write.lock.storage.validity.timeout.secs": "60",
+            "hoodie.write.lock.storage.renew.interval.secs": "6",
+        }
+    return {
+        "hoodie.write.lock.provider": FILE_SYSTEM_LOCK,
+        # a process killed while it holds the lock leaves the lock file behind; Hudi's default (0) never expires it,
+        # and every writer of the table would wait for ever. Locks are held only for a commit's last steps (seconds), so
+        # one older than a minute is a dead holder's
+        "hoodie.write.lock.filesystem.expire": "1",
+    }
+
+
 def table_options(config: SinkConfig, avro_schema: str) -> dict[str, str]:
     "Hudi write settings every process of the sink shares."
     options = {
@@ -79,13 +107,7 @@ def multi_writer_options(config: SinkConfig) -> dict[str, str]:
         return {}
     return {
         "hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
-        # a lock file next to the timeline (Hudi's default path); on object stores use a StorageBasedLockProvider
-        # via hudi_options
-        "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
-        # a process killed while it holds the lock leaves the lock file behind; Hudi's default (0) never expires it,
-        # and every writer of the table would wait for ever. Locks are held only for a commit's last steps (seconds), so
-        # one older than a minute is a dead holder's
-        "hoodie.write.lock.filesystem.expire": "1",
+        **default_lock(config.table_path),
         # required by optimistic concurrency: a failed write is rolled back by the cleaner once its heartbeat
         # expires
         "hoodie.clean.failed.writes.policy": "LAZY",
