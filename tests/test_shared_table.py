@@ -10,6 +10,7 @@ from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.users_jobs import (
+    COMPACTION_JOB,
     CORRECTION_JOB,
     ERASURE_JOB,
     OPTIMISTIC,
@@ -22,7 +23,7 @@ from hudi_kafka_nb.dev.users_jobs import (
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.table.hudi_options import STORAGE_LOCK
 from hudi_kafka_nb.table.reading import snapshot_rows
-from hudi_kafka_nb.table.timeline import pending_instants
+from hudi_kafka_nb.table.timeline import pending_instants, table_services_log
 
 from helpers import order_event, wait_for
 
@@ -100,9 +101,11 @@ def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tm
     last commits and waits for the participants' bucket writes (5 to 10 s a cycle here), and the test needs commits
     before, during and after the user's job. The sink's participants upsert orders by bucket into a merge-on-read
     table while a user's Spark job upserts corrections into the same file groups, both under Hudi's non-blocking
-    concurrency control, neither waiting for the other: each key ends with the row of the greatest ordering value,
+    concurrency control, neither waiting for the other, and the user's own compaction job, a Spark application of its
+    own, compacts the table the sink leaves uncompacted: each key ends with the row of the greatest ordering value,
     whichever writer wrote it."""
-    stack = sink_beside(tmp_path, broker, 300, NON_BLOCKING)
+    # the sink hands compaction to the user's job
+    stack = sink_beside(tmp_path, broker, 300, {**NON_BLOCKING, "hoodie.compact.inline": "false"})
     with beside(stack) as jobs:
         stack.produce(1_000)
         stack.wait_committed(180)
@@ -117,6 +120,10 @@ def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tm
         # the keys each correction found in the table (an order the stream has not written yet is not corrected)
         corrected, too_old = [set(line["fixed"]) for line in printed(job)]
         assert len(corrected) > 20 and len(too_old) > 20, (corrected, too_old)
+        compaction = start_job(COMPACTION_JOB, stack.table_path, users_options(NON_BLOCKING), 2, 5.0, cwd=tmp_path)
+        jobs.append(compaction)
+        compacted = [instant for line in printed(compaction) for instant in line["compacted"]]
+        assert compacted, "the user's job compacted the table"
         stack.produce(1_000)
         stack.stop_producing()
         stack.wait_committed(180)
@@ -129,3 +136,5 @@ def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tm
     wanted = {key: "corrected" if key in corrected else row["status"] for (key,), row in latest.items()}
     assert found == wanted, {k: (found.get(k), v) for k, v in wanted.items() if found.get(k) != v}
     assert not pending_instants(stack.table_path)
+    completed = {s["instant"] for s in table_services_log(stack.table_path) if s["action"] == "compaction"}
+    assert set(compacted) <= completed, f"the user's compactions {compacted} are completed: {completed}"

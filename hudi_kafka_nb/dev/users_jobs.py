@@ -18,6 +18,7 @@ __all__ = [
     "ERASURE_JOB",
     "CORRECTION_JOB",
     "SQL_UPDATE_JOB",
+    "COMPACTION_JOB",
     "OPTIMISTIC",
     "users_options",
     "start_job",
@@ -77,6 +78,21 @@ updated = spark.sql(f"SELECT count(*) FROM orders WHERE status = '{status}'").fi
 print(json.dumps({"updated": updated}), flush=True)
 spark.stop()
 """
+COMPACTION_JOB = """
+import json, sys, time
+from hudi_kafka_nb.table.spark import spark_session
+from hudi_kafka_nb.table.storage import TableStorage
+table = TableStorage(sys.argv[1], json.loads(sys.argv[2]))
+options, rounds, pause_s = json.loads(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+spark = spark_session("a user's compaction job", table_path=table)
+for key, value in options.items():
+    spark.sql(f"SET {key}={value}")
+for _ in range(rounds):
+    time.sleep(pause_s)
+    done = spark.sql(f"CALL run_compaction(op => 'scheduleAndExecute', path => '{table}')").collect()
+    print(json.dumps({"compacted": [row[0] for row in done]}), flush=True)
+spark.stop()
+"""
 
 # %% ../../nbs/95_users_jobs.ipynb #2537f037
 OPTIMISTIC = {
@@ -109,8 +125,8 @@ def users_options(concurrency: dict, table_type: str = "MERGE_ON_READ") -> dict:
 
 # %% ../../nbs/95_users_jobs.ipynb #b26c2ce5
 def start_job(script: str, table: Table, options: dict, *args, cwd) -> subprocess.Popen:
-    """Start one of the user's jobs (`ERASURE_JOB`, `CORRECTION_JOB`, `SQL_UPDATE_JOB`) on `table` (a local folder, or
-    a store with its options), a process of its own."""
+    """Start one of the user's jobs (`ERASURE_JOB`, `CORRECTION_JOB`, `SQL_UPDATE_JOB`,
+    `COMPACTION_JOB`) on `table` (a local folder, or a store with its options), a process of its own."""
     store = table_storage(table)
     argv = [
         sys.executable,
