@@ -5,13 +5,17 @@
 # %% ../../nbs/09_voice.ipynb #fd0dc2e7
 from __future__ import annotations
 
+import contextlib
 import logging
+import sys
+import threading
+import time
 from collections.abc import Callable
 
 from hudi_kafka_nb.core.ports import Observe
 
 # %% auto #0
-__all__ = ["transition_line", "RoleVoice"]
+__all__ = ["transition_line", "RoleVoice", "innermost", "Reminder"]
 
 
 # %% ../../nbs/09_voice.ipynb #bd9722c8
@@ -53,3 +57,53 @@ class RoleVoice:
             self.observe(state, fields)
         if self.publish and self.status:
             self.publish(self.status())
+
+
+# %% ../../nbs/09_voice.ipynb #b8d2f6e3
+def innermost(thread_id: int) -> str:
+    "Where a thread is: its innermost frame in the sink's own code (`module:function`), else its innermost frame."
+    frame = sys._current_frames().get(thread_id)
+    found = ""
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "?")
+        if module.startswith("hudi_kafka_nb"):
+            return f"{module}:{frame.f_code.co_name}"
+        found = found or f"{module}:{frame.f_code.co_name}"
+        frame = frame.f_back
+    return found
+
+
+class Reminder:
+    """Says `event` (at WARNING, with `waited_s` and `where`) every `every_s` seconds that one call marked `during`
+    lasts; nothing for calls that end sooner."""
+
+    def __init__(self, say: Callable[..., None], every_s: float = 15.0):
+        self.say, self.every_s = say, every_s
+        self._current: tuple | None = None  # (event, fields, started, thread id) of the call that runs
+        self._thread: threading.Thread | None = None
+
+    @contextlib.contextmanager
+    def during(self, event: str, **fields):
+        self._current = (event, fields, time.monotonic(), threading.get_ident())
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._remind, name=f"reminder-{event}", daemon=True)
+            self._thread.start()
+        try:
+            yield
+        finally:
+            self._current = None
+
+    def _remind(self):
+        last, told = None, 0
+        while True:
+            time.sleep(min(1.0, self.every_s / 4))
+            current = self._current
+            if current is None:
+                continue
+            if current is not last:
+                last, told = current, 0
+            event, fields, started, thread_id = current
+            waited = time.monotonic() - started
+            if waited >= (told + 1) * self.every_s:
+                told += 1
+                self.say(event, logging.WARNING, waited_s=round(waited), where=innermost(thread_id), **fields)

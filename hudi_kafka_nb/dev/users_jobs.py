@@ -9,6 +9,10 @@ import contextlib
 import json
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+import psutil
 
 from hudi_kafka_nb.dev.servers import patient
 from hudi_kafka_nb.table.storage import Table, table_storage
@@ -23,6 +27,7 @@ __all__ = [
     "users_options",
     "start_job",
     "printed",
+    "threads_of",
     "beside",
 ]
 
@@ -137,14 +142,34 @@ def start_job(script: str, table: Table, options: dict, *args, cwd) -> subproces
         json.dumps(options),
         *map(str, args),
     ]
-    return subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # its log (Spark's and Hudi's) in a file of its own in `cwd`, read when it fails
+    log = Path(cwd) / f"job-{time.time_ns()}.log"
+    with open(log, "w") as stderr:
+        job = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr, text=True)
+    job.log = log  # type: ignore[attr-defined]
+    return job
 
 
 def printed(job: subprocess.Popen, timeout_s: float = 600) -> list[dict]:
-    "What the user's job printed, a line a batch, once it ended well; AssertionError with its exceptions if not."
-    out, err = job.communicate(timeout=patient(timeout_s))
+    """What the user's job printed, a line a batch, once it ended well; AssertionError with the exceptions of its log if
+    not."""
+    try:
+        out, _ = job.communicate(timeout=patient(timeout_s))
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the user's job did not end; its threads:\n{threads_of(job)[-6000:]}") from None
+    err = job.log.read_text()  # type: ignore[attr-defined]
     assert job.returncode == 0, "\n".join(line for line in err.splitlines() if "Exception" in line)[-3000:]
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def threads_of(job: subprocess.Popen) -> str:
+    "A thread dump of each JVM the job runs (its Spark driver), by `jstack`."
+    dumps = []
+    for child in psutil.Process(job.pid).children(recursive=True):
+        if "java" in child.name():
+            jstack = subprocess.run(["jstack", str(child.pid)], capture_output=True, text=True, timeout=60)
+            dumps.append(jstack.stdout)
+    return "\n".join(dumps)
 
 
 @contextlib.contextmanager

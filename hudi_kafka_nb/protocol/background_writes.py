@@ -6,11 +6,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 import pyarrow as pa
 
 from hudi_kafka_nb.core.ports import Writer, error_summary
+from hudi_kafka_nb.core.voice import Reminder
 from hudi_kafka_nb.protocol.participant_state import ParticipantInstant, Wrote
 
 # %% auto #0
@@ -23,8 +25,16 @@ log = logging.getLogger(__name__)
 class BackgroundWrites:
     "Hudi's writes of one participant, in order, on an executor of their own."
 
-    def __init__(self, writer: Writer, executor: Executor | None = None, owner: str = "participant"):
+    def __init__(
+        self,
+        writer: Writer,
+        executor: Executor | None = None,
+        owner: str = "participant",
+        say: Callable[..., None] | None = None,
+    ):
         self.writer, self.owner = writer, owner
+        # in the owner's voice (`core.voice`): a write that waits on the store says so while it waits
+        self.reminder = Reminder(say or (lambda event, level, **fields: log.log(level, f"{owner}: {event} {fields}")))
         self.executor = executor or ThreadPoolExecutor(1, thread_name_prefix="hudi-write")
 
     def submit(self, instant: str, rows: pa.Table) -> Future:
@@ -34,7 +44,8 @@ class BackgroundWrites:
     def write(self, instant: str, rows: pa.Table) -> Wrote:
         "Hudi's write of `rows` into `instant` (on the executor), undone if the instant was rolled back meanwhile."
         try:
-            written = self.writer.write(rows, instant)
+            with self.reminder.during("STILL_WRITING", instant=instant):
+                written = self.writer.write(rows, instant)
         except Exception as e:
             # a real error
             if self.writer.is_inflight(instant):

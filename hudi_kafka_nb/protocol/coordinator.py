@@ -16,7 +16,7 @@ import msgspec
 from hudi_kafka_nb.config.sink import SinkConfig
 from hudi_kafka_nb.core.messages import ControlEvent, Heartbeat, Park, PartitionStart, StartCommit, WriteStatus
 from hudi_kafka_nb.core.ports import Broker, Channel, Clock, CrashHook, EndingLine, Fenced, Observe, Table, no_crash
-from hudi_kafka_nb.core.voice import RoleVoice
+from hudi_kafka_nb.core.voice import Reminder, RoleVoice
 from hudi_kafka_nb.protocol.closing import InstantCloser
 from hudi_kafka_nb.protocol.commit_state import (
     AfterInterval,
@@ -197,10 +197,14 @@ class Coordinator(InstantEnding):
         self.open = msgspec.structs.replace(self.opened, end_at=now + LISTEN_S)
 
     def run(self, should_stop: Callable[[], bool]):
-        "Run transactions until `should_stop()` is true."
+        """Run transactions until `should_stop()` is true. A step listens for half a second at most; one that lasts
+        longer waits on the table's store, its lock or the broker, and says so while it lasts (`core.voice.Reminder`).
+        """
+        reminder = Reminder(self.voice.say)
         try:
             while not should_stop() and self.state is not CoordinatorState.STOPPED:
-                self.step()
+                with reminder.during("STILL_BUSY", in_state=self.state.value, instant=self.open and self.open.instant):
+                    self.step()
         finally:
             self.close()
 

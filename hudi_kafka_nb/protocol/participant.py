@@ -67,7 +67,7 @@ class Participant:
         )
         # Hudi's writes, on a thread of their own so that the loop reads on meanwhile (protocol.background_writes; the
         # in-memory tests hand in an executor that runs each write at once, `dev.doubles.InlineExecutor`)
-        self.writes = BackgroundWrites(writer, background, owner=f"participant {self.id}")
+        self.writes = BackgroundWrites(writer, background, owner=f"participant {self.id}", say=self.voice.say)
         self.schema, self.declared = table_schema(config), config.value_schema
         self.state, self.epoch = ParticipantState.IDLE, 0  # the newest epoch seen: older coordinators are ignored
         self.current: ParticipantInstant | None = None  # the latest instant this participant took part in
