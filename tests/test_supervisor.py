@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import msgspec
 import yaml
@@ -19,9 +20,10 @@ CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.run.supervisor impo
 
 
 def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(broker, tmp_path):
-    """About 40 s: the coordinator and the participant of a sink run by `hudi-kafka-nb run` are SIGKILLed; the
+    """About a minute: the coordinator and the participant of a sink run by `hudi-kafka-nb run` are SIGKILLed; the
     supervisor starts each again and the table holds every record once. A misspelt setting is refused before any role
-    starts; Hudi's own metrics are on where the settings ask."""
+    starts; one a role refuses as it starts stops it until the settings change; Hudi's own metrics are on where the
+    settings ask."""
     # its settings and producer only
     stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker)
     settings = tmp_path / "sink.yaml"
@@ -39,14 +41,11 @@ def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(b
     # reporter prints the table's figures and the metadata table's commits into the coordinator's log (not the data
     # table's commits: Hudi times those in the client that wrote them, and here participants write what the coordinator
     # commits)
-    settings.write_text(
-        yaml.safe_dump(
-            {
-                **stack.role_params(),
-                "hudi_options": {"hoodie.metrics.on": "true", "hoodie.metrics.reporter.type": "CONSOLE"},
-            }
-        )
-    )
+    metrics = {"hoodie.metrics.on": "true", "hoodie.metrics.reporter.type": "CONSOLE"}
+    # first a lock provider Spark's classpath lacks: refused by each role as it starts (a ConfigError), and the roles
+    # are not started into it again until the settings file changes
+    no_such_lock = {**metrics, "hoodie.write.lock.provider": "com.example.NoSuchLockProvider"}
+    settings.write_text(yaml.safe_dump({**stack.role_params(), "hudi_options": no_such_lock}))
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     workdir = tmp_path / "sink"
     with open(tmp_path / "supervisor.log", "wb") as log:  # the supervisor keeps its own copy of the descriptor
@@ -65,6 +64,15 @@ def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(b
         )
 
     try:
+        wait_for(
+            lambda: {r["state"] for r in status().get("roles", {}).values()} == {"refused_settings"},
+            120,
+            "each role to refuse its settings",
+        )
+        time.sleep(3)  # the supervisor's waits are a second or two: none is started again meanwhile
+        roles = status()["roles"]
+        assert all(r["starts"] == 1 and "NoSuchLockProvider" in r["last_exit"]["cause"] for r in roles.values()), roles
+        settings.write_text(yaml.safe_dump({**stack.role_params(), "hudi_options": metrics}))
         stack.produce(2_000)
         wait_for(lambda: has_committed(stack.table_path, stack.ends), 120, "the first records committed", poll_s=0.5)
         for name in ("coordinator", "participant-0"):
@@ -78,7 +86,7 @@ def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(b
         )
         roles = status()["roles"]
         assert all(
-            roles[name]["starts"] == 2 and roles[name]["last_exit"]["cause"] == "killed by SIGKILL"
+            roles[name]["starts"] == 3 and roles[name]["last_exit"]["cause"] == "killed by SIGKILL"
             for name in ("coordinator", "participant-0")
         ), roles
     finally:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
 import signal
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "log",
     "KILLING_SIGNALS",
+    "SETTINGS_EXIT_CODE",
     "ERROR_LINE",
     "RestartPolicy",
     "Exit",
@@ -57,9 +59,16 @@ def killed_from_outside(run: Exit) -> bool:
     return run.code < 0 and -run.code in {int(s) for s in KILLING_SIGNALS}
 
 
+# EX_CONFIG: the role refused its settings, and would refuse them again
+SETTINGS_EXIT_CODE = 78
+
+
 def next_start(exits: list[Exit], policy: RestartPolicy = RestartPolicy()) -> tuple[float, bool]:
-    "When to start a role again after its `exits` (the latest last), and whether it is held back."
+    """When to start a role again after its `exits` (the latest last), and whether it is held back (never, by itself,
+    after it refused its settings: `math.inf`)."""
     last = exits[-1]
+    if last.code == SETTINGS_EXIT_CODE:
+        return math.inf, True
     quick = []  # the quick exits that end the history, newest first
     for run in reversed(exits):
         if run.ended - run.started >= policy.healthy_s:

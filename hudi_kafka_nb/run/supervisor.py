@@ -21,7 +21,7 @@ import yaml
 
 from hudi_kafka_nb.config.setting_values import ConfigError
 from hudi_kafka_nb.config.settings import load_config
-from hudi_kafka_nb.run.restarts import Exit, RestartPolicy, exit_cause, next_start
+from hudi_kafka_nb.run.restarts import SETTINGS_EXIT_CODE, Exit, RestartPolicy, exit_cause, next_start
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +54,17 @@ class SupervisedRole:
     starts: int = 0
     stopped: bool = False  # asked to stop with the supervisor
 
+    @property
+    def refused(self) -> bool:
+        "Whether the role refused its settings last (started again once they change)."
+        return not self.process and bool(self.exits) and self.exits[-1].code == SETTINGS_EXIT_CODE
+
     def state(self) -> str:
-        return (
-            "running" if self.process else "stopped" if self.stopped else "held_back" if self.held_back else "waiting"
-        )
+        if self.process:
+            return "running"
+        if self.stopped:
+            return "stopped"
+        return "refused_settings" if self.refused else "held_back" if self.held_back else "waiting"
 
 
 def role_names(participants: int, table_services: bool) -> list[tuple[str, str]]:
@@ -98,7 +105,8 @@ class Supervisor:
         clock: Callable[[], float] = time.monotonic,
     ):
         self.settings_file, self.workdir = Path(settings_file).resolve(), Path(workdir)
-        settings = yaml.safe_load(self.settings_file.read_text()) or {}
+        self.settings_text = self.settings_file.read_text()  # what the roles were started with
+        settings = yaml.safe_load(self.settings_text) or {}
         # the roles' runtime (Kafka's client, Hudi's wiring) takes a second to import: loaded once the supervisor runs
         from hudi_kafka_nb.run.runtime import split_job_parameters
 
@@ -148,7 +156,14 @@ class Supervisor:
                 role.process = None
                 role.exits.append(Exit(role.started, now, code, exit_cause(code, self._log_tail(role))))
                 role.next_start, role.held_back = next_start(role.exits, self.policy)
-                if role.held_back:
+                if role.refused:
+                    log.error(
+                        "supervisor: %s refused its settings: %s; it starts again once %s changes",
+                        role.name,
+                        role.exits[-1].cause,
+                        self.settings_file,
+                    )
+                elif role.held_back:
                     log.error(
                         "supervisor: %s exited %d times in a row with: %s; held back for %.0fs (see %s)",
                         role.name,
@@ -166,7 +181,25 @@ class Supervisor:
                     )
             if role.process is None and now >= role.next_start:
                 self._launch(role, index)
+        self._settings_changed(now)
         self.write_status()
+
+    def _settings_changed(self, now: float):
+        "Roles that refused their settings start again, at once, when the settings file changes."
+        refused = [role for role in self.roles if role.refused]
+        if not refused:
+            return
+        try:
+            text = self.settings_file.read_text()
+        except OSError:  # being replaced: read again at the next step
+            return
+        if text != self.settings_text:
+            self.settings_text = text
+            log.info(
+                "supervisor: %s changed; starting %s again", self.settings_file, ", ".join(r.name for r in refused)
+            )
+            for role in refused:
+                role.next_start, role.held_back = now, False
 
     def status(self) -> dict:
         now = self.clock()
@@ -252,9 +285,13 @@ def add_commands(commands: argparse._SubParsersAction):
 def run_command(args: argparse.Namespace) -> int:
     "Do what `add_commands`' `run` or `role` was asked; the exit code."
     if args.command == "role":
-        run_role(
-            args.role, args.settings, role_id=args.role_id, stop_file=args.stop_file, metrics_port=args.metrics_port
-        )
+        try:
+            run_role(
+                args.role, args.settings, role_id=args.role_id, stop_file=args.stop_file, metrics_port=args.metrics_port
+            )
+        except ConfigError as e:  # said once, and the supervisor does not start it into the same refusal again
+            print(f"hudi-kafka-nb role {args.role}: ConfigError: {e}", file=sys.stderr, flush=True)
+            return SETTINGS_EXIT_CODE
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
