@@ -71,8 +71,7 @@ def test_a_users_erasures_and_sql_update_beside_the_sink_on_s3_under_hudis_stora
             stack.start_producing(300)
             batches = [retired[i : i + 30] for i in range(0, len(retired), 30)]
             erasure = start_job(ERASURE_JOB, stack.table_path, users, json.dumps(batches), 3.0, cwd=tmp_path)
-            update = start_job(SQL_UPDATE_JOB, stack.table_path, users, "ARCHIVED", json.dumps(archived), cwd=tmp_path)
-            jobs += [erasure, update]
+            jobs.append(erasure)
             # meanwhile the coordinator dies after deciding a commit, before Hudi completes it: its successor completes
             # the decided commit beside the user's writes (its heartbeat, its conflict check)
             stack.roles["coordinator"].stop()
@@ -80,10 +79,13 @@ def test_a_users_erasures_and_sql_update_beside_the_sink_on_s3_under_hudis_stora
             wait_for(lambda: not stack.roles["coordinator"].running(), 240, "the coordinator to crash after a decision")
             stack.restart("coordinator")
             assert len(printed(erasure)) == len(batches)
+            # a job in SQL names the table in Spark's catalog as it is when it starts: one started while another job
+            # turned on an index of the metadata table is refused by Hudi ("Config conflict")
+            update = start_job(SQL_UPDATE_JOB, stack.table_path, users, "ARCHIVED", json.dumps(archived), cwd=tmp_path)
+            jobs.append(update)
             assert printed(update) == [{"updated": len(archived)}]
-            # the store, and the lock in it, away for 30 s (SIGSTOP: connections taken, nothing answered): the sink's
-            # requests and its lock wait, then go on
-            stack.wait_committed(180)
+            # the store, and the lock in it, away for 30 s while the sink streams (SIGSTOP: connections taken, nothing
+            # answered): the sink's requests and its lock wait, then go on
             s3.pause()
             time.sleep(30)
             s3.resume()
@@ -93,6 +95,9 @@ def test_a_users_erasures_and_sql_update_beside_the_sink_on_s3_under_hudis_stora
         assert verdict_ok(report), verdict(report)
         assert not pending_instants(stack.table_path), "no instant of any writer is left inflight"
     assert "rolled forward decided commit" in log.read_text() or "could not roll forward" in log.read_text()
+    # the roles said they waited while the store was away
+    said = "".join((stack.workdir / f"{role}.log").read_text() for role in stack.roles)
+    assert "state=STILL_BUSY" in said or "state=STILL_WRITING" in said
 
 
 @pytest.mark.slow

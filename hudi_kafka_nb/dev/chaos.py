@@ -230,16 +230,17 @@ class LocalStack:
         return self.feed.source
 
     def wait_committed(self, timeout_s: float = 120) -> float:
-        """Wait until the table (every table) has committed everything produced so far; seconds waited. A transaction
-        the broker's kills left hanging stops every read-committed reader, the sink too: once the commits have not
-        moved for a minute, Kafka is asked for such transactions, and they are aborted, as an operator would
+        """Wait until the table (every table) has committed everything produced before the call (a producer that goes
+        on meanwhile moves no goal: the sink lags it by an instant, and would never catch it); seconds waited. A
+        transaction the broker's kills left hanging stops every read-committed reader, the sink too: once the commits
+        have not moved for a minute, Kafka is asked for such transactions, and they are aborted, as an operator would
         (`EmbeddedBroker.abort_hanging_transactions`); `expected_mirror` then goes by what Kafka kept. `timeout_s` is
         stretched by `patient` on a loaded machine."""
         timeout_s = patient(timeout_s)
         started = time.monotonic()
         look_for_hanging_at, progress = started + 60, None
+        ends_by_table = self.feed.ends_by_table()
         while time.monotonic() - started < timeout_s:
-            ends_by_table = self.feed.ends_by_table()
             # read once a turn: whether they reach the ends, and whether they moved
             committed = [committed_offsets_now(path) for path in ends_by_table]
             if all(reaches(c, ends) for c, ends in zip(committed, ends_by_table.values())):
@@ -251,6 +252,8 @@ class LocalStack:
                 look_for_hanging_at += 30
                 try:
                     self.hanging_aborted += self.broker.abort_hanging_transactions()
+                    # the goal as Kafka keeps it now
+                    ends_by_table = {t: {**e, **self.feed.ends_by_table().get(t, {})} for t, e in ends_by_table.items()}
                 except (RuntimeError, subprocess.TimeoutExpired) as e:  # the broker not answering yet: look again later
                     log.warning("chaos: could not look for hanging transactions: %s", e)
             time.sleep(0.25)
