@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 
 import msgspec
 
@@ -196,7 +197,15 @@ def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkC
             raise ConfigError(f"setting {key!r} is missing (see SinkConfig in nbs/00_sink.ipynb)") from None
         key = where.rstrip("`").split("[")[0].split(".")[0] or "?"
         raise ConfigError(f"setting {key!r}: {problem} (see SinkConfig in nbs/00_sink.ipynb for its type)") from None
-    return check_values(_with_change_columns(config))
+    return check_values(_with_change_columns(_with_absolute_table_path(config)))
+
+
+def _with_absolute_table_path(config: SinkConfig) -> SinkConfig:
+    """A local table's folder as an absolute path: a relative one is the working directory's, which every role and
+    Hudi's writer then agree on (Hadoop refuses a relative path in a URI)."""
+    if not config.table_path or "://" in config.table_path or os.path.isabs(config.table_path):
+        return config
+    return msgspec.structs.replace(config, table_path=os.path.abspath(config.table_path))
 
 
 def _with_change_columns(config: SinkConfig) -> SinkConfig:

@@ -72,7 +72,8 @@ class EmbeddedRegistry(EmbeddedServer):
         # had acknowledged, which no production registry does
         env = {
             **os.environ,
-            "REGISTRY_DATASOURCE_URL": f"jdbc:h2:file:{self.workdir / 'data' / 'registry'};WRITE_DELAY=0",
+            # H2 refuses a path relative to the working directory
+            "REGISTRY_DATASOURCE_URL": f"jdbc:h2:file:{self.workdir.absolute() / 'data' / 'registry'};WRITE_DELAY=0",
         }
         return self._start_on_a_free_port(
             lambda: logged_process(self._command(), env=env, log_path=log_path, cwd=self.workdir),
