@@ -240,6 +240,22 @@ def test_duplicated_reordered_malformed_and_foreign_control_messages_change_noth
     finish(s)  # and the stream committed on, exactly once
 
 
+# a transform over the registry's Avro orders: computed columns (one of a field a later version promotes) and a filter
+AVRO_SHAPING = """
+SELECT *, quantity * 2 AS quantity2, upper(customer.email) AS email_upper, concat(order_id, '-', region) AS ref
+FROM <SRC> WHERE status <> 'SHIPPED'
+"""
+
+
+def avro_shaped(row: dict) -> dict | None:
+    "The row `AVRO_SHAPING` makes of an order's fields, written apart from the sink's engine."
+    if row["status"] == "SHIPPED":
+        return None
+    email = row["customer"]["email"]
+    ref = f"{row['order_id']}-{row['region']}"
+    return {**row, "quantity2": row["quantity"] * 2, "email_upper": email.upper() if email else None, "ref": ref}
+
+
 @pytest.mark.slow
 # ten kills, each server's restart awaited, then the drain: 700 to 900 s under four busy workers on two cores, where
 # pytest's 900 s cut one off in its drain (its own waits catch a hang, each with a message)
@@ -248,8 +264,9 @@ def test_chaos_ten_random_kills(tmp_path, broker, registry, metastore):
     """About three minutes alone (12 to 15 under four busy workers): ten kills 2 to 5 s apart, each role (and the
     broker, the schema registry and the Hive Metastore the table is synced into) restarted 0.5 to 3 s later, then the
     drain. The test is the sequence: roles coming back into a protocol that other failures have left mid-way, which a
-    shorter run cannot show. The orders are Avro of two schema versions written side by side (the table gains the
-    second's column under the kills); the other chaos runs (keyed, change data) stream JSON."""
+    shorter run cannot show. The orders are Avro of schema versions written side by side (the table gains the second's
+    column under the kills, and a later one promotes `quantity` to a long), shaped by a transform whose computed
+    column is promoted with it; the other chaos runs (keyed, change data) stream JSON."""
     from hudi_kafka_nb.dev.chaos_run import run_chaos
 
     report = run_chaos(
@@ -261,6 +278,9 @@ def test_chaos_ten_random_kills(tmp_path, broker, registry, metastore):
         registry=registry,
         metastore=metastore,
         bad_every=5_000,
+        # every participant learns the fields from the registry as the coordinator names them, and the query follows
+        transform=AVRO_SHAPING,
+        expected_shape=avro_shaped,
         # what is tested is the sequence of kills, not throughput: 2,000 orders a second cost a loaded run minutes
         produce_per_second=500,
         # a drain takes tens of seconds; under four busy workers a backlog's writes outlasted 20 s and 40 s windows

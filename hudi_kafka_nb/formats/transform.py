@@ -114,7 +114,9 @@ def table_schema(config: SinkConfig) -> pa.Schema:
     transform makes of them. Its columns are the table's, so what the settings name must be among them."""
     source = data_schema(config)
     transform = transform_of(config)
-    if transform is None:
+    # a sink that learns its fields from the registry knows none until its coordinator names them in a START_COMMIT
+    # (`run.wiring.with_registry_fields`): until then the rows have only Kafka's columns, and no row is written
+    if transform is None or (config.reads_registry and not config.declared_fields):
         return source
     schema = transform.output_schema(source)
     event_time = schema.field(config.event_time_field).type if config.event_time_field in schema.names else None
