@@ -77,6 +77,7 @@ class HudiJava:
         self.spark, self.config = spark, config
         # the table's store, handed by the role (its settings resolved once)
         self.storage = storage or storage_of(config)
+        self.kept: dict[str, str] | None = None  # the metadata table's indexes kept on (`write_config`)
         self.jvm, self.jsc = JavaNames(spark._jvm), spark.sparkContext._jsc
         self.H = self.jvm.org.apache.hudi
         self.version = hudi_version(spark)
@@ -126,9 +127,11 @@ class HudiJava:
 
     def write_config(self, options: dict[str, str]):
         """Hudi's write config of these settings, the metadata table's indexes the table has kept on
-        (`table.hudi_options.indexes_kept`)."""
+        (`table.hudi_options.indexes_kept`): read once, or for every config where other writers may build one."""
         properties = self.jvm.java.util.Properties()
-        kept = indexes_kept(table_properties(self.storage), self.config)
+        if self.kept is None or self.config.shared_table:
+            self.kept = indexes_kept(table_properties(self.storage), self.config)
+        kept = self.kept
         for key, value in {**options, **kept}.items():
             properties.setProperty(key, str(value))
         return (
