@@ -30,9 +30,17 @@ def registered_as_text(registry_url, subject, text):
         return json.loads(answer.read())["id"]
 
 
+def with_customer_ref(row: dict) -> dict:
+    "The row the test's transform makes of an order, written apart from the sink's engine."
+    customer = row.get("customer") or {}
+    # the deserializer gives an int64 as text (Protobuf's JSON mapping)
+    return {**row, "customer_ref": None if customer.get("id") is None else int(customer["id"]) + 1}
+
+
 def test_protobuf_orders_of_two_versions_land_field_by_field_while_the_registry_is_killed(tmp_path, broker, registry):
     """About a minute alone: one participant, the second version (a new field, and the customer's id promoted from
-    int32 to int64 inside its message) widening the table mid-stream."""
+    int32 to int64 inside its message) widening the table mid-stream, through a transform that computes a column of
+    the promoted field."""
     stack = LocalStack(
         tmp_path / "stack",
         participants=1,
@@ -41,6 +49,9 @@ def test_protobuf_orders_of_two_versions_land_field_by_field_while_the_registry_
         value_format="protobuf",
         value_schema="",
         schema_registry={"url": registry.url},
+        # a computed column of a field the second version promotes: promoted with it
+        transform="SELECT *, customer.id + 1 AS customer_ref FROM <SRC>",
+        expected_shape=with_customer_ref,
     )
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     writers = order_writers(registry.url, stack.topic, register=(), value_format="protobuf")
@@ -99,6 +110,7 @@ def test_protobuf_orders_of_two_versions_land_field_by_field_while_the_registry_
         "attributes": "map<string, string>",
         "tracking_number": "decimal128(20, 0)",
     }, types
+    assert types["customer_ref"] == "int64", types
     assert {k: types[k] for k in ("gift", "card", "note", "coupon")} == {
         "gift": "bool",
         "card": "string",
