@@ -10,7 +10,7 @@ import re
 
 from hudi_kafka_nb.config.format_checks import check_formats
 from hudi_kafka_nb.config.setting_values import SECRET_REFERENCE, arrow_type, is_secret_key, need, start_position
-from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.config.sink import SinkConfig, is_object_store, scheme_of
 
 # %% auto #0
 __all__ = [
@@ -291,9 +291,9 @@ def _check_secrets(config: SinkConfig):
 # %% ../../nbs/04_checks.ipynb #80cdd262
 def _check_storage(config: SinkConfig):
     "The table's store: a lock that holds there, store options only for a store, Hudi options the sink leaves free."
-    scheme = config.table_path.split("://")[0] if "://" in config.table_path else ""
+    scheme = scheme_of(config.table_path)
     need(
-        not (config.multi_writer and scheme not in ("", "s3", "s3a"))
+        not (config.multi_writer and is_object_store(config.table_path) and scheme not in ("s3", "s3a"))
         or "hoodie.write.lock.provider" in config.hudi_options,
         "table_services",
         f"is 'separate' with table_path={config.table_path!r} on an object store, where the lock both writers need "
@@ -303,7 +303,7 @@ def _check_storage(config: SinkConfig):
         "(hoodie.write.lock.provider, e.g. Hudi's ZooKeeper or DynamoDB lock)",
     )
     need(
-        not scheme
+        not is_object_store(config.table_path)
         or not config.hudi_options.get("hoodie.write.lock.provider", "").endswith("FileSystemBasedLockProvider"),
         "hudi_options",
         f"names Hudi's FileSystemBasedLockProvider for table_path={config.table_path!r} on an object store, where it "

@@ -14,7 +14,7 @@ import msgspec
 from hudi_kafka_nb.config.checks import check_values
 from hudi_kafka_nb.config.format_checks import CONVERTERS
 from hudi_kafka_nb.config.setting_values import ConfigError, resolve_secret
-from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, POSITION_FIELD, SinkConfig
+from hudi_kafka_nb.config.sink import CDC_COLUMNS, CDC_METADATA_COLUMNS, POSITION_FIELD, SinkConfig, scheme_of
 
 # %% auto #0
 __all__ = [
@@ -203,7 +203,7 @@ def load_config(settings: dict | SinkConfig | None = None, **overrides) -> SinkC
 def _with_absolute_table_path(config: SinkConfig) -> SinkConfig:
     """A local table's folder as an absolute path: a relative one is the working directory's, which every role and
     Hudi's writer then agree on (Hadoop refuses a relative path in a URI)."""
-    if not config.table_path or "://" in config.table_path or os.path.isabs(config.table_path):
+    if not config.table_path or scheme_of(config.table_path) or os.path.isabs(config.table_path):
         return config
     return msgspec.structs.replace(config, table_path=os.path.abspath(config.table_path))
 

@@ -20,6 +20,8 @@ __all__ = [
     "CDC_METADATA_COLUMNS",
     "WriteMode",
     "SinkConfig",
+    "scheme_of",
+    "is_object_store",
 ]
 
 # %% ../../nbs/00_sink.ipynb #93fadfd8
@@ -314,3 +316,15 @@ class SinkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         """Fields whose values make a record's Hudi key: `record_key_field`'s (comma-separated: a composite key), else
         its Kafka coordinates."""
         return [f.strip() for f in self.record_key_field.split(",") if f.strip()] or COORDINATE_KEY_FIELDS
+
+
+# %% ../../nbs/00_sink.ipynb #f2b3c4d5
+def scheme_of(table_path) -> str:
+    "The URL scheme of a table location (a path, a URL, or a store: its text), '' for a local folder."
+    text = str(table_path)
+    return text.split("://", 1)[0].lower() if "://" in text else ""
+
+
+def is_object_store(table_path) -> bool:
+    "Whether the table lives on an object store rather than a local (or mounted) file system."
+    return scheme_of(table_path) not in ("", "file")

@@ -252,8 +252,6 @@ class LocalStack:
                 look_for_hanging_at += 30
                 try:
                     self.hanging_aborted += self.broker.abort_hanging_transactions()
-                    # the goal as Kafka keeps it now
-                    ends_by_table = {t: {**e, **self.feed.ends_by_table().get(t, {})} for t, e in ends_by_table.items()}
                 except (RuntimeError, subprocess.TimeoutExpired) as e:  # the broker not answering yet: look again later
                     log.warning("chaos: could not look for hanging transactions: %s", e)
             time.sleep(0.25)

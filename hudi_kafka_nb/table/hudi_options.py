@@ -5,7 +5,7 @@
 # %% ../../nbs/45_hudi_options.ipynb #075f502b
 from __future__ import annotations
 
-from hudi_kafka_nb.config.sink import SinkConfig, WriteMode
+from hudi_kafka_nb.config.sink import SinkConfig, WriteMode, scheme_of
 
 # %% auto #0
 __all__ = [
@@ -41,7 +41,7 @@ FILE_SYSTEM_LOCK = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockP
 def default_lock(table_path: str) -> dict[str, str]:
     """The lock every writer of the sink's table takes unless `hudi_options` name one: Hudi's storage-based lock on S3,
     where a file's check-then-create would let two writers both hold it, else Hudi's lock file beside the timeline."""
-    if table_path.split("://")[0] in ("s3", "s3a"):
+    if scheme_of(table_path) in ("s3", "s3a"):
         return {
             "hoodie.write.lock.provider": STORAGE_LOCK,
             # one not renewed for a minute is a dead holder's and expires (Hudi's 5 minutes would stop every writer of

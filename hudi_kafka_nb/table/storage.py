@@ -17,7 +17,7 @@ import obstore.store
 from obstore.exceptions import AlreadyExistsError
 
 from hudi_kafka_nb.config.setting_values import resolve_secret
-from hudi_kafka_nb.config.sink import SinkConfig
+from hudi_kafka_nb.config.sink import SinkConfig, is_object_store, scheme_of
 
 # %% auto #0
 __all__ = [
@@ -31,8 +31,6 @@ __all__ = [
     "RETRY",
     "Table",
     "StorageError",
-    "scheme_of",
-    "is_object_store",
     "aux_key",
     "staging_key",
     "resolve_storage_options",
@@ -50,17 +48,6 @@ AUX = ".hoodie/.aux/hudi_kafka_nb"
 
 class StorageError(RuntimeError):
     "The table's store cannot be used as the sink needs it (unreachable, refused, or without conditional writes)."
-
-
-def scheme_of(table_path: Table) -> str:
-    "The URL scheme of a table location ('' for a local folder)."
-    text = str(table_path)
-    return text.split("://", 1)[0].lower() if "://" in text else ""
-
-
-def is_object_store(table_path: Table) -> bool:
-    "Whether the table lives on an object store rather than a local (or mounted) file system."
-    return scheme_of(table_path) not in ("", "file")
 
 
 def aux_key(*parts: str) -> str:
