@@ -22,8 +22,8 @@ CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.run.supervisor impo
 def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(broker, tmp_path):
     """About a minute: the coordinator and the participant of a sink run by `hudi-kafka-nb run` are SIGKILLed; the
     supervisor starts each again and the table holds every record once. A misspelt setting is refused before any role
-    starts; one a role refuses as it starts stops it until the settings change; Hudi's own metrics are on where the
-    settings ask."""
+    starts; one a role refuses as it starts stops it until the settings change; a second sink on the table is refused;
+    Hudi's own metrics are on where the settings ask."""
     # its settings and producer only
     stack = LocalStack(tmp_path / "stack", participants=1, partitions=4, broker=broker)
     settings = tmp_path / "sink.yaml"
@@ -75,6 +75,11 @@ def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(b
         settings.write_text(yaml.safe_dump({**stack.role_params(), "hudi_options": metrics}))
         stack.produce(2_000)
         wait_for(lambda: has_committed(stack.table_path, stack.ends), 120, "the first records committed", poll_s=0.5)
+        # a second sink pointed at the same table (its own control topic): refused as it starts, and the first goes on
+        other = tmp_path / "other-sink.yaml"
+        other.write_text(yaml.safe_dump({**stack.role_params(), "control_topic": f"{stack.topic}-other-control"}))
+        second = subprocess.run([*CLI, "role", "coordinator", str(other)], capture_output=True, text=True, timeout=120)
+        assert second.returncode == 78 and "written by another sink" in second.stderr, second.stderr[-3000:]
         for name in ("coordinator", "participant-0"):
             os.kill(status()["roles"][name]["pid"], signal.SIGKILL)
         stack.produce(2_000)

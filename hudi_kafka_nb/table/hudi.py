@@ -19,7 +19,13 @@ from hudi_kafka_nb.formats.transform import table_schema
 from hudi_kafka_nb.table.hudi_options import indexes_kept, key_generator_class
 from hudi_kafka_nb.table.spark import hudi_version, metadata_payload_first
 from hudi_kafka_nb.table.storage import TableStorage, hadoop_options, storage_of
-from hudi_kafka_nb.table.table_identity import check_table, check_table_folder, create_table_once, table_properties
+from hudi_kafka_nb.table.table_identity import (
+    check_table,
+    check_table_folder,
+    claim_table_for_sink,
+    create_table_once,
+    table_properties,
+)
 from hudi_kafka_nb.table.timeline import InstantFile, latest_schema_columns, timeline_files
 
 log = logging.getLogger(__name__)
@@ -278,6 +284,7 @@ def create_or_open_table(hudi: HudiJava) -> dict[str, str]:
 
     props = create_table_once(hudi.storage, create)
     check_table(config, props)
+    claim_table_for_sink(config, hudi.storage)  # a new table: named for this sink once made
     return props
 
 

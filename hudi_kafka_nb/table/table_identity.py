@@ -22,6 +22,7 @@ from hudi_kafka_nb.table.storage import (
     StorageError,
     Table,
     TableStorage,
+    aux_key,
     is_object_store,
     storage_of,
     table_storage,
@@ -34,6 +35,7 @@ __all__ = [
     "log",
     "PROBE_PREFIX",
     "STATUS_KEYS",
+    "SINK_KEY",
     "CREATION_SETTLE_S",
     "check_conditional_writes",
     "TableError",
@@ -42,6 +44,7 @@ __all__ = [
     "creation_never_finished",
     "table_folder_names",
     "check_table_folder",
+    "claim_table_for_sink",
     "create_table_once",
 ]
 
@@ -196,6 +199,27 @@ def check_table_folder(config: SinkConfig, storage: TableStorage | None = None):
     props = table_properties(table)
     if props is not None:
         check_table(config, props)
+        claim_table_for_sink(config, table)
+
+
+# %% ../../nbs/39_table_identity.ipynb #a321cd44
+SINK_KEY = aux_key("sink")  # the control topic of the one sink that writes the table
+
+
+def claim_table_for_sink(config: SinkConfig, storage: TableStorage | None = None):
+    """Name this sink (its control topic) as the table's, if no sink is named yet; refuse (`ConfigError`) a table that
+    another sink writes."""
+    storage = storage or storage_of(config)
+    if storage.create(SINK_KEY, config.control.encode()):
+        return
+    theirs = (storage.get(SINK_KEY) or b"").decode()
+    raise ConfigError(
+        f"setting 'table_path': the table at {config.table_path} is written by another sink, whose control topic is "
+        f"{theirs!r} (this sink's is {config.control!r}); a table takes one sink, its offsets and its coordinators' "
+        f"fences live in the table. Give this sink a table_path of its own, or, if this is that sink under a new name, "
+        f"set control_topic: {theirs}, or delete {storage.location.rstrip('/')}/{SINK_KEY} once the other sink is "
+        "gone for good"
+    )
 
 
 # %% ../../nbs/39_table_identity.ipynb #d62947ce
