@@ -12,7 +12,6 @@ against its topic as the tests judge it.
 """
 
 import argparse
-import json
 import re
 import statistics
 import tempfile
@@ -69,7 +68,7 @@ def one_round(workdir: Path, broker: EmbeddedBroker, shared: bool, args) -> dict
         stack.start_producing(args.rate)
         if shared:
             options = users_options(OPTIMISTIC)
-            jobs.append(start_job(ERASURE_JOB, stack.table_path, options, json.dumps(batches), args.every, cwd=workdir))
+            jobs.append(start_job(ERASURE_JOB, stack.table_path, options, batches, args.every, cwd=workdir))
         time.sleep(args.seconds)
         ended = time.time()
         stack.stop_producing()

@@ -1,7 +1,6 @@
 """The table is shared: the sink streams into a table that other writers change too, under Hudi's own concurrency
 control (docs/shared-tables.md)."""
 
-import json
 import time
 
 import pytest
@@ -10,6 +9,7 @@ from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.users_jobs import (
+    CLUSTERING_JOB,
     COMPACTION_JOB,
     CORRECTION_JOB,
     ERASURE_JOB,
@@ -44,8 +44,9 @@ def sink_beside(tmp_path, broker, orders: int, concurrency: dict, **settings) ->
 @pytest.mark.slow
 def test_a_users_erasures_and_sql_update_beside_the_sink_on_s3_under_hudis_storage_lock(tmp_path, broker):
     """Three to four minutes: the sink upserts orders into a copy-on-write table on S3 while the user's own Spark jobs
-    erase retired orders from it in batches and archive others with an UPDATE through Hudi's SQL extension, every
-    writer under optimistic concurrency control with Hudi's storage-based lock (its S3 client in the sink's jar). The
+    erase retired orders from it in batches, archive others with an UPDATE through Hudi's SQL extension and cluster
+    it, every writer under optimistic concurrency control with Hudi's storage-based lock (its S3 client in the sink's
+    jar). The
     coordinator dies after a decision, and the store holding table and lock is away for 30 s. All writers commit, and
     the table is every order's latest event, the erased ones gone and the archived ones archived."""
     retired = [f"retired-{i:03d}" for i in range(90)]
@@ -70,7 +71,7 @@ def test_a_users_erasures_and_sql_update_beside_the_sink_on_s3_under_hudis_stora
             stack.wait_committed(180)
             stack.start_producing(300)
             batches = [retired[i : i + 30] for i in range(0, len(retired), 30)]
-            erasure = start_job(ERASURE_JOB, stack.table_path, users, json.dumps(batches), 3.0, cwd=tmp_path)
+            erasure = start_job(ERASURE_JOB, stack.table_path, users, batches, 3.0, cwd=tmp_path)
             jobs.append(erasure)
             # meanwhile the coordinator dies after deciding a commit, before Hudi completes it: its successor completes
             # the decided commit beside the user's writes (its heartbeat, its conflict check)
@@ -81,9 +82,15 @@ def test_a_users_erasures_and_sql_update_beside_the_sink_on_s3_under_hudis_stora
             assert len(printed(erasure)) == len(batches)
             # a job in SQL names the table in Spark's catalog as it is when it starts: one started while another job
             # turned on an index of the metadata table is refused by Hudi ("Config conflict")
-            update = start_job(SQL_UPDATE_JOB, stack.table_path, users, "ARCHIVED", json.dumps(archived), cwd=tmp_path)
+            update = start_job(SQL_UPDATE_JOB, stack.table_path, users, "ARCHIVED", archived, cwd=tmp_path)
             jobs.append(update)
             assert printed(update) == [{"updated": len(archived)}]
+            # the user's clustering job rewrites the file groups the sink keeps writing: a commit of the sink's while it
+            # runs conflicts with it, and is written again
+            clustering = start_job(CLUSTERING_JOB, stack.table_path, users, 1, 0.0, cwd=tmp_path)
+            jobs.append(clustering)
+            clustered = [instant for line in printed(clustering) for instant in line["clustered"]]
+            assert clustered, "the user's job clustered the table"
             # the store, and the lock in it, away for 30 s while the sink streams (SIGSTOP: connections taken, nothing
             # answered): the sink's requests and its lock wait, then go on
             s3.pause()
@@ -94,6 +101,8 @@ def test_a_users_erasures_and_sql_update_beside_the_sink_on_s3_under_hudis_stora
         report = stack.verify()
         assert verdict_ok(report), verdict(report)
         assert not pending_instants(stack.table_path), "no instant of any writer is left inflight"
+        done = {s["instant"] for s in table_services_log(stack.table_path) if s["action"] == "clustering"}
+        assert set(clustered) <= done, f"the user's clusterings {clustered} are completed: {done}"
     assert "rolled forward decided commit" in log.read_text() or "could not roll forward" in log.read_text()
     # the roles said they waited while the store was away
     said = "".join((stack.workdir / f"{role}.log").read_text() for role in stack.roles)
@@ -120,7 +129,7 @@ def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tm
             ["corrected", "2099-01-01 00:00:00", [f"o{i:09d}" for i in range(0, 30)]],
             ["too-old", "2000-01-01 00:00:00", [f"o{i:09d}" for i in range(30, 60)]],
         ]
-        job = start_job(CORRECTION_JOB, stack.table_path, users_options(NON_BLOCKING), json.dumps(fixes), cwd=tmp_path)
+        job = start_job(CORRECTION_JOB, stack.table_path, users_options(NON_BLOCKING), fixes, cwd=tmp_path)
         jobs.append(job)
         # the keys each correction found in the table (an order the stream has not written yet is not corrected)
         corrected, too_old = [set(line["fixed"]) for line in printed(job)]

@@ -19,10 +19,12 @@ from hudi_kafka_nb.table.storage import Table, table_storage
 
 # %% auto #0
 __all__ = [
+    "JOB_PRELUDE",
     "ERASURE_JOB",
     "CORRECTION_JOB",
     "SQL_UPDATE_JOB",
     "COMPACTION_JOB",
+    "CLUSTERING_JOB",
     "OPTIMISTIC",
     "users_options",
     "start_job",
@@ -32,13 +34,22 @@ __all__ = [
 ]
 
 # %% ../../nbs/95_users_jobs.ipynb #b69fc551
-ERASURE_JOB = """
+JOB_PRELUDE = """
 import json, sys, time
-from pyspark.sql.functions import col
 from hudi_kafka_nb.table.spark import spark_session
 from hudi_kafka_nb.table.storage import TableStorage
 table = TableStorage(sys.argv[1], json.loads(sys.argv[2]))
-path, options, batches, pause_s = str(table), json.loads(sys.argv[3]), json.loads(sys.argv[4]), float(sys.argv[5])
+path, options, args = str(table), json.loads(sys.argv[3]), [json.loads(arg) for arg in sys.argv[4:]]
+
+
+def set_options(spark):
+    "Hudi's settings for a job in SQL, as an analyst gives them."
+    for key, value in options.items():
+        spark.sql(f"SET {key}={value}")
+"""
+ERASURE_JOB = """
+from pyspark.sql.functions import col
+batches, pause_s = args
 spark = spark_session("a user's erasure job", table_path=table)
 for keys in batches:
     time.sleep(pause_s)
@@ -50,12 +61,8 @@ for keys in batches:
 spark.stop()
 """
 CORRECTION_JOB = """
-import json, sys
 from pyspark.sql.functions import col, lit, to_timestamp
-from hudi_kafka_nb.table.spark import spark_session
-from hudi_kafka_nb.table.storage import TableStorage
-table = TableStorage(sys.argv[1], json.loads(sys.argv[2]))
-path, options, fixes = str(table), json.loads(sys.argv[3]), json.loads(sys.argv[4])
+(fixes,) = args
 spark = spark_session("a user's correction job", table_path=table)
 for status, event_time, keys in fixes:
     table = spark.read.format("hudi").load(path)
@@ -68,15 +75,10 @@ for status, event_time, keys in fixes:
 spark.stop()
 """
 SQL_UPDATE_JOB = """
-import json, sys
-from hudi_kafka_nb.table.spark import spark_session
-from hudi_kafka_nb.table.storage import TableStorage
-table = TableStorage(sys.argv[1], json.loads(sys.argv[2]))
-options, status, keys = json.loads(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
+status, keys = args
 spark = spark_session("a user's SQL job", table_path=table)
-for key, value in options.items():
-    spark.sql(f"SET {key}={value}")
-spark.sql(f"CREATE TABLE orders USING hudi LOCATION '{table}'")
+set_options(spark)
+spark.sql(f"CREATE TABLE orders USING hudi LOCATION '{path}'")
 listed = ", ".join(f"'{key}'" for key in keys)
 spark.sql(f"UPDATE orders SET status = '{status}' WHERE order_id IN ({listed})")
 updated = spark.sql(f"SELECT count(*) FROM orders WHERE status = '{status}'").first()[0]
@@ -84,18 +86,23 @@ print(json.dumps({"updated": updated}), flush=True)
 spark.stop()
 """
 COMPACTION_JOB = """
-import json, sys, time
-from hudi_kafka_nb.table.spark import spark_session
-from hudi_kafka_nb.table.storage import TableStorage
-table = TableStorage(sys.argv[1], json.loads(sys.argv[2]))
-options, rounds, pause_s = json.loads(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+rounds, pause_s = args
 spark = spark_session("a user's compaction job", table_path=table)
-for key, value in options.items():
-    spark.sql(f"SET {key}={value}")
+set_options(spark)
 for _ in range(rounds):
     time.sleep(pause_s)
-    done = spark.sql(f"CALL run_compaction(op => 'scheduleAndExecute', path => '{table}')").collect()
+    done = spark.sql(f"CALL run_compaction(op => 'scheduleAndExecute', path => '{path}')").collect()
     print(json.dumps({"compacted": [row[0] for row in done]}), flush=True)
+spark.stop()
+"""
+CLUSTERING_JOB = """
+rounds, pause_s = args
+spark = spark_session("a user's clustering job", table_path=table)
+set_options(spark)
+for _ in range(rounds):
+    time.sleep(pause_s)
+    done = spark.sql(f"CALL run_clustering(op => 'scheduleAndExecute', path => '{path}')").collect()
+    print(json.dumps({"clustered": [row[0] for row in done]}), flush=True)
 spark.stop()
 """
 
@@ -130,17 +137,18 @@ def users_options(concurrency: dict, table_type: str = "MERGE_ON_READ") -> dict:
 
 # %% ../../nbs/95_users_jobs.ipynb #b26c2ce5
 def start_job(script: str, table: Table, options: dict, *args, cwd) -> subprocess.Popen:
-    """Start one of the user's jobs (`ERASURE_JOB`, `CORRECTION_JOB`, `SQL_UPDATE_JOB`,
-    `COMPACTION_JOB`) on `table` (a local folder, or a store with its options), a process of its own."""
+    """Start one of the user's jobs (`ERASURE_JOB`, `CORRECTION_JOB`, `SQL_UPDATE_JOB`, `COMPACTION_JOB`,
+    `CLUSTERING_JOB`) on `table` (a local folder, or a store with its options), a process of its own; `args`, the
+    job's own, as JSON."""
     store = table_storage(table)
     argv = [
         sys.executable,
         "-c",
-        script,
+        JOB_PRELUDE + script,
         store.location,
         json.dumps(store.options),
         json.dumps(options),
-        *map(str, args),
+        *map(json.dumps, args),
     ]
     # its log (Spark's and Hudi's) in a file of its own in `cwd`, read when it fails
     log = Path(cwd) / f"job-{time.time_ns()}.log"

@@ -202,7 +202,7 @@ def check_table_folder(config: SinkConfig, storage: TableStorage | None = None):
         claim_table_for_sink(config, table)
 
 
-# %% ../../nbs/39_table_identity.ipynb #a321cd44
+# %% ../../nbs/39_table_identity.ipynb #2481f7b1
 SINK_KEY = aux_key("sink")  # the control topic of the one sink that writes the table
 
 
