@@ -224,3 +224,20 @@ def participant_lost_and_back(stack, coordinator, timeout_s=120):
     )
     stack.restart("participant-1")
     state_line(stack, coordinator, r"participants=participant-0,participant-1$", after=mark, timeout_s=timeout_s)
+
+
+def free_ports(count: int) -> int:
+    "The first of `count` consecutive TCP ports nothing listens on right now (a sink's roles take a run of them)."
+    import socket
+
+    while True:
+        with contextlib.ExitStack() as held:
+            sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+            try:
+                sockets[0].bind(("0.0.0.0", 0))
+                first = sockets[0].getsockname()[1]
+                for offset, s in enumerate(sockets[1:], start=1):
+                    s.bind(("0.0.0.0", first + offset))
+            except OSError:
+                continue
+            return first

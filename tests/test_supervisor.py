@@ -12,9 +12,10 @@ import yaml
 from hudi_kafka_nb.dev.broker import create_topic
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
+from hudi_kafka_nb.run.metrics import read_metrics
 from hudi_kafka_nb.table.timeline import has_committed
 
-from helpers import wait_for
+from helpers import free_ports, wait_for
 
 CLI = [sys.executable, "-c", "import sys; from hudi_kafka_nb.run.supervisor import main; main(sys.argv[1:])"]
 
@@ -48,9 +49,10 @@ def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(b
     settings.write_text(yaml.safe_dump({**stack.role_params(), "hudi_options": no_such_lock}))
     create_topic(broker.bootstrap_servers, stack.topic, stack.partitions)
     workdir = tmp_path / "sink"
+    metrics_port = free_ports(3)  # the coordinator's, the participant's, and the supervisor's own after them
     with open(tmp_path / "supervisor.log", "wb") as log:  # the supervisor keeps its own copy of the descriptor
         supervisor = subprocess.Popen(
-            [*CLI, "run", str(settings), "--workdir", str(workdir)],
+            [*CLI, "run", str(settings), "--workdir", str(workdir), "--metrics-port", str(metrics_port)],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -72,6 +74,9 @@ def test_roles_killed_under_the_supervisor_come_back_and_the_table_stays_exact(b
         time.sleep(3)  # the supervisor's waits are a second or two: none is started again meanwhile
         roles = status()["roles"]
         assert all(r["starts"] == 1 and "NoSuchLockProvider" in r["last_exit"]["cause"] for r in roles.values()), roles
+        # and its metrics say so, where an operator's alert reads them
+        said = read_metrics(f"http://127.0.0.1:{metrics_port + 2}/metrics")
+        assert said[("hudi_kafka_nb_role_state", (("state", "refused_settings"),))] == 1, said
         settings.write_text(yaml.safe_dump({**stack.role_params(), "hudi_options": metrics}))
         stack.produce(2_000)
         wait_for(lambda: has_committed(stack.table_path, stack.ends), 120, "the first records committed", poll_s=0.5)

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import msgspec
 import yaml
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from hudi_kafka_nb.config.setting_values import ConfigError
 from hudi_kafka_nb.config.settings import load_config
@@ -28,10 +31,13 @@ log = logging.getLogger(__name__)
 # %% auto #0
 __all__ = [
     "log",
+    "ROLE_STATES",
     "SupervisedRole",
     "role_names",
     "check_one_machine",
     "Supervisor",
+    "SupervisorCollector",
+    "serve_supervisor_metrics",
     "run_role",
     "add_commands",
     "run_command",
@@ -253,6 +259,43 @@ class Supervisor:
         self.write_status()
 
 
+# %% ../../nbs/70_supervisor.ipynb #acae54e37e7d407bbb7b55eff062a284
+ROLE_STATES = ("running", "waiting", "held_back", "refused_settings", "stopped")
+
+
+class SupervisorCollector(Collector):
+    "The supervisor's figures for Prometheus, read from its roles as they are scraped."
+
+    def __init__(self, supervisor: Supervisor):
+        self.supervisor = supervisor
+
+    def collect(self):
+        states = GaugeMetricFamily(
+            "hudi_kafka_nb_role_state",
+            "1 for each supervised role's state now, 0 for the others",
+            labels=["role", "role_id", "state"],
+        )
+        starts = CounterMetricFamily(
+            "hudi_kafka_nb_role_starts", "Times the supervisor started each role", labels=["role", "role_id"]
+        )
+        for role in list(self.supervisor.roles):
+            now = role.state()
+            for state in ROLE_STATES:
+                states.add_metric([role.role, role.name, state], float(now == state))
+            starts.add_metric([role.role, role.name], role.starts)
+        yield states
+        yield starts
+
+
+def serve_supervisor_metrics(supervisor: Supervisor, port: int) -> int:
+    "Serve the supervisor's metrics at http://0.0.0.0:port/metrics (port 0: a free port); the port."
+    registry = CollectorRegistry()
+    registry.register(SupervisorCollector(supervisor))
+    server, _ = start_http_server(port, registry=registry)
+    log.info("supervisor: metrics served at http://0.0.0.0:%d/metrics", server.server_port)
+    return server.server_port
+
+
 # %% ../../nbs/70_supervisor.ipynb #e343213d
 def run_role(role: str, settings_file: str | Path, **controls) -> dict:
     "Run one role with the settings of a YAML file (and job controls: `role_id`, `stop_file`, `metrics_port`)."
@@ -272,7 +315,10 @@ def add_commands(commands: argparse._SubParsersAction):
     run.add_argument("--participants", type=int, default=1)
     run.add_argument("--workdir", default="runs/sink", help="where the roles' logs, stop files and supervisor.json go")
     run.add_argument(
-        "--metrics-port", type=int, default=-1, help="serve the roles' metrics on this port and the next ones"
+        "--metrics-port",
+        type=int,
+        default=-1,
+        help="serve the roles' metrics on this port and the next ones, the supervisor's after them",
     )
     one = commands.add_parser("role", help="run one role of a sink in the foreground")
     one.add_argument("role", choices=["coordinator", "participant", "table_services"])
@@ -300,6 +346,8 @@ def run_command(args: argparse.Namespace) -> int:
     except (ConfigError, OSError, yaml.YAMLError, msgspec.ValidationError) as e:
         print(f"hudi-kafka-nb run: {e}", file=sys.stderr)
         return 2
+    if args.metrics_port >= 0:  # after the roles' ports
+        serve_supervisor_metrics(supervisor, args.metrics_port + len(supervisor.roles))
     stopping: list[int] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda number, _frame: stopping.append(number))
