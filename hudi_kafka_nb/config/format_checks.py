@@ -79,12 +79,6 @@ def check_formats(config: SinkConfig):
             "is empty: name the envelope fields that order changes, e.g. source.lsn",
         )
         need(
-            len(config.record_key_fields) == 1,
-            "record_key_field",
-            f"is {config.record_key_field!r}: a mirror of a table is keyed by one column (a composite primary key is "
-            "not supported yet)",
-        )
-        need(
             config.value_converter in CONVERTERS.values(),
             "value_converter",
             f"is {config.value_converter!r}; use 'json' (Kafka Connect's JsonConverter), 'avro' (Confluent's "

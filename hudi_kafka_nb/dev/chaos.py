@@ -126,7 +126,14 @@ class LocalStack:
             self.table_paths(),
             orders=orders,
             bad_every=bad_every,
-            source=SourceTable(seed=random.randrange(1 << 30), broken_every=500) if cdc else None,
+            # the source table's primary key is the table's record key (a composite one: `tenant,id`, say)
+            source=SourceTable(
+                seed=random.randrange(1 << 30),
+                broken_every=500,
+                key_columns=tuple(self.params["record_key_field"].split(",")),
+            )
+            if cdc
+            else None,
         )
 
     def start(self) -> LocalStack:

@@ -74,12 +74,12 @@ def key_value(record: RawRecord, field: str):
 def tombstone_change(record: RawRecord, config: SinkConfig, key_of=key_value) -> Change:
     """What a tombstone (a null value) writes: a delete of its message key's row (`key_of` reads the key: JSON here,
     a registry's format in `formats.registry_records`)."""
-    key = key_of(record, config.record_key_field)
-    if key is None:
+    key = {field: key_of(record, field) for field in config.record_key_fields}
+    if missing := [field for field, value in key.items() if value is None]:
         return Change(
             None,
-            f"a tombstone (null value) whose message key has no {config.record_key_field!r}: the row it deletes is "
-            "unknown",
+            f"a tombstone (null value) whose message key has no {', '.join(map(repr, missing))}: the row it deletes "
+            "is unknown",
         )
     if config.partition_field:
         return Change(
@@ -88,7 +88,7 @@ def tombstone_change(record: RawRecord, config: SinkConfig, key_of=key_value) ->
             "partition is unknown; the delete event before it deleted the row",
             skipped=True,
         )
-    return Change({config.record_key_field: key, DELETED_FIELD: True, POSITION_FIELD: TOMBSTONE_POSITION})
+    return Change({**key, DELETED_FIELD: True, POSITION_FIELD: TOMBSTONE_POSITION})
 
 
 def change_row(record: RawRecord, config: SinkConfig) -> Change:
@@ -131,8 +131,10 @@ def envelope_change(envelope, record: RawRecord, config: SinkConfig, key_of=key_
             "envelope fields that order this connector's changes",
         )
     row = {**image, DELETED_FIELD: op == "d", POSITION_FIELD: position}
-    if row.get(config.record_key_field) is None:
-        row[config.record_key_field] = key_of(record, config.record_key_field)
+    # a key column the row image lacks (a key of several columns, each in the image or in the message key) from the key
+    for field in config.record_key_fields:
+        if row.get(field) is None:
+            row[field] = key_of(record, field)
     if config.cdc_metadata:
         row.update(
             cdc_operation=op,
@@ -177,31 +179,37 @@ def decode_changes(records: list[RawRecord], config: SinkConfig, discover: bool 
 
 
 # %% ../../nbs/14_changes.ipynb #12c5bc60
-def latest_changes(rows: pa.Table, key_field: str) -> pa.Table:
-    """One row per `key_field`: its newest change by position, then Kafka partition and offset; tombstones placed at
-    their key's newest position."""
+def latest_changes(rows: pa.Table, key_fields: list[str]) -> pa.Table:
+    """One row per key (the values of `key_fields`): its newest change by position, then Kafka partition and offset;
+    tombstones placed at their key's newest position."""
     if rows.num_rows == 0:
         return rows
     rows = rows.combine_chunks()
     tombstone = pc.equal(rows[POSITION_FIELD], TOMBSTONE_POSITION)
     if pc.any(tombstone).as_py():
-        newest = rows.filter(pc.invert(tombstone)).group_by(key_field).aggregate([(POSITION_FIELD, "max")])
-        newest_of_key = pc.take(
-            newest[f"{POSITION_FIELD}_max"], pc.index_in(rows[key_field], value_set=newest[key_field])
-        )
+        newest = rows.filter(pc.invert(tombstone)).group_by(key_fields).aggregate([(POSITION_FIELD, "max")])
+        # each row beside its key's newest position (a join orders rows anew: they are sorted below)
+        rows = rows.join(newest, key_fields, join_type="left outer")
+        newest_of_key = rows[f"{POSITION_FIELD}_max"]
+        rows = rows.drop_columns([f"{POSITION_FIELD}_max"])
+        tombstone = pc.equal(rows[POSITION_FIELD], TOMBSTONE_POSITION)
         placed = pc.if_else(tombstone, pc.coalesce(newest_of_key, TOMBSTONE_POSITION), rows[POSITION_FIELD])
         rows = rows.set_column(rows.schema.get_field_index(POSITION_FIELD), POSITION_FIELD, placed)
     rows = rows.take(
         pc.sort_indices(
             rows,
             sort_keys=[
-                (key_field, "ascending"),
+                *((field, "ascending") for field in key_fields),
                 (POSITION_FIELD, "ascending"),
                 ("kafka_partition", "ascending"),
                 ("kafka_offset", "ascending"),
             ],
         )
     ).combine_chunks()
-    keys = rows[key_field]
-    last = pc.not_equal(keys.slice(0, rows.num_rows - 1), keys.slice(1)).to_pylist() + [True]
-    return rows.filter(pa.array(last, pa.bool_()))
+    # the last row of each key: the next row's key differs in some column
+    last = pa.array([False] * (rows.num_rows - 1) + [True], pa.bool_())
+    for field in key_fields:
+        keys = rows[field]
+        differs = pc.fill_null(pc.not_equal(keys.slice(0, rows.num_rows - 1), keys.slice(1)), False)
+        last = pc.or_(last, pa.concat_arrays([differs.combine_chunks(), pa.array([True])]))
+    return rows.filter(last)

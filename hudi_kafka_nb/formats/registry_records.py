@@ -139,7 +139,7 @@ TOMBSTONES = -1  # the group of a batch's tombstones (they have no schema id)
 
 def _tombstone_schema(config: SinkConfig, table: pa.Schema) -> WriterSchema:
     "How a tombstone's row (its key, the delete flag, a position) is read: in the columns' own types."
-    names = [config.record_key_field, DELETED_FIELD, POSITION_FIELD]
+    names = [*config.record_key_fields, DELETED_FIELD, POSITION_FIELD]
     return WriterSchema(TOMBSTONES, "tombstone", {}, {}, {name: table.field(name).type for name in names})
 
 

@@ -217,7 +217,7 @@ class Participant:
         """Hand the rows in memory to Hudi's writer, on the writer thread; the loop reads on. Mirroring change events,
         each key's newest change is written (`formats.changes`)."""
         rows = pa.Table.from_batches(now.batches, schema=self.schema)
-        rows = latest_changes(rows, self.config.record_key_field) if self.config.mirrors_changes else rows
+        rows = latest_changes(rows, self.config.record_key_fields) if self.config.mirrors_changes else rows
         self.writes.hand_over(now, rows, early=self.state is ParticipantState.WRITING)
 
     def _collect_writes(self) -> bool:
