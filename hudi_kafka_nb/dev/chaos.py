@@ -19,7 +19,7 @@ from hudi_kafka_nb.dev.content import avro_values, json_schema_values, json_valu
 from hudi_kafka_nb.dev.feed import Feed, committed_events
 from hudi_kafka_nb.dev.metastore import EmbeddedMetastore
 from hudi_kafka_nb.dev.registry import EmbeddedRegistry
-from hudi_kafka_nb.dev.roles import RoleProcess, participant_params, protocol_log_tail, python_stack_tail
+from hudi_kafka_nb.dev.roles import RoleProcess, RoleThread, participant_params, protocol_log_tail, python_stack_tail
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.servers import free_port, patient
 from hudi_kafka_nb.dev.source_table import SourceTable, mirror_of
@@ -57,6 +57,7 @@ class LocalStack:
         metrics: bool = False,
         bad_every: int = 0,
         expected_shape: Callable[[dict], dict | None] | None = None,
+        in_process: bool = False,
         **settings,
     ):
         """`orders=N`: keyed mode, events update N orders and the sink upserts them (`UPSERT_SETTINGS`, overridable by
@@ -71,10 +72,11 @@ class LocalStack:
         `metrics`: every role serves its Prometheus metrics on a port of its own (`metrics_of`). `bad_every=N`: every
         N-th order is broken on purpose (not JSON or not Avro, or lacking its partition field). `expected_shape`: with a
         `transform` in `settings`, the row it makes of a record's fields, written apart from the sink's engine (None
-        where its filter drops the record), for the verdict."""
+        where its filter drops the record), for the verdict. `in_process`: every role on a thread of this process
+        (`RoleThread`), with its Spark session: many small sinks one after another, none of them killed."""
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.orders, self.expected_shape = orders, expected_shape
+        self.orders, self.expected_shape, self.in_process = orders, expected_shape, in_process
         self.broker, self.own_broker = broker or EmbeddedBroker(self.workdir / "broker"), broker is None
         suffix = uuid.uuid4().hex[:8]
         self.s3, self.spark_cluster, self.registry = s3, spark_cluster, registry
@@ -113,7 +115,7 @@ class LocalStack:
             + [f"participant-{i}" for i in range(participants)]
             + (["table-services"] if table_services else [])
         )
-        self.roles: dict[str, RoleProcess] = {}
+        self.roles: dict[str, RoleProcess | RoleThread] = {}
         # role name → its metrics port, once started
         self.metrics_ports: dict[str, int] | None = {} if metrics else None
         # transactions Kafka left hanging, aborted as an operator would (wait_committed)
@@ -163,7 +165,7 @@ class LocalStack:
             return {self.topic: self.table_path}
         return {topic: self.workdir / "tables" / topic.rsplit(".", 1)[-1] for topic in self.topics}
 
-    def restart(self, name: str, env: dict | None = None) -> RoleProcess | None:
+    def restart(self, name: str, env: dict | None = None) -> RoleProcess | RoleThread | None:
         """(Re)start role `name` (`coordinator`, `participant-<i>`, or `broker` on its log directory); `env` e.g.
         injects a crash point."""
         if name == "broker":
@@ -180,7 +182,10 @@ class LocalStack:
         # the same across restarts
         if self.metrics_ports is not None:
             params["metrics_port"] = self.metrics_ports.setdefault(name, free_port())
-        self.roles[name] = RoleProcess(
+        if self.in_process and env:
+            raise ValueError(f"{name} runs on a thread of this process: no environment of its own ({env})")
+        runner = RoleThread if self.in_process else RoleProcess
+        self.roles[name] = runner(
             role, params, self.workdir, name=name, direct=True, env={**self.role_env, **(env or {})}
         ).start()
         return self.roles[name]

@@ -11,6 +11,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,6 +37,7 @@ __all__ = [
     "RoleProcess",
     "participant_params",
     "participant_roles",
+    "RoleThread",
     "python_stack_tail",
     "protocol_log_tail",
     "exit_reason",
@@ -274,6 +277,57 @@ def participant_roles(
         )
         for i in range(count)
     ]
+
+
+# %% ../../nbs/80_roles.ipynb #c7c2586d
+class RoleThread:
+    "One role's `run_job` on a thread of this process, sharing its Spark session: `RoleProcess`'s methods but `kill`."
+
+    def __init__(self, role: str, params: dict, workdir: str | Path, name: str | None = None, **_process_only):
+        self.role, self.name = role, name or role
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.stop_file = self.workdir / f"{self.name}.stop"
+        self.log_path = self.workdir / f"{self.name}.log"  # none: the process's log holds every thread's lines
+        self.params = {**params, "stop_file": str(self.stop_file), "role_id": params.get("role_id") or self.name}
+        self.thread: threading.Thread | None = None
+        self.failure = ""  # the exception that ended the role, if one did
+
+    def start(self) -> RoleThread:
+        self.stop_file.unlink(missing_ok=True)
+        self.failure = ""
+        self.thread = threading.Thread(target=self._run, name=f"role-{self.name}", daemon=True)
+        self.thread.start()
+        return self
+
+    def _run(self):
+        try:
+            run_job(self.role, self.params)
+        except Exception as e:
+            self.failure = "".join(traceback.format_exception(e))
+            log.error("%s ended: %s", self.name, self.failure)
+
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def why_ended(self) -> str:
+        return self.failure or "stopped"
+
+    def stop(self, timeout_s: float = 90) -> int | None:
+        "Ask the role to stop (its stop file) and wait for its thread."
+        self.stop_file.touch()
+        if self.thread is not None:
+            self.thread.join(timeout_s)
+        return None if self.running() or self.failure else 0
+
+    def dump_stacks(self):
+        "Where the role's thread is, into the log."
+        frame = sys._current_frames().get(self.thread.ident) if self.thread and self.thread.ident else None
+        if frame is not None:
+            log.warning("%s is at:\n%s", self.name, "".join(traceback.format_stack(frame)))
+
+    def kill(self):
+        raise NotImplementedError(f"{self.name} runs on a thread, which cannot be killed: use RoleProcess")
 
 
 # %% ../../nbs/80_roles.ipynb #4690e1ca

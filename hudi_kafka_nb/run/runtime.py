@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
 import signal
@@ -118,7 +119,9 @@ def run_job(role: str, params: dict, crash: CrashHook = no_crash) -> dict:
     logging.getLogger("py4j").setLevel(logging.WARNING)
     import faulthandler
 
-    faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 <pid>` prints where a role is stuck
+    # `kill -USR1 <pid>` prints where a role is stuck; not where stderr is no file (a notebook's kernel may lack one)
+    with contextlib.suppress(io.UnsupportedOperation, AttributeError, ValueError):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     config = load_config(params)
     shown = {
         **msgspec.structs.asdict(config),
