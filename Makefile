@@ -18,7 +18,7 @@ HUDI_FIXES := .jars/hudi-fixes/hudi-fixes.jar
 SINK_JAR := .jars/hudi-kafka-nb/hudi-kafka-nb.jar
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup demo-setup tools go wheel export lint demo demo-catalog demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables benchmark-commit benchmark-shared chaos chaos-tables soak clean
+.PHONY: setup demo-setup tools go wheel export lint demo demo-catalog demo-upsert demo-cdc demo-avro demo-object-store test test-notebooks test-pytest test-examples readme jobs benchmark benchmark-peer benchmark-failures benchmark-ingest benchmark-tables benchmark-commit benchmark-shared chaos chaos-tables matrix soak clean
 
 # The parts are made side by side: MinIO's build (minutes of Go compiling) runs while pip and Maven download and the
 # class-data archive is written (3 min 43 s on a fresh 2-core machine with every cache cold, 2026-11-25; about 4 minutes
@@ -228,6 +228,11 @@ benchmark-shared: setup
 # The long chaos run (pytest runs a 10-kill one): about 6 minutes on 2 cores.
 chaos: setup
 	$(PYTHON) scripts/chaos.py --kills 100
+
+# The feature matrix alone (`make test` runs it too): a dozen small sinks, every pair of features met in one, each
+# judged by its content; results in runs/matrix/results.json (about 3 minutes on 2 cores).
+matrix: setup
+	rm -rf runs/matrix && $(PYTHON) -c "from hudi_kafka_nb.dev.matrix import main; main()" runs/matrix $(ARGS)
 
 # The chaos run over one sink of four tables (a topic each), every table judged exactly once on its own.
 chaos-tables: setup
