@@ -239,6 +239,9 @@ def main(argv: list[str] | None = None):
     parser.add_argument("workdir")
     parser.add_argument("--cells", default="", help="the indexes of covering_cells() to run (all by default)")
     args = parser.parse_args(argv)
+    # a cell's table is its sink's: a second run into the same folders would be another sink on each (refused)
+    if Path(args.workdir).exists() and any(Path(args.workdir).iterdir()):
+        parser.error(f"{args.workdir} is not empty: give the matrix a new folder")
     cells = covering_cells()
     if args.cells:
         cells = [cells[int(i)] for i in args.cells.split(",")]
