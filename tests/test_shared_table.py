@@ -9,12 +9,11 @@ from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.content import expected_rows, json_values, read_produced
 from hudi_kafka_nb.dev.s3 import EmbeddedS3
 from hudi_kafka_nb.dev.users_jobs import (
-    CLUSTERING_JOB,
-    COMPACTION_JOB,
     CORRECTION_JOB,
     ERASURE_JOB,
     OPTIMISTIC,
     SQL_UPDATE_JOB,
+    TABLE_SERVICE_JOB,
     beside,
     printed,
     start_job,
@@ -87,9 +86,9 @@ def test_a_users_erasures_and_sql_update_beside_the_sink_on_s3_under_hudis_stora
             assert printed(update) == [{"updated": len(archived)}]
             # the user's clustering job rewrites the file groups the sink keeps writing: a commit of the sink's while it
             # runs conflicts with it, and is written again
-            clustering = start_job(CLUSTERING_JOB, stack.table_path, users, 1, 0.0, cwd=tmp_path)
+            clustering = start_job(TABLE_SERVICE_JOB, stack.table_path, users, "run_clustering", 1, 0.0, cwd=tmp_path)
             jobs.append(clustering)
-            clustered = [instant for line in printed(clustering) for instant in line["clustered"]]
+            clustered = [instant for line in printed(clustering) for instant in line["instants"]]
             assert clustered, "the user's job clustered the table"
             # the store, and the lock in it, away for 30 s while the sink streams (SIGSTOP: connections taken, nothing
             # answered): the sink's requests and its lock wait, then go on
@@ -134,9 +133,11 @@ def test_two_writers_under_non_blocking_concurrency_keep_each_keys_latest_row(tm
         # the keys each correction found in the table (an order the stream has not written yet is not corrected)
         corrected, too_old = [set(line["fixed"]) for line in printed(job)]
         assert len(corrected) > 20 and len(too_old) > 20, (corrected, too_old)
-        compaction = start_job(COMPACTION_JOB, stack.table_path, users_options(NON_BLOCKING), 2, 5.0, cwd=tmp_path)
+        compaction = start_job(
+            TABLE_SERVICE_JOB, stack.table_path, users_options(NON_BLOCKING), "run_compaction", 2, 5.0, cwd=tmp_path
+        )
         jobs.append(compaction)
-        compacted = [instant for line in printed(compaction) for instant in line["compacted"]]
+        compacted = [instant for line in printed(compaction) for instant in line["instants"]]
         assert compacted, "the user's job compacted the table"
         stack.produce(1_000)
         stack.stop_producing()

@@ -23,8 +23,7 @@ __all__ = [
     "ERASURE_JOB",
     "CORRECTION_JOB",
     "SQL_UPDATE_JOB",
-    "COMPACTION_JOB",
-    "CLUSTERING_JOB",
+    "TABLE_SERVICE_JOB",
     "OPTIMISTIC",
     "users_options",
     "start_job",
@@ -85,24 +84,14 @@ updated = spark.sql(f"SELECT count(*) FROM orders WHERE status = '{status}'").fi
 print(json.dumps({"updated": updated}), flush=True)
 spark.stop()
 """
-COMPACTION_JOB = """
-rounds, pause_s = args
-spark = spark_session("a user's compaction job", table_path=table)
+TABLE_SERVICE_JOB = """
+procedure, rounds, pause_s = args
+spark = spark_session(f"a user's {procedure} job", table_path=table)
 set_options(spark)
 for _ in range(rounds):
     time.sleep(pause_s)
-    done = spark.sql(f"CALL run_compaction(op => 'scheduleAndExecute', path => '{path}')").collect()
-    print(json.dumps({"compacted": [row[0] for row in done]}), flush=True)
-spark.stop()
-"""
-CLUSTERING_JOB = """
-rounds, pause_s = args
-spark = spark_session("a user's clustering job", table_path=table)
-set_options(spark)
-for _ in range(rounds):
-    time.sleep(pause_s)
-    done = spark.sql(f"CALL run_clustering(op => 'scheduleAndExecute', path => '{path}')").collect()
-    print(json.dumps({"clustered": [row[0] for row in done]}), flush=True)
+    done = spark.sql(f"CALL {procedure}(op => 'scheduleAndExecute', path => '{path}')").collect()
+    print(json.dumps({"instants": [row[0] for row in done]}), flush=True)
 spark.stop()
 """
 
@@ -137,9 +126,8 @@ def users_options(concurrency: dict, table_type: str = "MERGE_ON_READ") -> dict:
 
 # %% ../../nbs/95_users_jobs.ipynb #b26c2ce5
 def start_job(script: str, table: Table, options: dict, *args, cwd) -> subprocess.Popen:
-    """Start one of the user's jobs (`ERASURE_JOB`, `CORRECTION_JOB`, `SQL_UPDATE_JOB`, `COMPACTION_JOB`,
-    `CLUSTERING_JOB`) on `table` (a local folder, or a store with its options), a process of its own; `args`, the
-    job's own, as JSON."""
+    """Start one of the user's jobs (`ERASURE_JOB`, `CORRECTION_JOB`, `SQL_UPDATE_JOB`, `TABLE_SERVICE_JOB`) on
+    `table` (a local folder, or a store with its options), a process of its own; `args`, the job's own, as JSON."""
     store = table_storage(table)
     argv = [
         sys.executable,
