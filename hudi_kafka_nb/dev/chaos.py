@@ -324,8 +324,10 @@ class LocalStack:
         readers = {"avro": avro_values, "json_schema": json_schema_values, "protobuf": protobuf_values}
         reader = readers.get(self.params.get("value_format", ""))
         decode = reader((self.params.get("schema_registry") or {}).get("url", "")) if reader else json_values
-        keyed = {"key_field": "order_id", "ordering": "event_time"} if self.orders else {}
+        keyed = {"key_field": "order_id", "ordering": self.params["ordering_field"]} if self.orders else {}
         mirror = self.expected_mirror() if self.source is not None else None
+        if mirror is not None and self.expected_shape:  # a transform's computed columns of each source row
+            mirror = {key: shaped for key, row in mirror.items() if (shaped := self.expected_shape(row)) is not None}
         return combined(
             {
                 Path(str(table)).name: verify_stream(

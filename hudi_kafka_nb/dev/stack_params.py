@@ -63,6 +63,8 @@ def stack_params(
         **(
             {"value_format": "avro", "schema_registry": {"url": registry.url}, "value_schema": None} if registry else {}
         ),
+        # a registry's orders (`dev.avro_producers`) have no event_time: the time each was placed orders them
+        **({"ordering_field": "placed_at"} if registry and orders else {}),
         **(
             {"meta_sync_enable": True, "hive_sync_metastore_uris": metastore.uris, "hive_sync_database": "stack"}
             if metastore

@@ -22,7 +22,7 @@ from hudi_kafka_nb.dev.content import (
     read_letters,
     read_produced,
 )
-from hudi_kafka_nb.dev.source_table import compare_mirror
+from hudi_kafka_nb.dev.source_table import CUSTOMERS_SCHEMA, compare_mirror
 from hudi_kafka_nb.table.reading import snapshot_rows
 from hudi_kafka_nb.table.storage import Table, table_storage
 from hudi_kafka_nb.table.timeline import (
@@ -230,10 +230,12 @@ def verify_keyed(
     key: str = "order_id",
     ordering: str = "event_time",
     shape: Callable[[dict], dict | None] | None = None,
+    decode: Callable[[bytes | None], dict] = json_values,
 ) -> dict:
     """Check a keyed (upsert) table: one row per key, each the good record of the greatest `ordering` produced for it
-    (as `shape` makes it, a transform's rows), field by field (`dev.content`), plus the commit-chain invariants."""
-    expected = expected_rows(produced, json_values, key, ordering, shape)
+    (as `decode` reads it, and `shape` makes it: a transform's rows), field by field (`dev.content`), plus the
+    commit-chain invariants."""
+    expected = expected_rows(produced, decode, key, ordering, shape)
     # every record's coordinates are not in the table any more (it keeps one row per key): count keys, not coordinates;
     # a key whose row is not its latest record's differs in content (`rows_differing`)
     found = collections.Counter(snapshot_rows(table_path, [key])[key].to_pylist())
@@ -250,8 +252,10 @@ def verify_keyed(
 
 
 def verify_mirror(table_path: Table, ends: dict[tuple[str, int], int], expected: dict[int, dict]) -> dict:
-    "Check a table mirroring a `SourceTable`: its rows are the source's, plus the commit-chain invariants."
-    check = compare_mirror(table_path, expected)
+    """Check a table mirroring a `SourceTable`: its rows are the source's (in the columns they have: a composite key's,
+    a transform's), plus the commit-chain invariants."""
+    columns = dict.fromkeys(next(iter(expected.values()), CUSTOMERS_SCHEMA), "")
+    check = compare_mirror(table_path, expected, columns)
     return {
         **verify_table(table_path, ends),
         "produced": check["keys"],
@@ -284,7 +288,7 @@ def verify_stream(
     if mirror is not None:
         report = verify_mirror(table, ends, mirror)
     elif key_field:
-        report = verify_keyed(table, ends, produced, key_field, ordering, shape)
+        report = verify_keyed(table, ends, produced, key_field, ordering, shape, decode)
     else:
         expected = expected_rows(produced, decode, shape=shape)
         # records broken on purpose, and those a transform's filter drops, are not in the table
