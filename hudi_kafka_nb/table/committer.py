@@ -289,12 +289,21 @@ class HudiCommitter:
         )
         if heartbeat is not None:
             heartbeat.start(instant)
+        client, lock_failed = self.client, False
         try:
-            rolled_back = bool(self.client.rollback(instant))
+            rolled_back = bool(client.rollback(instant))
+        except Exception as e:
+            lock_failed = "HoodieLockException" in str(e)
+            raise
         finally:
             # its heartbeat stops (the one above, or the lazy policy's since the instant began): an instant this failed
             # to roll back expires, and Hudi's lazy policy rolls it back then
-            self.client.getHeartbeatClient().stop(instant)
+            client.getHeartbeatClient().stop(instant)
+            if lock_failed:
+                # Hudi's storage-based lock provider whose release failed (the store away while it held the lock) keeps
+                # its renewal running and never takes the lock again: it retried for minutes in a test. The caller's
+                # next try gets new clients, and with them a new provider
+                self._renew_clients()
         self.hudi.storage.delete_all(staging_key(instant))
         return rolled_back
 
