@@ -8,7 +8,7 @@ import pytest
 
 from hudi_kafka_nb.dev.chaos import LocalStack
 from hudi_kafka_nb.dev.chaos_run import run_chaos
-from hudi_kafka_nb.dev.source_table import CUSTOMERS_SCHEMA, compare_mirror, mirror_ok
+from hudi_kafka_nb.dev.source_table import CUSTOMERS_SCHEMA, TYPED_COLUMNS, SourceTable, compare_mirror, mirror_ok
 from hudi_kafka_nb.dev.verdict import verdict, verdict_ok
 from hudi_kafka_nb.table.reading import read_snapshot, snapshot_rows, spark_read
 from hudi_kafka_nb.table.timeline import commit_log, table_services_log
@@ -35,25 +35,28 @@ def logs_since_base(table_path) -> dict[str, int]:
     return logs
 
 
-# the source table has a composite primary key: (tenant, id). A copy-on-write mirror, and one on S3, are cells of the
-# feature matrix (tests/test_matrix.py)
-@pytest.mark.parametrize("table_type", ["MERGE_ON_READ"])
-def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spark, metastore, table_type):
-    composite = table_type == "MERGE_ON_READ"
-    schema = {**CUSTOMERS_SCHEMA, "tenant": "string"} if composite else CUSTOMERS_SCHEMA
+# a copy-on-write mirror, one on S3 and one transformed are cells of the feature matrix (tests/test_matrix.py)
+def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spark, metastore):
+    """The source table is keyed by (tenant, id), and has a NUMERIC(10,2), a DATE and a TIMESTAMP: every event carries
+    its Connect schema (`schemas.enable=true`), those in Connect's and Debezium's logical types, and the mirror declares
+    them as what they are. Merge-on-read, synced into a Hive Metastore, where Hudi registers it twice: <table>_ro (base
+    files) and <table>_rt (the latest rows)."""
+    schema = {**CUSTOMERS_SCHEMA, "tenant": "string", **TYPED_COLUMNS}
     stack = LocalStack(
         tmp_path / "stack",
         participants=2,
         partitions=4,
         broker=broker,
         cdc=True,
-        table_type=table_type,
-        **({"record_key_field": "tenant,id", "value_schema": schema} if composite else {}),
-        cdc_metadata=table_type == "MERGE_ON_READ",
-        # the merge-on-read mirror is synced into a Hive Metastore, where Hudi registers it twice: <table>_ro (base
-        # files) and <table>_rt (the latest rows)
-        **({"metastore": metastore, "hive_sync_database": "cdc"} if table_type == "MERGE_ON_READ" else {}),
-    ).start()
+        table_type="MERGE_ON_READ",
+        record_key_field="tenant,id",
+        value_schema=schema,
+        cdc_metadata=True,
+        metastore=metastore,
+        hive_sync_database="cdc",
+    )
+    stack.feed.source = SourceTable(seed=11, broken_every=500, key_columns=("tenant", "id"), typed=True)
+    stack.start()
     try:
         # each batch committed before the next: four delta commits or more, so that a merge-on-read table, compacted
         # every three (CDC_SETTINGS), compacts while the changes stream
@@ -69,30 +72,28 @@ def test_debezium_change_events_mirror_their_source_table(tmp_path, broker, spar
     finally:
         stack.stop()
     source = stack.source
+    # every column as the source holds it: the decimals, dates and timestamps in their types
     check = compare_mirror(stack.table_path, source.rows, schema)
     assert mirror_ok(check), check
-    columns = list(schema)
+    columns = [*CUSTOMERS_SCHEMA, "tenant"]
     by_spark = {tuple(r) for r in spark_read(spark, stack.table_path).select(*columns).collect()}
     by_hudi_rs = {tuple(r[c] for c in columns) for r in read_snapshot(stack.table_path, columns).to_pylist()}
     assert by_spark == by_hudi_rs == {tuple(row[c] for c in columns) for row in source.rows.values()}
-    if table_type == "MERGE_ON_READ":
-        # found by name in the catalog, its snapshot table holds the source table's rows
-        name = f"cdc.{stack.params['table_name']}_rt"
-        by_name = catalog_query(metastore.uris, {"rows": f"SELECT {', '.join(columns)} FROM {name}"}, cwd=tmp_path)
-        assert {tuple(map(str, r)) for r in by_name["rows"]} == {tuple(map(str, r)) for r in by_spark}, name
-        # compacted on schedule: no reader merges more log files than the three delta commits between compactions
-        # (file groups this small are rewritten whole, with no log file: Hudi has nothing to compact then)
-        assert len(commit_log(stack.table_path)) >= 4
-        assert max(logs_since_base(stack.table_path).values(), default=0) <= 3, (
-            logs_since_base(stack.table_path),
-            table_services_log(stack.table_path),
-        )
-        kept = read_snapshot(
-            stack.table_path, ["id", "cdc_operation", "cdc_position", "cdc_transaction_id"]
-        ).to_pylist()
-        assert {r["cdc_operation"] for r in kept} <= {"r", "c", "u"} and all(
-            r["cdc_position"] > 0 and r["cdc_transaction_id"] for r in kept if r["cdc_operation"] != "r"
-        )
+    # found by name in the catalog, its snapshot table holds the source table's rows
+    name = f"cdc.{stack.params['table_name']}_rt"
+    by_name = catalog_query(metastore.uris, {"rows": f"SELECT {', '.join(columns)} FROM {name}"}, cwd=tmp_path)
+    assert {tuple(map(str, r)) for r in by_name["rows"]} == {tuple(map(str, r)) for r in by_spark}, name
+    # compacted on schedule: no reader merges more log files than the three delta commits between compactions
+    # (file groups this small are rewritten whole, with no log file: Hudi has nothing to compact then)
+    assert len(commit_log(stack.table_path)) >= 4
+    assert max(logs_since_base(stack.table_path).values(), default=0) <= 3, (
+        logs_since_base(stack.table_path),
+        table_services_log(stack.table_path),
+    )
+    kept = read_snapshot(stack.table_path, ["id", "cdc_operation", "cdc_position", "cdc_transaction_id"]).to_pylist()
+    assert {r["cdc_operation"] for r in kept} <= {"r", "c", "u"} and all(
+        r["cdc_position"] > 0 and r["cdc_transaction_id"] for r in kept if r["cdc_operation"] != "r"
+    )
     report = stack.verify()  # the source's rows, and each broken event dead-lettered once
     assert verdict_ok(report) and report["dead_letters"] == source.ops["broken"], verdict(report)
     letters = read_dead_letters(

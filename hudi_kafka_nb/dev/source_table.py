@@ -5,7 +5,10 @@
 # %% ../../nbs/81_source_table.ipynb #f967239c
 from __future__ import annotations
 
+import base64
 import collections
+import datetime
+import decimal
 import random
 
 import msgspec
@@ -19,6 +22,9 @@ __all__ = [
     "TIERS",
     "CDC_SETTINGS",
     "BROKEN_EVENT",
+    "TYPED_COLUMNS",
+    "CONNECT_TYPED",
+    "connect_value",
     "SourceTable",
     "compare_mirror",
     "mirror_ok",
@@ -40,18 +46,47 @@ CDC_SETTINGS = {
     "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"},
 }
 BROKEN_EVENT = b'{"op": "u", "after": {"id": '  # not JSON: the sink dead-letters it, the table is unchanged
+# a typed source's columns (`SourceTable(typed=True)`) as a mirror declares them: a NUMERIC(10,2), a DATE, a TIMESTAMP
+TYPED_COLUMNS = {"credit": "decimal128(10, 2)", "since": "date32", "updated": "timestamp[us, tz=UTC]"}
+# each typed column's Connect schema, as Debezium's JsonConverter writes it (its logical type, and a decimal's scale)
+CONNECT_TYPED: dict[str, dict] = {
+    "credit": {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "parameters": {"scale": "2"}},
+    "since": {"type": "int32", "name": "io.debezium.time.Date"},
+    "updated": {"type": "int64", "name": "io.debezium.time.MicroTimestamp"},
+}
+_CONNECT_PLAIN = {int: "int64", str: "string", float: "double"}
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def connect_value(value):
+    "A typed column's value as Debezium's JsonConverter writes it: a decimal's unscaled bytes, days, microseconds."
+    if isinstance(value, decimal.Decimal):
+        unscaled = int(value.scaleb(2))
+        return base64.b64encode(unscaled.to_bytes(unscaled.bit_length() // 8 + 1, "big", signed=True)).decode()
+    if isinstance(value, datetime.datetime):
+        return (value - _EPOCH) // datetime.timedelta(microseconds=1)
+    if isinstance(value, datetime.date):
+        return (value - _EPOCH.date()).days
+    return value
 
 
 class SourceTable:
     """A customers table of a database (named `table`), changed at random; `changes` also returns the events Debezium
     would write for them. `key_columns`: its primary key, `id` and, for a composite key, text columns beside it (a
-    `tenant`, say: `tenant-<id % 3>`), each in the message key."""
+    `tenant`, say: `tenant-<id % 3>`), each in the message key. `typed`: its rows have a decimal, a date and a
+    timestamp too (`TYPED_COLUMNS`), and every event carries its Connect schema (`schemas.enable=true`), those columns
+    in Connect's and Debezium's logical types."""
 
     def __init__(
-        self, seed: int = 7, broken_every: int = 0, table: str = "customers", key_columns: tuple[str, ...] = ("id",)
+        self,
+        seed: int = 7,
+        broken_every: int = 0,
+        table: str = "customers",
+        key_columns: tuple[str, ...] = ("id",),
+        typed: bool = False,
     ):
         self.rng, self.broken_every, self.table = random.Random(seed), broken_every, table
-        self.key_columns = key_columns
+        self.key_columns, self.typed = key_columns, typed
         self.rows: dict[int, dict] = {}  # id → row: the table now
         self.deleted: list[int] = []  # ids deleted, some created again later
         self.lsn, self.next_id, self.tx, self.events = 1_000_000, 1, 700, 0
@@ -67,6 +102,15 @@ class SourceTable:
             "email": f"c{id}@example.com",
             "tier": tier,
             "balance": self._balance(),
+            **(self._typed_values() if self.typed else {}),
+        }
+
+    def _typed_values(self) -> dict:
+        return {
+            "credit": decimal.Decimal(self.rng.randrange(-(10**6), 10**6)).scaleb(-2),
+            "since": datetime.date(2020, 1, 1) + datetime.timedelta(days=self.rng.randrange(2_000)),
+            "updated": _EPOCH
+            + datetime.timedelta(microseconds=self.rng.randrange(1_700_000_000 * 10**6, 1_800_000_000 * 10**6)),
         }
 
     def _balance(self) -> float:
@@ -97,11 +141,12 @@ class SourceTable:
             "transaction": tx and {**tx, "total_order": tx["count"]},
         }
         wrap = self.rng.random() < 0.3  # Kafka Connect's JsonConverter with schemas.enable=true
-        value = (
-            {"schema": {"type": "struct", "name": f"shop.public.{self.table}.Envelope"}, "payload": envelope}
-            if wrap
-            else envelope
-        )
+        if self.typed:
+            value = self._with_connect_schema(envelope, row)
+        elif wrap:
+            value = {"schema": {"type": "struct", "name": f"shop.public.{self.table}.Envelope"}, "payload": envelope}
+        else:
+            value = envelope
         events: list[tuple[bytes, bytes | None]] = [(msgspec.json.encode(key), msgspec.json.encode(value))]
         self.ops[op] += 1
         # for log compaction
@@ -109,6 +154,28 @@ class SourceTable:
             events.append((msgspec.json.encode(key), None))
             self.ops["tombstone"] += 1
         return events
+
+    def _with_connect_schema(self, envelope: dict, row: dict) -> dict:
+        "The event as the JsonConverter writes it with `schemas.enable=true`: its Connect schema beside it."
+        columns = [
+            {**(CONNECT_TYPED.get(name) or {"type": _CONNECT_PLAIN[type(value)]}), "optional": True, "field": name}
+            for name, value in row.items()
+        ]
+        image = {"type": "struct", "fields": columns, "optional": True, "name": f"shop.public.{self.table}.Value"}
+        schema = {
+            "type": "struct",
+            "name": f"shop.public.{self.table}.Envelope",
+            "fields": [{**image, "field": "before"}, {**image, "field": "after"}],
+        }
+        payload = {
+            **envelope,
+            **{
+                side: {k: connect_value(v) for k, v in envelope[side].items()}
+                for side in ("before", "after")
+                if envelope[side]
+            },
+        }
+        return {"schema": schema, "payload": payload}
 
     def snapshot(self, count: int) -> list[tuple[bytes, bytes | None]]:
         "Create `count` customers and return the snapshot's read events (`op=r`) of the whole table."
@@ -149,7 +216,12 @@ class SourceTable:
         if roll < 0.75:  # an update
             before, after = (
                 self.rows[id],
-                {**self.rows[id], "tier": self.rng.choice(TIERS), "balance": self._balance()},
+                {
+                    **self.rows[id],
+                    "tier": self.rng.choice(TIERS),
+                    "balance": self._balance(),
+                    **(self._typed_values() if self.typed else {}),
+                },
             )
             self.rows[id] = after
             return self._event("u", before, after, tx)

@@ -5,6 +5,9 @@
 # %% ../../nbs/14_changes.ipynb #9a518a3c
 from __future__ import annotations
 
+import base64
+import datetime
+import decimal
 import logging
 from typing import NamedTuple
 
@@ -21,6 +24,7 @@ __all__ = [
     "log",
     "OPERATIONS",
     "TOMBSTONE_POSITION",
+    "CONNECT_LOGICAL_TYPES",
     "Change",
     "unwrapped",
     "envelope_field",
@@ -28,6 +32,8 @@ __all__ = [
     "tombstone_change",
     "change_row",
     "envelope_change",
+    "row_logical_types",
+    "with_logical_values",
     "warn_once",
     "decode_changes",
     "latest_changes",
@@ -96,9 +102,15 @@ def change_row(record: RawRecord, config: SinkConfig) -> Change:
     if record.value is None:
         return tombstone_change(record, config)
     try:
-        envelope = unwrapped(msgspec.json.decode(record.value))
+        document = msgspec.json.decode(record.value)
     except msgspec.DecodeError as e:
         return Change(None, f"not valid JSON: {e}")
+    envelope = unwrapped(document)
+    # with its Connect schema: logical types (a decimal, a timestamp) as the columns read them (below)
+    if envelope is not document and isinstance(envelope, dict) and (types := row_logical_types(document["schema"])):
+        envelope, problem = with_logical_values(envelope, types)
+        if problem:
+            return Change(None, problem)
     return envelope_change(envelope, record, config)
 
 
@@ -142,6 +154,66 @@ def envelope_change(envelope, record: RawRecord, config: SinkConfig, key_of=key_
             cdc_transaction_id=envelope_field(envelope, "transaction.id"),
         )
     return Change(row)
+
+
+# %% ../../nbs/14_changes.ipynb #acae54e37e7d407bbb7b55eff062a284
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def _decimal_text(unscaled: bytes, scale: int) -> str:
+    "A decimal's digits from its unscaled value (big-endian two's complement) and scale."
+    return str(decimal.Decimal(int.from_bytes(unscaled, "big", signed=True)).scaleb(-scale))
+
+
+def _instant_text(micros: int) -> str:
+    "An instant, microseconds since the epoch, as ISO-8601 text in UTC."
+    return (_EPOCH + datetime.timedelta(microseconds=micros)).isoformat().replace("+00:00", "Z")
+
+
+# Connect's and Debezium's logical types → a function of (JSON value, schema parameters) giving what the column reads
+CONNECT_LOGICAL_TYPES = {
+    "org.apache.kafka.connect.data.Decimal": lambda v, p: _decimal_text(base64.b64decode(v), int(p.get("scale", 0))),
+    "io.debezium.data.VariableScaleDecimal": lambda v, p: _decimal_text(base64.b64decode(v["value"]), int(v["scale"])),
+    "org.apache.kafka.connect.data.Timestamp": lambda v, p: _instant_text(v * 1000),
+    "io.debezium.time.Timestamp": lambda v, p: _instant_text(v * 1000),
+    "io.debezium.time.MicroTimestamp": lambda v, p: _instant_text(v),
+    "io.debezium.time.NanoTimestamp": lambda v, p: _instant_text(v // 1000),
+    "org.apache.kafka.connect.data.Time": lambda v, p: v * 1000,
+    "io.debezium.time.Time": lambda v, p: v * 1000,
+    "io.debezium.time.MicroTime": lambda v, p: v,
+    "io.debezium.time.NanoTime": lambda v, p: v // 1000,
+}
+
+
+def row_logical_types(schema) -> dict[str, tuple[str, dict]]:
+    """The logical type (name, parameters) of each column of the row images (`before`, `after`) in a change event's
+    Connect schema, for those that have one this module converts."""
+    images = [f for f in (schema or {}).get("fields") or [] if f.get("field") in ("before", "after")]
+    return {
+        column["field"]: (column["name"], column.get("parameters") or {})
+        for image in images
+        for column in image.get("fields") or []
+        if column.get("name") in CONNECT_LOGICAL_TYPES
+    }
+
+
+def with_logical_values(envelope: dict, types: dict[str, tuple[str, dict]]) -> tuple[dict, str]:
+    "(the envelope with its row images' logical values as the columns read them, why one does not convert or '')."
+    converted = dict(envelope)
+    for image in ("before", "after"):
+        row = envelope.get(image)
+        if not isinstance(row, dict):
+            continue
+        row = dict(row)
+        for column, (name, parameters) in types.items():
+            if row.get(column) is None:
+                continue
+            try:
+                row[column] = CONNECT_LOGICAL_TYPES[name](row[column], parameters)
+            except Exception as e:
+                return envelope, f"column {column!r} ({name}) holds {row[column]!r}, which does not convert: {e}"
+        converted[image] = row
+    return converted, ""
 
 
 # %% ../../nbs/14_changes.ipynb #6e0a2e59
