@@ -10,6 +10,7 @@ import itertools
 import logging
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import msgspec
@@ -226,8 +227,9 @@ def run_cell(cell: dict, servers: dict, workdir: Path) -> dict:
 
 
 # %% ../../nbs/96_matrix.ipynb #95475a0b
-def run_matrix(workdir: str | Path, cells: list[dict] | None = None) -> list[dict]:
-    "Run `cells` (default: `covering_cells()`) on shared servers in `workdir`; a result a cell (`run_cell`)."
+def run_matrix(workdir: str | Path, cells: list[dict] | None = None, at_once: int = 2) -> list[dict]:
+    """Run `cells` (default: `covering_cells()`) on shared servers in `workdir`, `at_once` at a time (a cell waits on
+    its commits much of its time); a result a cell (`run_cell`), in the cells' order."""
     workdir = Path(workdir)
     cells = covering_cells() if cells is None else cells
     needs = {value for cell in cells for value in cell.values()}
@@ -240,14 +242,16 @@ def run_matrix(workdir: str | Path, cells: list[dict] | None = None) -> list[dic
         lake = TableStorage(s3.url("matrix"), resolve_storage_options(s3.storage_options))
         spark = spark_session("feature matrix", table_path=lake if "s3" in needs else "")
         servers = {"broker": broker, "registry": registry, "s3": s3}
+
+        def run(cell: dict) -> dict:
+            result = run_cell(cell, servers, workdir)
+            outcome = "ok" if result["ok"] else "FAILED"
+            log.warning("matrix: %s %s in %.0f s", cell_name(cell), outcome, result["seconds"])
+            return result
+
         try:
-            results = []
-            for cell in cells:
-                results.append(result := run_cell(cell, servers, workdir))
-                log.warning(
-                    "matrix: %s %s in %.0f s", cell_name(cell), "ok" if result["ok"] else "FAILED", result["seconds"]
-                )
-            return results
+            with ThreadPoolExecutor(at_once, thread_name_prefix="cell") as cells_at_once:
+                return list(cells_at_once.map(run, cells))
         finally:
             spark.stop()
 
