@@ -14,9 +14,9 @@ from hudi_kafka_nb.dev.servers import patient
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_every_pair_of_features_meets_in_a_sink_whose_content_is_exact(tmp_path):
-    """Three to five minutes: a dozen cells on one broker, one registry and one MinIO, each a coordinator and a
-    participant on threads of one process with one Spark, ten to twenty seconds a cell. The matrix runs in a process
-    of its own, whose Spark session has S3A's jars from the start."""
+    """About two minutes alone, three to five under the suite's load: a dozen cells on one broker, one registry and
+    one MinIO, each a coordinator and a participant on threads of one process with one Spark, ten to twenty seconds a
+    cell, two at a time. The matrix runs in a process of its own, whose Spark session has S3A's jars from the start."""
     run = subprocess.run(
         [sys.executable, "-c", "from hudi_kafka_nb.dev.matrix import main; main()", str(tmp_path)],
         capture_output=True,
