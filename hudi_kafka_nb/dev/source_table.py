@@ -18,12 +18,12 @@ from hudi_kafka_nb.table.storage import Table
 
 # %% auto #0
 __all__ = [
+    "TYPED_COLUMNS",
+    "CONNECT_TYPED",
     "CUSTOMERS_SCHEMA",
     "TIERS",
     "CDC_SETTINGS",
     "BROKEN_EVENT",
-    "TYPED_COLUMNS",
-    "CONNECT_TYPED",
     "connect_value",
     "SourceTable",
     "compare_mirror",
@@ -31,21 +31,7 @@ __all__ = [
     "mirror_of",
 ]
 
-# %% ../../nbs/81_source_table.ipynb #184c9d22
-CUSTOMERS_SCHEMA = {"id": "int64", "name": "string", "email": "string", "tier": "string", "balance": "double"}
-TIERS = ["free", "silver", "gold", "platinum"]
-# a sink that mirrors the customers table: upserts by id from Debezium's events, merge-on-read, compacted every third
-# delta commit
-CDC_SETTINGS = {
-    "value_format": "debezium",
-    "write_operation": "upsert",
-    "record_key_field": "id",
-    "partition_field": "",
-    "value_schema": CUSTOMERS_SCHEMA,
-    "table_type": "MERGE_ON_READ",
-    "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"},
-}
-BROKEN_EVENT = b'{"op": "u", "after": {"id": '  # not JSON: the sink dead-letters it, the table is unchanged
+# %% ../../nbs/81_source_table.ipynb #acae54e37e7d407bbb7b55eff062a284
 # a typed source's columns (`SourceTable(typed=True)`) as a mirror declares them: a NUMERIC(10,2), a DATE, a TIMESTAMP
 TYPED_COLUMNS = {"credit": "decimal128(10, 2)", "since": "date32", "updated": "timestamp[us, tz=UTC]"}
 # each typed column's Connect schema, as Debezium's JsonConverter writes it (its logical type, and a decimal's scale)
@@ -68,6 +54,23 @@ def connect_value(value):
     if isinstance(value, datetime.date):
         return (value - _EPOCH.date()).days
     return value
+
+
+# %% ../../nbs/81_source_table.ipynb #184c9d22
+CUSTOMERS_SCHEMA = {"id": "int64", "name": "string", "email": "string", "tier": "string", "balance": "double"}
+TIERS = ["free", "silver", "gold", "platinum"]
+# a sink that mirrors the customers table: upserts by id from Debezium's events, merge-on-read, compacted every third
+# delta commit
+CDC_SETTINGS = {
+    "value_format": "debezium",
+    "write_operation": "upsert",
+    "record_key_field": "id",
+    "partition_field": "",
+    "value_schema": CUSTOMERS_SCHEMA,
+    "table_type": "MERGE_ON_READ",
+    "hudi_options": {"hoodie.compact.inline.max.delta.commits": "3"},
+}
+BROKEN_EVENT = b'{"op": "u", "after": {"id": '  # not JSON: the sink dead-letters it, the table is unchanged
 
 
 class SourceTable:
